@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// GpuBackend: GPUs in domain terms. The sampler, `gpumon query` and the snapshot read GPUs only
+// through this interface; NvmlBackend implements it over NVML (real or fake library), and tests
+// may implement it directly.
+//
+// Thread-safety: a backend is used from one thread at a time (the one that owns NVML).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_types.h"
+
+namespace gpumon {
+
+/// Groups of dynamic readings; each costs one NVML call (or one batched field-value call), so a
+/// caller asks only for what it will show. See DESIGN.md for what each call costs.
+enum class MetricGroup : std::uint32_t {
+  kUtilization = 1U << 0,        ///< utilization_gpu_pct, utilization_memory_pct
+  kMemory = 1U << 1,             ///< memory_{total,reserved,used,free}_bytes
+  kTemperature = 1U << 2,        ///< temperature_gpu_c
+  kMemoryTemperature = 1U << 3,  ///< temperature_memory_c (field values)
+  kPower = 1U << 4,              ///< power_draw_w
+  kPowerInstant = 1U << 5,       ///< power_draw_instant_w (field values)
+  kPowerLimit = 1U << 6,         ///< power_limit_w
+  kEnergy = 1U << 7,             ///< energy_mj (slow: about 2.4 ms on an H200)
+  kSmClock = 1U << 8,
+  kMemClock = 1U << 9,
+  kGraphicsClock = 1U << 10,
+  kPstate = 1U << 11,
+  kFan = 1U << 12,
+  kClockEvents = 1U << 13,
+  kEcc = 1U << 14,               ///< ecc_{corrected,uncorrected}_volatile
+};
+
+class MetricSet {
+ public:
+  constexpr MetricSet() = default;
+  constexpr MetricSet(MetricGroup g) : bits_(static_cast<std::uint32_t>(g)) {}  // NOLINT
+  static constexpr MetricSet all() { MetricSet s; s.bits_ = (1U << 15) - 1; return s; }
+  /// Every group that costs microseconds (all but energy).
+  static constexpr MetricSet cheap() {
+    MetricSet s = all();
+    s.bits_ &= ~static_cast<std::uint32_t>(MetricGroup::kEnergy);
+    return s;
+  }
+  constexpr bool has(MetricGroup g) const { return (bits_ & static_cast<std::uint32_t>(g)) != 0; }
+  constexpr MetricSet& operator|=(MetricSet o) { bits_ |= o.bits_; return *this; }
+  friend constexpr MetricSet operator|(MetricSet a, MetricSet b) { return a |= b; }
+  constexpr bool empty() const { return bits_ == 0; }
+  constexpr std::uint32_t bits() const { return bits_; }
+
+ private:
+  std::uint32_t bits_ = 0;
+};
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+
+  virtual const SystemInfo& system() const = 0;
+  virtual unsigned device_count() const = 0;
+  /// Static facts of GPU `index` (< device_count()).
+  virtual const DeviceStatic& device(unsigned index) const = 0;
+
+  /// Reads the groups in `what` for GPU `index`. Never throws; failures become Missing reasons.
+  /// A group that answered NOT_SUPPORTED once is not asked again. A lost GPU returns a sample
+  /// with lost = true without calling NVML more than once per `lost_retry` period.
+  virtual DeviceSample sample(unsigned index, MetricSet what) = 0;
+
+  /// Compute processes on GPU `index` (NVML part only; host details are filled by HostInfo).
+  /// Missing when the process list cannot be read.
+  virtual Reading<std::vector<GpuProcess>> processes(unsigned index) = 0;
+};
+
+}  // namespace gpumon

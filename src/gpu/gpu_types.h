@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// Plain data that the backend produces and every formatter consumes. Units are in the names;
+// every dynamic value is a Reading, so "missing" stays apart from 0.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/reading.h"
+
+namespace gpumon {
+
+/// What does not change while the process runs (read once, at open).
+struct DeviceStatic {
+  unsigned index = 0;                   ///< NVML index (PCI bus order)
+  Reading<std::string> name;            ///< "NVIDIA H200"
+  Reading<std::string> uuid;            ///< "GPU-xxxxxxxx-..." (sensitive: not shown by default)
+  Reading<std::string> serial;          ///< board serial (sensitive: never shown by default)
+  Reading<std::string> pci_bus_id;      ///< "00000000:18:00.0"
+  Reading<std::uint32_t> pci_device_id; ///< device id << 16 | vendor id
+  Reading<unsigned> minor_number;       ///< /dev/nvidiaN
+  Reading<std::uint64_t> memory_total_bytes;
+  Reading<unsigned> max_sm_clock_mhz;
+  Reading<unsigned> max_mem_clock_mhz;
+  Reading<unsigned> max_graphics_clock_mhz;
+  Reading<bool> persistence_mode;
+  Reading<bool> ecc_enabled;
+};
+
+/// Driver-wide facts.
+struct SystemInfo {
+  Reading<std::string> driver_version;  ///< "580.159.04"
+  Reading<std::string> nvml_version;    ///< "12.580.159.04"
+  Reading<int> cuda_driver_version;     ///< 13000 = CUDA 13.0
+  /// Non-empty when the GPUs are simulated by gpumon's fake NVML: the scenario's name.
+  std::string simulated_scenario;
+  std::string library_path;
+};
+
+/// Bits of the clock-event (formerly "throttle") reasons mask, as NVML defines them.
+enum ClockEventReason : std::uint64_t {
+  kClockEventGpuIdle = 0x1,
+  kClockEventApplicationsClocksSetting = 0x2,
+  kClockEventSwPowerCap = 0x4,
+  kClockEventHwSlowdown = 0x8,
+  kClockEventSyncBoost = 0x10,
+  kClockEventSwThermalSlowdown = 0x20,
+  kClockEventHwThermalSlowdown = 0x40,
+  kClockEventHwPowerBrakeSlowdown = 0x80,
+  kClockEventDisplayClockSetting = 0x100,
+};
+
+/// Short names of the active reasons ("sw_power_cap", "hw_thermal_slowdown"), in bit order.
+std::vector<std::string> clock_event_reason_names(std::uint64_t mask);
+
+/// One reading of one GPU's dynamic state. Fields not requested stay kNotAvailable.
+struct DeviceSample {
+  unsigned index = 0;
+  std::chrono::system_clock::time_point wall_time{};
+  std::chrono::steady_clock::time_point mono_time{};
+  bool lost = false;  ///< the GPU answered GPU_IS_LOST (or vanished): every reading is kGpuLost
+
+  Reading<unsigned> utilization_gpu_pct;     ///< kernel-active % over NVML's 1/6-1 s window
+  Reading<unsigned> utilization_memory_pct;  ///< memory-controller busy %
+  Reading<std::uint64_t> memory_total_bytes;
+  Reading<std::uint64_t> memory_reserved_bytes;  ///< driver/firmware reserve (v2 API only)
+  Reading<std::uint64_t> memory_used_bytes;
+  Reading<std::uint64_t> memory_free_bytes;
+  Reading<unsigned> temperature_gpu_c;
+  Reading<unsigned> temperature_memory_c;    ///< HBM temperature (field value 82)
+  Reading<double> power_draw_w;              ///< 1 s average on Ampere and newer
+  Reading<double> power_draw_instant_w;      ///< field value 186
+  Reading<double> power_limit_w;             ///< enforced limit
+  Reading<std::uint64_t> energy_mj;          ///< since driver load
+  Reading<unsigned> sm_clock_mhz;
+  Reading<unsigned> mem_clock_mhz;
+  Reading<unsigned> graphics_clock_mhz;
+  Reading<unsigned> pstate;                  ///< 0..15
+  Reading<unsigned> fan_speed_pct;
+  Reading<std::uint64_t> clock_event_reasons;  ///< ClockEventReason bits
+  Reading<std::uint64_t> ecc_corrected_volatile;
+  Reading<std::uint64_t> ecc_uncorrected_volatile;
+};
+
+/// A compute process on a GPU, with what /proc says about it on this host.
+struct GpuProcess {
+  unsigned pid = 0;                            ///< as NVML reports it (host PID namespace)
+  unsigned gpu_index = 0;
+  Reading<std::uint64_t> used_memory_bytes;    ///< missing under some MIG / vGPU setups
+  Reading<unsigned> gpu_instance_id;           ///< MIG only
+  Reading<unsigned> compute_instance_id;       ///< MIG only
+  Reading<std::string> name;                   ///< nvmlSystemGetProcessName (full path)
+  // Host details; kNoPermission or kNotAvailable when /proc hides them (hidepid, containers).
+  Reading<std::string> user;
+  Reading<std::string> command_line;
+  Reading<double> cpu_percent;
+  Reading<std::uint64_t> host_memory_rss_bytes;
+};
+
+}  // namespace gpumon

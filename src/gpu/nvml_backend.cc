@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: MIT
+#include "gpu/nvml_backend.h"
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+
+namespace gpumon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Copies a NUL-terminated string NVML wrote into a fixed buffer (never trusting the NUL).
+std::string from_buffer(const char* buf, std::size_t size) {
+  return std::string(buf, strnlen(buf, size));
+}
+
+template <typename Fn>
+Reading<std::string> read_string(Fn fn, nvmlDevice_t h, unsigned size) {
+  if (fn == nullptr) return Reading<std::string>::missing(Missing::kNotSupported);
+  std::array<char, 1024> buf{};
+  const nvmlReturn_t rc = fn(h, buf.data(), size);
+  if (rc != NVML_SUCCESS) return Reading<std::string>::missing(missing_from(rc));
+  return from_buffer(buf.data(), size);
+}
+
+template <typename Fn>
+Reading<std::string> read_system_string(Fn fn, unsigned size) {
+  if (fn == nullptr) return Reading<std::string>::missing(Missing::kNotSupported);
+  std::array<char, 256> buf{};
+  const nvmlReturn_t rc = fn(buf.data(), size);
+  if (rc != NVML_SUCCESS) return Reading<std::string>::missing(missing_from(rc));
+  return from_buffer(buf.data(), size);
+}
+
+template <typename T, typename Fn, typename... Args>
+Reading<T> read_value(Fn fn, Args... args) {
+  if (fn == nullptr) return Reading<T>::missing(Missing::kNotSupported);
+  T value{};
+  const nvmlReturn_t rc = fn(args..., &value);
+  if (rc != NVML_SUCCESS) return Reading<T>::missing(missing_from(rc));
+  return value;
+}
+
+}  // namespace
+
+Missing missing_from(nvmlReturn_t rc) {
+  switch (rc) {
+    case NVML_ERROR_NOT_SUPPORTED:
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return Missing::kNotSupported;
+    case NVML_ERROR_NO_PERMISSION:
+      return Missing::kNoPermission;
+    case NVML_ERROR_GPU_IS_LOST:
+      return Missing::kGpuLost;
+    case NVML_ERROR_NOT_FOUND:
+    case NVML_ERROR_NO_DATA:
+    case NVML_ERROR_NOT_READY:
+      return Missing::kNotAvailable;
+    default:
+      return Missing::kError;
+  }
+}
+
+std::string init_failure_message(nvmlReturn_t rc, const std::string& nvml_text) {
+  const std::string head = "NVML initialisation failed (" + nvml_text + "): ";
+  switch (rc) {
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return head + "the NVIDIA kernel driver is not loaded. Check that this machine has an "
+                    "NVIDIA GPU and that `nvidia-smi` works (load the driver with `modprobe nvidia`).";
+    case NVML_ERROR_NO_PERMISSION:
+      return head + "no permission to open the GPU device files (/dev/nvidia*). Run as a user "
+                    "with access to them (often the `video` group).";
+    case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+      return head + "the NVIDIA driver was upgraded but the old kernel module is still loaded. "
+                    "Reboot, or reload the nvidia kernel modules.";
+    case NVML_ERROR_LIBRARY_NOT_FOUND:
+      return head + "the driver's libraries are incomplete. Reinstall the NVIDIA driver.";
+    case NVML_ERROR_INSUFFICIENT_POWER:
+      return head + "a GPU's power cables are not connected properly.";
+    default:
+      return head + "check `nvidia-smi` and the kernel log (`dmesg | grep -i nvrm`).";
+  }
+}
+
+std::unique_ptr<NvmlBackend> NvmlBackend::open(const NvmlOpenOptions& options,
+                                               NvmlOpenError* error) {
+  nvml::LoadError load_error;
+  auto lib = nvml::NvmlLibrary::load(options.library_path, &load_error);
+  if (!lib) {
+    if (error != nullptr) {
+      error->kind = load_error.kind == nvml::LoadError::Kind::kLibraryNotFound
+                        ? NvmlOpenError::Kind::kNoDriver
+                        : NvmlOpenError::Kind::kBadLibrary;
+      error->message = load_error.message;
+    }
+    return nullptr;
+  }
+
+  const auto t0 = Clock::now();
+  const nvmlReturn_t rc = lib->fn().init();
+  const auto init_time = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
+  if (rc != NVML_SUCCESS) {
+    if (error != nullptr) {
+      error->kind = rc == NVML_ERROR_DRIVER_NOT_LOADED ? NvmlOpenError::Kind::kNoDriver
+                                                       : NvmlOpenError::Kind::kInitFailed;
+      error->nvml_code = rc;
+      error->message = init_failure_message(rc, lib->error_string(rc));
+    }
+    return nullptr;
+  }
+
+  std::unique_ptr<NvmlBackend> b(new NvmlBackend());
+  b->options_ = options;
+  b->init_duration_ = init_time;
+  const auto& fn = lib->fn();
+  b->system_.driver_version =
+      read_system_string(fn.system_get_driver_version, nvml::kSystemDriverVersionBufferSize);
+  b->system_.nvml_version =
+      read_system_string(fn.system_get_nvml_version, nvml::kSystemNvmlVersionBufferSize);
+  b->system_.cuda_driver_version = read_value<int>(fn.system_get_cuda_driver_version);
+  b->system_.simulated_scenario = lib->simulated_scenario();
+  b->system_.library_path = lib->path();
+
+  unsigned count = 0;
+  if (fn.device_get_count(&count) != NVML_SUCCESS) count = 0;
+  b->lib_ = std::move(lib);
+  b->devices_.resize(count);
+  for (unsigned i = 0; i < count; ++i) {
+    Device& d = b->devices_[i];
+    d.info.index = i;
+    const nvmlReturn_t hrc = b->lib_->fn().device_get_handle_by_index(i, &d.handle);
+    if (hrc != NVML_SUCCESS) {
+      // A GPU that cannot be opened is listed as lost, not dropped: the user should see it.
+      d.handle = nullptr;
+      d.lost = true;
+      d.last_lost_probe = Clock::now();
+      const Missing why = missing_from(hrc) == Missing::kGpuLost ? Missing::kGpuLost
+                                                                 : missing_from(hrc);
+      d.info.name = Reading<std::string>::missing(why);
+      continue;
+    }
+    b->read_static(d);
+  }
+  return b;
+}
+
+NvmlBackend::~NvmlBackend() {
+  if (lib_) lib_->fn().shutdown();
+}
+
+void NvmlBackend::read_static(Device& d) {
+  const auto& fn = lib_->fn();
+  nvmlDevice_t h = d.handle;
+  d.info.name = read_string(fn.device_get_name, h, nvml::kDeviceNameBufferSize);
+  d.info.uuid = read_string(fn.device_get_uuid, h, nvml::kDeviceUuidBufferSize);
+  d.info.serial = read_string(fn.device_get_serial, h, nvml::kDeviceSerialBufferSize);
+  d.info.minor_number = read_value<unsigned>(fn.device_get_minor_number, h);
+  if (fn.device_get_pci_info != nullptr) {
+    nvmlPciInfo_t pci{};
+    const nvmlReturn_t rc = fn.device_get_pci_info(h, &pci);
+    if (rc == NVML_SUCCESS) {
+      std::string bus = from_buffer(pci.busId, sizeof(pci.busId));
+      if (bus.empty()) bus = from_buffer(pci.busIdLegacy, sizeof(pci.busIdLegacy));
+      d.info.pci_bus_id = bus;
+      d.info.pci_device_id = pci.pciDeviceId;
+    } else {
+      d.info.pci_bus_id = Reading<std::string>::missing(missing_from(rc));
+      d.info.pci_device_id = Reading<std::uint32_t>::missing(missing_from(rc));
+    }
+  } else {
+    d.info.pci_bus_id = Reading<std::string>::missing(Missing::kNotSupported);
+  }
+  d.info.max_sm_clock_mhz = read_value<unsigned>(fn.device_get_max_clock_info, h, NVML_CLOCK_SM);
+  d.info.max_mem_clock_mhz = read_value<unsigned>(fn.device_get_max_clock_info, h, NVML_CLOCK_MEM);
+  d.info.max_graphics_clock_mhz =
+      read_value<unsigned>(fn.device_get_max_clock_info, h, NVML_CLOCK_GRAPHICS);
+  if (auto pm = read_value<nvmlEnableState_t>(fn.device_get_persistence_mode, h)) {
+    d.info.persistence_mode = *pm == NVML_FEATURE_ENABLED;
+  } else {
+    d.info.persistence_mode = Reading<bool>::missing(pm.why());
+  }
+  if (fn.device_get_ecc_mode != nullptr) {
+    nvmlEnableState_t current{}, pending{};
+    const nvmlReturn_t rc = fn.device_get_ecc_mode(h, &current, &pending);
+    d.info.ecc_enabled = rc == NVML_SUCCESS ? Reading<bool>(current == NVML_FEATURE_ENABLED)
+                                            : Reading<bool>::missing(missing_from(rc));
+  } else {
+    d.info.ecc_enabled = Reading<bool>::missing(Missing::kNotSupported);
+  }
+  DeviceSample mem = sample(d.info.index, MetricGroup::kMemory);
+  d.info.memory_total_bytes = mem.memory_total_bytes;
+}
+
+Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {
+  const Missing why = missing_from(rc);
+  if (why == Missing::kNotSupported) d.unsupported |= group;
+  if (why == Missing::kGpuLost) d.lost = true;
+  return why;
+}
+
+void NvmlBackend::mark_lost(DeviceSample& s) const {
+  const unsigned index = s.index;
+  const auto wall = s.wall_time;
+  const auto mono = s.mono_time;
+  s = DeviceSample{};
+  s.index = index;
+  s.wall_time = wall;
+  s.mono_time = mono;
+  s.lost = true;
+  const auto lost = Missing::kGpuLost;
+  s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(lost);
+  s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
+      Reading<std::uint64_t>::missing(lost);
+  s.temperature_gpu_c = s.temperature_memory_c = Reading<unsigned>::missing(lost);
+  s.power_draw_w = s.power_draw_instant_w = s.power_limit_w = Reading<double>::missing(lost);
+  s.energy_mj = Reading<std::uint64_t>::missing(lost);
+  s.sm_clock_mhz = s.mem_clock_mhz = s.graphics_clock_mhz = s.pstate = s.fan_speed_pct =
+      Reading<unsigned>::missing(lost);
+  s.clock_event_reasons = s.ecc_corrected_volatile = s.ecc_uncorrected_volatile =
+      Reading<std::uint64_t>::missing(lost);
+}
+
+// A lost GPU is re-opened by index at most once per lost_retry; true if it answers again.
+bool NvmlBackend::probe_lost(Device& d) {
+  const auto now = Clock::now();
+  if (now - d.last_lost_probe < options_.lost_retry) return false;
+  d.last_lost_probe = now;
+  nvmlDevice_t h = nullptr;
+  if (lib_->fn().device_get_handle_by_index(d.info.index, &h) != NVML_SUCCESS) return false;
+  if (lib_->fn().device_get_utilization_rates != nullptr) {
+    nvmlUtilization_t u{};
+    if (lib_->fn().device_get_utilization_rates(h, &u) == NVML_ERROR_GPU_IS_LOST) return false;
+  }
+  const bool had_static = d.handle != nullptr;
+  d.handle = h;
+  d.lost = false;
+  if (!had_static) read_static(d);
+  return true;
+}
+
+DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
+  Device& d = devices_.at(index);
+  DeviceSample s;
+  s.index = index;
+  s.wall_time = std::chrono::system_clock::now();
+  s.mono_time = Clock::now();
+  if (d.lost && !probe_lost(d)) {
+    mark_lost(s);
+    return s;
+  }
+  const auto& fn = lib_->fn();
+  nvmlDevice_t h = d.handle;
+
+  // Runs one group unless it is unsupported; returns false when the GPU was found lost.
+  auto want = [&](MetricGroup g) { return what.has(g) && !d.unsupported.has(g); };
+  auto unsupported = [&](MetricGroup g) { return what.has(g) && d.unsupported.has(g); };
+  constexpr auto kNs = Missing::kNotSupported;
+
+  if (want(MetricGroup::kUtilization) && fn.device_get_utilization_rates != nullptr) {
+    nvmlUtilization_t u{};
+    const nvmlReturn_t rc = fn.device_get_utilization_rates(h, &u);
+    if (rc == NVML_SUCCESS) {
+      s.utilization_gpu_pct = u.gpu;
+      s.utilization_memory_pct = u.memory;
+    } else {
+      const Missing why = note_failure(d, MetricGroup::kUtilization, rc);
+      s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(why);
+    }
+  } else if (unsupported(MetricGroup::kUtilization) || fn.device_get_utilization_rates == nullptr) {
+    if (what.has(MetricGroup::kUtilization))
+      s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(kNs);
+  }
+  if (d.lost) { mark_lost(s); return s; }
+
+  if (want(MetricGroup::kMemory)) {
+    nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (fn.device_get_memory_info_v2 != nullptr && !d.memory_v2_broken) {
+      nvmlMemory_v2_t m{};
+      m.version = nvml::kMemoryV2Version;
+      rc = fn.device_get_memory_info_v2(h, &m);
+      if (rc == NVML_SUCCESS) {
+        s.memory_total_bytes = m.total;
+        s.memory_reserved_bytes = m.reserved;
+        s.memory_used_bytes = m.used;
+        s.memory_free_bytes = m.free;
+      } else if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH || rc == NVML_ERROR_NOT_SUPPORTED) {
+        d.memory_v2_broken = true;
+      }
+    }
+    if (rc != NVML_SUCCESS && fn.device_get_memory_info != nullptr && rc != NVML_ERROR_GPU_IS_LOST) {
+      nvmlMemory_t m{};
+      rc = fn.device_get_memory_info(h, &m);
+      if (rc == NVML_SUCCESS) {
+        s.memory_total_bytes = m.total;
+        s.memory_used_bytes = m.used;
+        s.memory_free_bytes = m.free;
+        s.memory_reserved_bytes = Reading<std::uint64_t>::missing(Missing::kNotSupported);
+      }
+    }
+    if (rc != NVML_SUCCESS) {
+      const Missing why = note_failure(d, MetricGroup::kMemory, rc);
+      s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
+          Reading<std::uint64_t>::missing(why);
+    }
+  } else if (unsupported(MetricGroup::kMemory)) {
+    s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
+        Reading<std::uint64_t>::missing(kNs);
+  }
+  if (d.lost) { mark_lost(s); return s; }
+
+  // Single-value groups share one shape: call, convert, remember NOT_SUPPORTED.
+  auto single = [&](MetricGroup g, auto fnptr, auto& out, auto raw_tag, auto convert,
+                    auto... args) {
+    using Out = std::decay_t<decltype(out)>;
+    if (!what.has(g) || d.lost) return;
+    if (d.unsupported.has(g) || fnptr == nullptr) {
+      out = Out::missing(kNs);
+      return;
+    }
+    typename decltype(raw_tag)::type raw{};
+    const nvmlReturn_t rc = fnptr(h, args..., &raw);
+    if (rc == NVML_SUCCESS) {
+      out = convert(raw);
+    } else {
+      out = Out::missing(note_failure(d, g, rc));
+    }
+  };
+  using UintTag = std::type_identity<unsigned>;
+  using UllTag = std::type_identity<unsigned long long>;
+  auto same = [](auto v) { return v; };
+  auto milliwatts = [](unsigned mw) { return static_cast<double>(mw) / 1000.0; };
+
+  single(MetricGroup::kTemperature, fn.device_get_temperature, s.temperature_gpu_c, UintTag{},
+         same, NVML_TEMPERATURE_GPU);
+  single(MetricGroup::kPower, fn.device_get_power_usage, s.power_draw_w, UintTag{}, milliwatts);
+  single(MetricGroup::kPowerLimit, fn.device_get_enforced_power_limit, s.power_limit_w, UintTag{},
+         milliwatts);
+  single(MetricGroup::kEnergy, fn.device_get_total_energy_consumption, s.energy_mj, UllTag{},
+         [](unsigned long long v) { return static_cast<std::uint64_t>(v); });
+  single(MetricGroup::kSmClock, fn.device_get_clock_info, s.sm_clock_mhz, UintTag{}, same,
+         NVML_CLOCK_SM);
+  single(MetricGroup::kMemClock, fn.device_get_clock_info, s.mem_clock_mhz, UintTag{}, same,
+         NVML_CLOCK_MEM);
+  single(MetricGroup::kGraphicsClock, fn.device_get_clock_info, s.graphics_clock_mhz, UintTag{},
+         same, NVML_CLOCK_GRAPHICS);
+  single(MetricGroup::kPstate, fn.device_get_performance_state, s.pstate,
+         std::type_identity<nvmlPstates_t>{}, [](nvmlPstates_t p) {
+           return p == NVML_PSTATE_UNKNOWN ? Reading<unsigned>::missing(Missing::kNotAvailable)
+                                           : Reading<unsigned>(static_cast<unsigned>(p));
+         });
+  single(MetricGroup::kFan, fn.device_get_fan_speed, s.fan_speed_pct, UintTag{}, same);
+  single(MetricGroup::kClockEvents, fn.device_get_current_clocks_event_reasons,
+         s.clock_event_reasons, UllTag{},
+         [](unsigned long long v) { return static_cast<std::uint64_t>(v); });
+  auto counter = [](unsigned long long v) { return static_cast<std::uint64_t>(v); };
+  single(MetricGroup::kEcc, fn.device_get_total_ecc_errors, s.ecc_corrected_volatile, UllTag{},
+         counter, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC);
+  single(MetricGroup::kEcc, fn.device_get_total_ecc_errors, s.ecc_uncorrected_volatile, UllTag{},
+         counter, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+  if (d.lost) {
+    mark_lost(s);
+    return s;
+  }
+  read_field_values(d, what, s);
+  if (d.lost) mark_lost(s);
+  return s;
+}
+
+// Memory temperature and instantaneous power come from one batched nvmlDeviceGetFieldValues.
+void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) {
+  const bool want_mem_temp = what.has(MetricGroup::kMemoryTemperature);
+  const bool want_instant = what.has(MetricGroup::kPowerInstant);
+  if (!want_mem_temp && !want_instant) return;
+  const auto fn = lib_->fn().device_get_field_values;
+  std::array<nvmlFieldValue_t, 2> values{};
+  int n = 0;
+  int mem_temp_slot = -1;
+  int instant_slot = -1;
+  if (want_mem_temp) {
+    if (fn == nullptr || d.unsupported.has(MetricGroup::kMemoryTemperature)) {
+      s.temperature_memory_c = Reading<unsigned>::missing(Missing::kNotSupported);
+    } else {
+      mem_temp_slot = n;
+      values[n++].fieldId = nvml::kFiDevMemoryTemp;
+    }
+  }
+  if (want_instant) {
+    if (fn == nullptr || d.unsupported.has(MetricGroup::kPowerInstant)) {
+      s.power_draw_instant_w = Reading<double>::missing(Missing::kNotSupported);
+    } else {
+      instant_slot = n;
+      values[n++].fieldId = nvml::kFiDevPowerInstant;
+    }
+  }
+  if (n == 0) return;
+  const nvmlReturn_t rc = fn(d.handle, n, values.data());
+  auto number = [](const nvmlFieldValue_t& v) -> double {
+    switch (v.valueType) {
+      case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
+      case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
+      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
+      case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
+      case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal;
+      case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
+    }
+    return 0.0;
+  };
+  auto status = [&](int slot) { return rc != NVML_SUCCESS ? rc : values[slot].nvmlReturn; };
+  if (mem_temp_slot >= 0) {
+    const nvmlReturn_t r = status(mem_temp_slot);
+    s.temperature_memory_c =
+        r == NVML_SUCCESS
+            ? Reading<unsigned>(static_cast<unsigned>(number(values[mem_temp_slot])))
+            : Reading<unsigned>::missing(note_failure(d, MetricGroup::kMemoryTemperature, r));
+  }
+  if (instant_slot >= 0) {
+    const nvmlReturn_t r = status(instant_slot);
+    s.power_draw_instant_w =
+        r == NVML_SUCCESS
+            ? Reading<double>(number(values[instant_slot]) / 1000.0)
+            : Reading<double>::missing(note_failure(d, MetricGroup::kPowerInstant, r));
+  }
+}
+
+Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
+  using Result = Reading<std::vector<GpuProcess>>;
+  Device& d = devices_.at(index);
+  if (d.lost && !probe_lost(d)) return Result::missing(Missing::kGpuLost);
+  const auto& fn = lib_->fn();
+  const auto layout = lib_->process_info_layout();
+  if (fn.device_get_compute_running_processes == nullptr ||
+      layout == nvml::ProcessInfoLayout::kNone) {
+    return Result::missing(Missing::kNotSupported);
+  }
+  const std::size_t stride = layout == nvml::ProcessInfoLayout::kV3   ? sizeof(nvmlProcessInfo_v3_t)
+                             : layout == nvml::ProcessInfoLayout::kV2 ? sizeof(nvmlProcessInfo_v2_t)
+                                                                      : sizeof(nvmlProcessInfo_v1_t);
+  // Processes come and go between the sizing call and the read: retry a bounded number of
+  // times with headroom (2n + 5, as nvitop does).
+  std::vector<unsigned char> buf;
+  unsigned count = 0;
+  nvmlReturn_t rc = fn.device_get_compute_running_processes(d.handle, &count, nullptr);
+  for (int attempt = 0; attempt < 4 && rc == NVML_ERROR_INSUFFICIENT_SIZE; ++attempt) {
+    count = count * 2 + 5;
+    buf.assign(static_cast<std::size_t>(count) * stride, 0);
+    rc = fn.device_get_compute_running_processes(d.handle, &count, buf.data());
+  }
+  if (rc != NVML_SUCCESS) {
+    if (rc == NVML_ERROR_GPU_IS_LOST) d.lost = true;
+    return Result::missing(missing_from(rc));
+  }
+  std::vector<GpuProcess> out;
+  out.reserve(count);
+  for (unsigned i = 0; i < count && (static_cast<std::size_t>(i) + 1) * stride <= buf.size(); ++i) {
+    const unsigned char* p = buf.data() + static_cast<std::size_t>(i) * stride;
+    GpuProcess proc;
+    proc.gpu_index = index;
+    unsigned long long used = 0;
+    std::memcpy(&proc.pid, p + offsetof(nvmlProcessInfo_v2_t, pid), sizeof(unsigned));
+    std::memcpy(&used, p + offsetof(nvmlProcessInfo_v2_t, usedGpuMemory), sizeof(used));
+    proc.used_memory_bytes = used == nvml::kValueNotAvailableUll
+                                 ? Reading<std::uint64_t>::missing(Missing::kNotAvailable)
+                                 : Reading<std::uint64_t>(used);
+    if (layout != nvml::ProcessInfoLayout::kV1) {
+      unsigned gi = 0, ci = 0;
+      std::memcpy(&gi, p + offsetof(nvmlProcessInfo_v2_t, gpuInstanceId), sizeof(gi));
+      std::memcpy(&ci, p + offsetof(nvmlProcessInfo_v2_t, computeInstanceId), sizeof(ci));
+      if (gi != nvml::kNoMigInstance) proc.gpu_instance_id = gi;
+      if (ci != nvml::kNoMigInstance) proc.compute_instance_id = ci;
+    }
+    if (fn.system_get_process_name != nullptr) {
+      std::array<char, nvml::kProcessNameBufferSize> name{};
+      const nvmlReturn_t nrc = fn.system_get_process_name(proc.pid, name.data(),
+                                                          static_cast<unsigned>(name.size()));
+      proc.name = nrc == NVML_SUCCESS ? Reading<std::string>(from_buffer(name.data(), name.size()))
+                                      : Reading<std::string>::missing(missing_from(nrc));
+    } else {
+      proc.name = Reading<std::string>::missing(Missing::kNotSupported);
+    }
+    out.push_back(std::move(proc));
+  }
+  return out;
+}
+
+}  // namespace gpumon

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+// The subset of the NVML C ABI that gpumon uses, declared by hand so that neither gpumon nor
+// its fake library needs CUDA headers or links libnvidia-ml. Layouts follow nvml.h (API 12/13);
+// the static_asserts at the bottom pin the sizes that the driver writes into.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+
+typedef struct nvmlDevice_st* nvmlDevice_t;
+typedef struct nvmlEventSet_st* nvmlEventSet_t;
+
+typedef enum nvmlReturn_enum {
+  NVML_SUCCESS = 0,
+  NVML_ERROR_UNINITIALIZED = 1,
+  NVML_ERROR_INVALID_ARGUMENT = 2,
+  NVML_ERROR_NOT_SUPPORTED = 3,
+  NVML_ERROR_NO_PERMISSION = 4,
+  NVML_ERROR_ALREADY_INITIALIZED = 5,
+  NVML_ERROR_NOT_FOUND = 6,
+  NVML_ERROR_INSUFFICIENT_SIZE = 7,
+  NVML_ERROR_INSUFFICIENT_POWER = 8,
+  NVML_ERROR_DRIVER_NOT_LOADED = 9,
+  NVML_ERROR_TIMEOUT = 10,
+  NVML_ERROR_IRQ_ISSUE = 11,
+  NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_ERROR_CORRUPTED_INFOROM = 14,
+  NVML_ERROR_GPU_IS_LOST = 15,
+  NVML_ERROR_RESET_REQUIRED = 16,
+  NVML_ERROR_OPERATING_SYSTEM = 17,
+  NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+  NVML_ERROR_IN_USE = 19,
+  NVML_ERROR_MEMORY = 20,
+  NVML_ERROR_NO_DATA = 21,
+  NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+  NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+  NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+  NVML_ERROR_DEPRECATED = 26,
+  NVML_ERROR_NOT_READY = 27,
+  NVML_ERROR_GPU_NOT_FOUND = 28,
+  NVML_ERROR_INVALID_STATE = 29,
+  NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef enum nvmlTemperatureSensors_enum { NVML_TEMPERATURE_GPU = 0 } nvmlTemperatureSensors_t;
+
+typedef enum nvmlClockType_enum {
+  NVML_CLOCK_GRAPHICS = 0,
+  NVML_CLOCK_SM = 1,
+  NVML_CLOCK_MEM = 2,
+  NVML_CLOCK_VIDEO = 3
+} nvmlClockType_t;
+
+/// 0 (max performance) .. 15 (min); 32 = unknown.
+typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+
+typedef enum nvmlMemoryErrorType_enum {
+  NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+  NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+  NVML_VOLATILE_ECC = 0,
+  NVML_AGGREGATE_ECC = 1
+} nvmlEccCounterType_t;
+
+typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+
+typedef enum nvmlValueType_enum {
+  NVML_VALUE_TYPE_DOUBLE = 0,
+  NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+  NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+  NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+  NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+  NVML_VALUE_TYPE_SIGNED_INT = 5,
+  NVML_VALUE_TYPE_UNSIGNED_SHORT = 6
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlUtilization_st {
+  unsigned int gpu;     ///< % of the last sample period with one or more kernels running
+  unsigned int memory;  ///< % of the last sample period with device memory read or written
+} nvmlUtilization_t;
+
+typedef struct nvmlMemory_st {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+  unsigned int version;  ///< kNvmlMemoryV2Version
+  unsigned long long total;
+  unsigned long long reserved;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_v2_t;
+
+#define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+
+/// Filled by nvmlDeviceGetPciInfo_v3 (and the older _v2).
+typedef struct nvmlPciInfo_st {
+  char busIdLegacy[GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;     ///< device id << 16 | vendor id
+  unsigned int pciSubSystemId;
+  char busId[GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  ///< "00000000:18:00.0"
+} nvmlPciInfo_t;
+
+typedef struct nvmlProcessInfo_v1_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  ///< bytes; ULLONG_MAX when unavailable
+} nvmlProcessInfo_v1_t;
+
+/// What nvmlDeviceGetComputeRunningProcesses_v3 fills on drivers from 550 on (and _v2 earlier).
+typedef struct nvmlProcessInfo_v2_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;      ///< 0xFFFFFFFF when not MIG
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+
+/// What _v3 fills on drivers 535-549 (nvitop's observation; see nvml_library.cc).
+typedef struct nvmlProcessInfo_v3_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+  unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessInfo_v3_t;
+
+typedef struct nvmlFieldValue_st {
+  unsigned int fieldId;
+  unsigned int scopeId;
+  long long timestamp;    ///< CPU time of the value, us since 1970
+  long long latencyUsec;
+  nvmlValueType_t valueType;
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+typedef struct nvmlEventData_st {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;  ///< the XID for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlEventData_t;
+
+typedef enum nvmlSamplingType_enum {
+  NVML_TOTAL_POWER_SAMPLES = 0,
+  NVML_GPU_UTILIZATION_SAMPLES = 1,
+  NVML_MEMORY_UTILIZATION_SAMPLES = 2,
+  NVML_ENC_UTILIZATION_SAMPLES = 3,
+  NVML_DEC_UTILIZATION_SAMPLES = 4,
+  NVML_PROCESSOR_CLK_SAMPLES = 5,
+  NVML_MEMORY_CLK_SAMPLES = 6
+} nvmlSamplingType_t;
+
+typedef struct nvmlSample_st {
+  unsigned long long timeStamp;  ///< us since 1970
+  nvmlValue_t sampleValue;
+} nvmlSample_t;
+
+}  // extern "C"
+
+namespace gpumon::nvml {
+
+inline constexpr unsigned int kStructVersion(std::size_t size, unsigned int version) {
+  return static_cast<unsigned int>(size) | (version << 24U);
+}
+inline constexpr unsigned int kMemoryV2Version = kStructVersion(sizeof(nvmlMemory_v2_t), 2);
+
+inline constexpr unsigned kDeviceNameBufferSize = 96;
+inline constexpr unsigned kDeviceUuidBufferSize = 80;
+inline constexpr unsigned kDeviceSerialBufferSize = 30;
+inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
+inline constexpr unsigned kSystemNvmlVersionBufferSize = 80;
+inline constexpr unsigned kProcessNameBufferSize = 1024;
+
+// Field ids for nvmlDeviceGetFieldValues.
+inline constexpr unsigned kFiDevMemoryTemp = 82;
+inline constexpr unsigned kFiDevPowerAverage = 185;
+inline constexpr unsigned kFiDevPowerInstant = 186;
+
+// Event types for nvmlDeviceRegisterEvents.
+inline constexpr unsigned long long kEventTypeSingleBitEccError = 0x1;
+inline constexpr unsigned long long kEventTypeDoubleBitEccError = 0x2;
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8;
+
+// Clock event (formerly "throttle") reasons, nvmlDeviceGetCurrentClocksEventReasons.
+inline constexpr unsigned long long kClocksEventGpuIdle = 0x1;
+inline constexpr unsigned long long kClocksEventApplicationsClocksSetting = 0x2;
+inline constexpr unsigned long long kClocksEventSwPowerCap = 0x4;
+inline constexpr unsigned long long kClocksEventHwSlowdown = 0x8;
+inline constexpr unsigned long long kClocksEventSyncBoost = 0x10;
+inline constexpr unsigned long long kClocksEventSwThermalSlowdown = 0x20;
+inline constexpr unsigned long long kClocksEventHwThermalSlowdown = 0x40;
+inline constexpr unsigned long long kClocksEventHwPowerBrakeSlowdown = 0x80;
+inline constexpr unsigned long long kClocksEventDisplayClockSetting = 0x100;
+
+inline constexpr unsigned long long kValueNotAvailableUll = ~0ULL;
+inline constexpr unsigned int kNoMigInstance = 0xFFFFFFFFU;
+
+static_assert(sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+static_assert(sizeof(nvmlProcessInfo_v3_t) == 32);
+static_assert(sizeof(nvmlFieldValue_t) == 40);
+static_assert(sizeof(nvmlEventData_t) == 32);
+static_assert(sizeof(nvmlSample_t) == 16);
+
+}  // namespace gpumon::nvml
