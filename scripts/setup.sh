@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what gpumon needs to build and test on Debian 12, from Debian's packages only.
+# Usage: scripts/setup.sh [--build-only]
+# Runs apt-get only when a package is missing, so repeated runs are fast.
+set -euo pipefail
+
+build_pkgs=(build-essential cmake ninja-build pkg-config git
+  libcli11-dev nlohmann-json3-dev libfmt-dev libncurses-dev)
+test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3)
+
+pkgs=("${build_pkgs[@]}")
+[ "${1:-}" = "--build-only" ] || pkgs+=("${test_pkgs[@]}")
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+  sudo=()
+elif command -v sudo >/dev/null; then
+  sudo=(sudo)
+else
+  echo "setup: need root to install: ${missing[*]} (run as root, or install sudo)" >&2
+  exit 1
+fi
+echo "setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

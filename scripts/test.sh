@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up and runs every test, as CI does: the dev build, the ASan+UBSan build, and the
+# fuzz targets over their committed corpora. No GPU needed: tests use gpumon's fake NVML.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+jobs=$(nproc)
+
+echo "== dev build and tests"
+scripts/build.sh dev
+ctest --preset dev -j "$jobs"
+
+echo "== ASan+UBSan build and tests"
+scripts/build.sh asan
+ctest --preset asan -j "$jobs"
+
+echo "== fuzz targets over their corpora (regression)"
+scripts/build.sh fuzz
+shopt -s nullglob
+for f in build-fuzz/*_fuzz; do
+  name=$(basename "$f" _fuzz)
+  corpus=testdata/fuzz/$name
+  mkdir -p "build-fuzz/corpus-$name"
+  "$f" -max_total_time="${GPUMON_FUZZ_SECONDS:-20}" -rss_limit_mb=1024 "build-fuzz/corpus-$name" \
+    ${corpus:+$( [ -d "$corpus" ] && echo "$corpus")} >"build-fuzz/$name.log" 2>&1 ||
+    { echo "fuzz target $name failed:"; tail -40 "build-fuzz/$name.log"; exit 1; }
+  echo "fuzz $name: $(grep -c . "build-fuzz/$name.log") log lines, no crash"
+done
+echo "== all tests passed"
