@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#include "fake_nvml/scenario.h"
+
+#include <array>
+
+namespace gpumon::fake {
+namespace {
+
+constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
+    "utilization_gpu_pct",
+    "utilization_memory_pct",
+    "memory_used_bytes",
+    "temperature_gpu_c",
+    "temperature_memory_c",
+    "power_draw_mw",
+    "power_instant_mw",
+    "power_limit_mw",
+    "energy_mj",
+    "sm_clock_mhz",
+    "mem_clock_mhz",
+    "graphics_clock_mhz",
+    "pstate",
+    "fan_speed_pct",
+    "clock_event_reasons",
+    "ecc_corrected_volatile",
+    "ecc_uncorrected_volatile",
+    "name",
+    "uuid",
+    "serial",
+    "pci_info",
+    "minor_number",
+    "persistence_mode",
+    "ecc_mode",
+    "max_clocks",
+    "processes",
+    "samples",
+    "events",
+};
+
+}  // namespace
+
+std::string_view field_name(Field f) {
+  return kFieldNames.at(static_cast<std::size_t>(f));
+}
+
+std::optional<Field> field_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < kFieldNames.size(); ++i) {
+    if (kFieldNames[i] == name) return static_cast<Field>(i);
+  }
+  return std::nullopt;
+}
+
+bool is_code_field(Field f) {
+  return f == Field::kPstate || f == Field::kClockEventReasons;
+}
+
+}  // namespace gpumon::fake

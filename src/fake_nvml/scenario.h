@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// The scenario model of gpumon's fake NVML: plain data, filled by the parser
+// (scenario_parser.cc) and read by the fake library's exports. No NVML calls here.
+//
+// Times are scenario seconds: 0 is nvmlInit (shifted by GPUMON_FAKE_TIME_OFFSET_S). Units are in
+// the names. docs/scenarios.md describes the JSON that maps onto these structs.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpumon::fake {
+
+/// Every value a scenario can describe per device. The first kSeriesCount are time series; the
+/// rest are static facts that can only be marked unsupported or failing.
+enum class Field : std::uint8_t {
+  kUtilizationGpuPct,
+  kUtilizationMemoryPct,
+  kMemoryUsedBytes,
+  kTemperatureGpuC,
+  kTemperatureMemoryC,
+  kPowerDrawMw,
+  kPowerInstantMw,
+  kPowerLimitMw,
+  kEnergyMj,
+  kSmClockMhz,
+  kMemClockMhz,
+  kGraphicsClockMhz,
+  kPstate,
+  kFanSpeedPct,
+  kClockEventReasons,
+  kEccCorrectedVolatile,
+  kEccUncorrectedVolatile,
+  // Static facts (no series).
+  kName,
+  kUuid,
+  kSerial,
+  kPciInfo,
+  kMinorNumber,
+  kPersistenceMode,
+  kEccMode,
+  kMaxClocks,
+  kProcesses,
+  kSamples,
+  kEvents,
+  kCount,
+};
+inline constexpr std::size_t kSeriesCount =
+    static_cast<std::size_t>(Field::kEccUncorrectedVolatile) + 1;
+inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
+using FieldSet = std::bitset<kFieldCount>;
+
+/// The scenario key of a field ("power_draw_mw").
+std::string_view field_name(Field f);
+/// The field with that key, if any.
+std::optional<Field> field_from_name(std::string_view name);
+/// True for fields whose values are codes or bitmasks (no noise, no linear interpolation).
+bool is_code_field(Field f);
+
+/// A value over scenario time. All kinds share one struct; `kind` says which members count.
+struct Series {
+  enum class Kind : std::uint8_t { kConstant, kRamp, kPoints, kPeriodic };
+  enum class Shape : std::uint8_t { kSine, kSquare, kSawtooth, kTriangle };
+  struct Point {
+    double t_s = 0;
+    double value = 0;
+  };
+
+  Kind kind = Kind::kConstant;
+  double value = 0;  ///< kConstant
+  // kRamp: `from` until start_s, linear to `to` over duration_s, then `to`.
+  double from = 0, to = 0, start_s = 0, duration_s = 1;
+  // kPoints ("step" is kPoints with hold): sorted by t_s, strictly increasing.
+  std::vector<Point> points;
+  bool linear = false;  ///< interpolate between points (else hold the last one)
+  double repeat_s = 0;  ///< > 0: the points repeat with this period
+  // kPeriodic
+  Shape shape = Shape::kSine;
+  double min = 0, max = 0, period_s = 1, phase_s = 0, duty = 0.5;
+  // Applied to every kind, in this order.
+  double noise = 0;  ///< uniform in [-noise, +noise], deterministic in time
+  double clamp_min = -std::numeric_limits<double>::infinity();
+  double clamp_max = std::numeric_limits<double>::infinity();
+  std::uint64_t noise_stream = 0;  ///< set by the parser: seed, device and field
+};
+
+/// Makes an NVML call (or every read of a field) fail with `code`.
+struct ErrorRule {
+  std::optional<Field> field;  ///< when set, matches wherever the field is read
+  std::string call;  ///< otherwise an entry point ("nvmlDeviceGetPowerUsage", any version)
+  int code = 0;      ///< nvmlReturn_t value
+  double from_s = -std::numeric_limits<double>::infinity();
+  double until_s = std::numeric_limits<double>::infinity();
+  std::uint64_t every_nth = 0;  ///< > 0: only every Nth matching call fails
+};
+
+/// Makes an entry point take time: busy-waiting (CPU-bound, like NVML's slow calls) or sleeping.
+struct LatencyRule {
+  std::string call;  ///< entry point, any version unless one is named
+  double us = 0;
+  bool sleep = false;
+  double from_s = -std::numeric_limits<double>::infinity();
+  double until_s = std::numeric_limits<double>::infinity();
+};
+
+struct ProcessSpec {
+  unsigned pid = 0;
+  std::string name;
+  std::optional<Series> used_memory_bytes;  ///< absent: NVML's "not available"
+  double start_s = -std::numeric_limits<double>::infinity();
+  double end_s = std::numeric_limits<double>::infinity();
+  std::uint64_t visible_from_call = 0;  ///< listed only from this process-list call on (1-based)
+};
+
+struct XidEvent {
+  double at_s = 0;
+  std::uint64_t xid = 0;
+};
+
+struct DeviceSpec {
+  std::string name = "NVIDIA Fake GPU";
+  std::string uuid;
+  std::string serial;
+  std::string pci_bus_id;  ///< "00000000:18:00.0"
+  unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
+  std::uint32_t pci_device_id = 0x233510DE;  ///< device << 16 | vendor (H200 SXM)
+  std::uint32_t pci_subsystem_id = 0x18A810DE;
+  unsigned minor_number = 0;
+  std::uint64_t memory_total_bytes = 150754820096ULL;
+  std::uint64_t memory_reserved_bytes = 0;
+  unsigned max_sm_clock_mhz = 1980, max_mem_clock_mhz = 3201, max_graphics_clock_mhz = 1980;
+  bool persistence_mode = true;
+  bool ecc_enabled = true;
+  unsigned power_limit_mw = 700000;
+  double energy_at_start_mj = 0;
+
+  std::vector<Series> series = std::vector<Series>(kSeriesCount);
+  bool energy_from_power = true;  ///< energy_mj is energy_at_start_mj + the integral of power
+  FieldSet unsupported;
+  std::vector<ErrorRule> errors;
+  std::vector<LatencyRule> latencies;
+  std::vector<ProcessSpec> processes;
+  std::vector<XidEvent> xid_events;  ///< sorted by at_s
+  std::optional<double> lost_at_s;
+  std::optional<double> recovers_at_s;
+
+  const Series& at(Field f) const { return series[static_cast<std::size_t>(f)]; }
+  Series& at(Field f) { return series[static_cast<std::size_t>(f)]; }
+  bool lost_at(double t_s) const {
+    return lost_at_s && t_s >= *lost_at_s && !(recovers_at_s && t_s >= *recovers_at_s);
+  }
+};
+
+struct Scenario {
+  std::string name;  ///< shown by every gpumon output as the simulated scenario
+  std::string description;
+  std::string driver_version = "580.159.04";
+  std::string nvml_version = "13.580.159.04";
+  int cuda_driver_version = 13000;
+  int init_error = 0;  ///< nvmlReturn_t that nvmlInit returns; 0 = success
+  double init_latency_us = 0;
+  std::uint64_t seed = 1;
+  std::vector<LatencyRule> latencies;  ///< for every device; a device's own rules come first
+  std::vector<DeviceSpec> devices;
+};
+
+/// Limits that keep a hostile scenario from exhausting memory.
+inline constexpr std::size_t kMaxDevices = 1024;
+inline constexpr std::size_t kMaxPointsPerSeries = 100000;
+inline constexpr std::size_t kMaxPointsTotal = 2000000;
+inline constexpr std::size_t kMaxProcessesPerDevice = 4096;
+inline constexpr std::size_t kMaxEventsPerDevice = 100000;
+inline constexpr std::size_t kMaxRules = 1000;
+inline constexpr std::size_t kMaxScenarioBytes = 64U << 20U;
+inline constexpr double kMaxTimeS = 1e9;
+
+}  // namespace gpumon::fake

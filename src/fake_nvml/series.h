@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// Evaluation of scenario series: the value of a Series at a scenario time, and the running
+// integral that makes energy consistent with power. Pure functions, thread-compatible.
+#pragma once
+
+#include <cstdint>
+
+#include "fake_nvml/scenario.h"
+
+namespace gpumon::fake {
+
+/// The value of `s` at scenario time `t_s`: the kind's shape, plus noise, then clamped.
+/// Deterministic: the same series and time always give the same value.
+double evaluate(const Series& s, double t_s);
+
+/// The shape alone (no noise, no clamp), for tests and for integrating.
+double evaluate_shape(const Series& s, double t_s);
+
+/// Rounds to the nearest integer and clamps into [0, max]: how a value reaches an NVML integer.
+std::uint64_t to_unsigned(double value, std::uint64_t max);
+
+/// Integrates a series over scenario time with the trapezoid rule, incrementally: each call
+/// advances from the last time it reached. Integrating mW over seconds gives mJ.
+class RunningIntegral {
+ public:
+  /// Grid step of the integration, in scenario seconds (the driver's power sample period).
+  static constexpr double kStepS = 0.02;
+  /// At most this many steps per call when catching up a long way (the step grows instead).
+  static constexpr double kMaxSteps = 100000;
+
+  /// The integral of `s` from 0 to `t_s` (0 for t_s <= 0). Calls with decreasing times restart
+  /// from 0, so any order is correct; increasing times are cheap.
+  double at(const Series& s, double t_s);
+
+ private:
+  double t_s_ = 0;
+  double sum_ = 0;
+};
+
+}  // namespace gpumon::fake
