@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// Golden tests: gpumon query's CSV must equal, byte for byte, what nvidia-smi printed on the
+// H200 (testdata/nvidia-smi/h200), for every captured field in all four format variants.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <locale>
+#include <map>
+#include <sstream>
+
+#include "query/test_backend.h"
+
+namespace gpumon::query::testing {
+namespace {
+
+const std::string kCaptures = std::string(GPUMON_SOURCE_DIR) + "/testdata/nvidia-smi/h200/";
+
+// nvidia-smi fields gpumon does not provide (documented in docs/query.md).
+bool unsupported(const std::string& field) {
+  return field == "power.draw.average" || field == "compute_mode";
+}
+
+struct Block {
+  std::string title;  // what follows "### "
+  std::string output;
+  int rc = -1;
+};
+
+// Splits a capture file into "### title" blocks ending with "rc=N".
+std::vector<Block> read_blocks(const std::string& file) {
+  std::ifstream in(kCaptures + file);
+  EXPECT_TRUE(in) << "missing " << kCaptures + file;
+  std::vector<Block> blocks;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("### ", 0) == 0) {
+      blocks.push_back(Block{line.substr(4), "", -1});
+    } else if (!blocks.empty() && line.rfind("rc=", 0) == 0 && blocks.back().rc < 0) {
+      blocks.back().rc = std::stoi(line.substr(3));
+    } else if (!blocks.empty() && blocks.back().rc < 0) {
+      blocks.back().output += line + "\n";
+    }
+  }
+  return blocks;
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text.substr(0, text.size() - 1);
+  return t.substr(t.rfind('\n') + 1);
+}
+
+// The capture's args: "--query-gpu=F --format=FMT".
+std::pair<std::string, std::string> split_title(const std::string& title) {
+  const auto space = title.find(' ');
+  return {title.substr(0, space), title.substr(space + 1)};
+}
+
+TEST(CsvGolden, EveryCapturedFieldInEveryFormatVariant) {
+  const auto blocks = read_blocks("fields.txt");
+  ASSERT_GT(blocks.size(), 150U);
+  int compared = 0;
+  for (const Block& block : blocks) {
+    const auto [query, format] = split_title(block.title);
+    const std::string field = query.substr(query.find('=') + 1);
+    auto backend = std::shared_ptr<TestBackend>(h200_backend());
+    DeviceSample& s = backend->samples[0];
+    const std::string value = last_line(block.output);
+    // Values that changed between the captures are taken from the capture itself; the test is
+    // about how they are rendered.
+    if (field == "timestamp") s.wall_time = local_time(value);
+    if (field == "power.draw") s.power_draw_w = std::stod(value);
+    if (field == "power.draw.instant") s.power_draw_instant_w = std::stod(value);
+    const RunResult r = run_query({query, format}, backend);
+    if (unsupported(field)) {
+      EXPECT_EQ(r.rc, 2) << block.title;
+      EXPECT_EQ(r.err, "Field \"" + field + "\" is not a valid field to query.\n\n");
+      continue;
+    }
+    EXPECT_EQ(r.rc, block.rc) << block.title;
+    EXPECT_EQ(r.out, block.output) << block.title;
+    EXPECT_EQ(r.err, "") << block.title;
+    ++compared;
+  }
+  EXPECT_GE(compared, 160);
+}
+
+// Drops the columns of fields gpumon does not provide from a captured header + row.
+std::string without_unsupported(const std::string& output) {
+  std::istringstream in(output);
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  auto split = [](const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t start = 0;
+    for (std::size_t at; (at = line.find(", ", start)) != std::string::npos; start = at + 2) {
+      cells.push_back(line.substr(start, at - start));
+    }
+    cells.push_back(line.substr(start));
+    return cells;
+  };
+  const auto names = split(header), values = split(row);
+  std::string h, v;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string name = names[i].substr(0, names[i].find(" ["));
+    if (unsupported(name)) continue;
+    h += (h.empty() ? "" : ", ") + names[i];
+    v += (v.empty() ? "" : ", ") + values[i];
+  }
+  return h + "\n" + v + "\n";
+}
+
+// The "all" captures list fields by the names they were asked with (aliases included).
+const std::string kAllFields =
+    "--query-gpu=timestamp,index,name,gpu_name,uuid,gpu_uuid,serial,pci.bus_id,gpu_bus_id,"
+    "driver_version,pstate,fan.speed,temperature.gpu,temperature.memory,utilization.gpu,"
+    "utilization.memory,memory.total,memory.used,memory.free,memory.reserved,power.draw,"
+    "power.draw.instant,power.limit,enforced.power.limit,clocks.sm,clocks.current.sm,"
+    "clocks.mem,clocks.current.memory,clocks.gr,clocks.max.sm,clocks.max.memory,clocks.max.gr,"
+    "clocks_event_reasons.active,clocks_throttle_reasons.active,"
+    "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_thermal_slowdown,"
+    "ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,"
+    "ecc.mode.current,persistence_mode,count,pci.device_id";
+
+std::map<std::string, Block> by_title(const std::string& file) {
+  std::map<std::string, Block> out;
+  for (const Block& b : read_blocks(file)) out[b.title] = b;
+  return out;
+}
+
+TEST(CsvGolden, AllFieldsOnOneLineIdle) {
+  auto cases = by_title("cases.txt");
+  for (const char* title : {"all csv", "all nounits"}) {
+    auto backend = std::shared_ptr<TestBackend>(h200_backend());
+    const std::string expected = without_unsupported(cases.at(title).output);
+    const std::string row = last_line(expected);
+    backend->samples[0].wall_time = local_time(row.substr(0, row.find(',')));
+    const RunResult r = run_query(
+        {kAllFields, std::string("--format=csv") + (title[4] == 'n' ? ",nounits" : "")}, backend);
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.out, expected) << title;
+  }
+}
+
+TEST(CsvGolden, AllFieldsOnOneLineBusy) {
+  auto busy = by_title("busy.txt");
+  const std::string expected = without_unsupported(busy.at("busy all").output);
+  const std::string row = last_line(expected);
+  auto backend = std::shared_ptr<TestBackend>(h200_backend());
+  DeviceSample& s = backend->samples[0];
+  s.wall_time = local_time(row.substr(0, row.find(',')));
+  constexpr std::uint64_t kMiB = 1ULL << 20;
+  s.memory_used_bytes = 22 * kMiB + 5;
+  s.memory_free_bytes = 143135 * kMiB;
+  s.power_draw_w = 80.55;
+  s.power_draw_instant_w = 123.69;
+  s.sm_clock_mhz = s.graphics_clock_mhz = 1980U;
+  s.clock_event_reasons = std::uint64_t{0};
+  const RunResult r = run_query({kAllFields, "--format=csv"}, backend);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, expected);
+}
+
+// A German-style locale (decimal comma, thousands dot) must not leak into the output: every
+// number goes through fmt / to_chars, never through iostreams' locale.
+struct CommaDecimal : std::numpunct<char> {
+  char do_decimal_point() const override { return ','; }
+  char do_thousands_sep() const override { return '.'; }
+  std::string do_grouping() const override { return "\3"; }
+};
+
+TEST(CsvGolden, LocaleDoesNotChangeNumbers) {
+  const std::locale previous =
+      std::locale::global(std::locale(std::locale::classic(), new CommaDecimal));
+  auto backend = std::shared_ptr<TestBackend>(h200_backend());
+  const RunResult csv = run_query({"--query-gpu=power.draw,memory.total", "--format=csv"}, backend);
+  const RunResult json =
+      run_query({"--query-gpu=power.draw,memory.total", "--format=jsonl"}, backend);
+  std::locale::global(previous);
+  EXPECT_EQ(csv.out, "power.draw [W], memory.total [MiB]\n78.91 W, 143771 MiB\n");
+  EXPECT_NE(json.out.find("\"power.draw\":78.91,\"memory.total\":150754820096"), std::string::npos)
+      << json.out;
+}
+
+}  // namespace
+}  // namespace gpumon::query::testing

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+#include "query/device_select.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+#include "query/query_parse.h"
+
+namespace gpumon::query {
+namespace {
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           const auto lower = [](char c) {
+             return (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+           };
+           return lower(x) == lower(y);
+         });
+}
+
+// Parses 1..max_digits hex digits making up all of `text`.
+std::optional<std::uint32_t> hex_part(std::string_view text, std::size_t max_digits) {
+  if (text.empty() || text.size() > max_digits) return std::nullopt;
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<PciAddress> parse_pci_bus_id(std::string_view text) {
+  const std::size_t dot = text.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const std::string_view head = text.substr(0, dot);
+  const std::size_t last_colon = head.rfind(':');
+  if (last_colon == std::string_view::npos) return std::nullopt;
+  const std::string_view bus_part = head.substr(0, last_colon);
+  const std::size_t first_colon = bus_part.rfind(':');
+
+  PciAddress a;
+  std::optional<std::uint32_t> domain = 0U;
+  std::optional<std::uint32_t> bus;
+  if (first_colon == std::string_view::npos) {
+    bus = hex_part(bus_part, 2);
+  } else {
+    domain = hex_part(bus_part.substr(0, first_colon), 8);
+    bus = hex_part(bus_part.substr(first_colon + 1), 2);
+  }
+  const auto device = hex_part(head.substr(last_colon + 1), 2);
+  const auto function = hex_part(text.substr(dot + 1), 1);
+  if (!domain || !bus || !device || !function) return std::nullopt;
+  a.domain = *domain;
+  a.bus = *bus;
+  a.device = *device;
+  a.function = *function;
+  return a;
+}
+
+std::optional<unsigned> match_device(std::string_view id,
+                                     const std::vector<DeviceStatic>& devices) {
+  if (all_digits(id)) {
+    unsigned index = 0;
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), index);
+    if (ec == std::errc() && end == id.data() + id.size() && index < devices.size()) return index;
+  }
+  const std::optional<PciAddress> pci =
+      id.find(':') != std::string_view::npos ? parse_pci_bus_id(id) : std::nullopt;
+  for (unsigned i = 0; i < devices.size(); ++i) {
+    const DeviceStatic& d = devices[i];
+    if (d.uuid && equal_ignoring_case(*d.uuid, id)) return i;
+    if (pci && d.pci_bus_id && parse_pci_bus_id(*d.pci_bus_id) == pci) return i;
+    if (d.serial && *d.serial == id) return i;
+  }
+  return std::nullopt;
+}
+
+Expected<std::vector<unsigned>> select_devices(std::string_view id_list,
+                                               const std::vector<DeviceStatic>& devices) {
+  const std::vector<std::string> ids = split_list(id_list);
+  if (ids.empty()) return usage_error("-i/--id names no GPU; give an index, UUID or PCI bus id.");
+  std::vector<unsigned> out;
+  for (const std::string& id : ids) {
+    const std::optional<unsigned> index = match_device(id, devices);
+    if (!index) {
+      return QueryError{kExitNoDevice, "No devices were found\ngpumon: -i " + quoted(id) +
+                                           " matches none of the " +
+                                           std::to_string(devices.size()) + " GPU(s) here.\n"};
+    }
+    out.push_back(*index);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace gpumon::query

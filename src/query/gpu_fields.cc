@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+#include "query/gpu_fields.h"
+
+#include <fmt/format.h>
+
+namespace gpumon::query {
+namespace {
+
+using G = MetricGroup;
+using S = GpuRowSource;
+using Style = CsvStyle;
+
+Cell index_of(const S& s) {
+  return Cell(Scalar(std::uint64_t{s.device.index}));
+}
+Cell device_id_hex(const S& s) {
+  return to_cell(s.device.pci_device_id,
+                 [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
+}
+
+// One function per clock-event reason bit, so each table row stays a plain function pointer.
+template <std::uint64_t Bit>
+Cell reason_active(const S& s) {
+  return to_cell(s.sample.clock_event_reasons,
+                 [](std::uint64_t mask) { return (mask & Bit) != 0; });
+}
+
+std::vector<GpuField> make_gpu_fields() {
+  // clang-format off
+  std::vector<GpuField> t = {
+    {{"timestamp", {}, "", "", Style::kTimestamp,
+      "When this GPU was read: local time YYYY/MM/DD HH:MM:SS.mmm (JSON: ISO 8601 with offset)."},
+     {}, [](const S& s) { return Cell(Scalar(s.sample.wall_time)); }},
+    {{"driver_version", {}, "", "", Style::kPlain, "Version of the installed NVIDIA driver."},
+     {}, [](const S& s) { return to_cell(s.system.driver_version); }},
+    {{"count", {}, "", "", Style::kPlain,
+      "Number of GPUs in the system (all of them, whatever -i selects)."},
+     {}, [](const S& s) { return Cell(Scalar(std::uint64_t{s.device_count})); }},
+    {{"name", {"gpu_name"}, "", "", Style::kPlain, "Product name, e.g. NVIDIA H200."},
+     {}, [](const S& s) { return to_cell(s.device.name); }},
+    {{"serial", {"gpu_serial"}, "", "", Style::kPlain,
+      "Serial number printed on the board. Identifies the machine: share with care."},
+     {}, [](const S& s) { return to_cell(s.device.serial); }},
+    {{"uuid", {"gpu_uuid"}, "", "", Style::kPlain,
+      "Unique id of the GPU (GPU-...), stable across reboots and PCI slot changes."},
+     {}, [](const S& s) { return to_cell(s.device.uuid); }},
+    {{"pci.bus_id", {"gpu_bus_id"}, "", "", Style::kPlain,
+      "PCI address domain:bus:device.function in hex, e.g. 00000000:18:00.0."},
+     {}, [](const S& s) { return to_cell(s.device.pci_bus_id); }},
+    {{"pci.device_id", {}, "", "", Style::kPlain,
+      "PCI device id (high 16 bits) and vendor id (low 16 bits), as 0xDDDDVVVV."},
+     {}, device_id_hex},
+    {{"index", {}, "", "", Style::kPlain,
+      "NVML index of the GPU (PCI order; CUDA_VISIBLE_DEVICES may number differently)."},
+     {}, index_of},
+    {{"persistence_mode", {}, "", "", Style::kEnabled,
+      "Whether the driver stays loaded with no client (Enabled / Disabled; read at start)."},
+     {}, [](const S& s) { return to_cell(s.device.persistence_mode); }},
+    {{"fan.speed", {}, "%", "%", Style::kPlain,
+      "Fan speed the driver asks for, in percent of maximum. Passively cooled boards have none.",
+      true},
+     G::kFan, [](const S& s) { return to_cell(s.sample.fan_speed_pct); }},
+    {{"pstate", {}, "", "", Style::kPstate,
+      "Performance state, P0 (fastest) to P15 (slowest). JSON gives the number."},
+     G::kPstate, [](const S& s) { return to_cell(s.sample.pstate); }},
+    {{"clocks_event_reasons.active", {"clocks_throttle_reasons.active"}, "", "", Style::kHexMask,
+      "Bit mask of the reasons that hold clocks below maximum right now (JSON: the integer)."},
+     G::kClockEvents, [](const S& s) { return to_cell(s.sample.clock_event_reasons); }},
+    {{"clocks_event_reasons.gpu_idle", {"clocks_throttle_reasons.gpu_idle"}, "", "", Style::kActive,
+      "Clocks are low because nothing runs on the GPU."},
+     G::kClockEvents, reason_active<kClockEventGpuIdle>},
+    {{"clocks_event_reasons.applications_clocks_setting",
+      {"clocks_throttle_reasons.applications_clocks_setting"}, "", "", Style::kActive,
+      "Clocks are capped by an application-clocks setting."},
+     G::kClockEvents, reason_active<kClockEventApplicationsClocksSetting>},
+    {{"clocks_event_reasons.sw_power_cap", {"clocks_throttle_reasons.sw_power_cap"}, "", "",
+      Style::kActive, "The driver lowers clocks to stay under the power limit."},
+     G::kClockEvents, reason_active<kClockEventSwPowerCap>},
+    {{"clocks_event_reasons.hw_slowdown", {"clocks_throttle_reasons.hw_slowdown"}, "", "",
+      Style::kActive, "Hardware slowdown: overheating, power brake or a power supply problem."},
+     G::kClockEvents, reason_active<kClockEventHwSlowdown>},
+    {{"clocks_event_reasons.sync_boost", {"clocks_throttle_reasons.sync_boost"}, "", "",
+      Style::kActive, "Clocks follow other GPUs of a sync-boost group."},
+     G::kClockEvents, reason_active<kClockEventSyncBoost>},
+    {{"clocks_event_reasons.sw_thermal_slowdown", {"clocks_throttle_reasons.sw_thermal_slowdown"},
+      "", "", Style::kActive, "The driver lowers clocks to keep GPU or memory temperature down."},
+     G::kClockEvents, reason_active<kClockEventSwThermalSlowdown>},
+    {{"clocks_event_reasons.hw_thermal_slowdown", {"clocks_throttle_reasons.hw_thermal_slowdown"},
+      "", "", Style::kActive, "The hardware lowers clocks because it is too hot."},
+     G::kClockEvents, reason_active<kClockEventHwThermalSlowdown>},
+    {{"clocks_event_reasons.hw_power_brake_slowdown",
+      {"clocks_throttle_reasons.hw_power_brake_slowdown"}, "", "", Style::kActive,
+      "An external power-brake signal (e.g. from the power supply) lowers clocks."},
+     G::kClockEvents, reason_active<kClockEventHwPowerBrakeSlowdown>},
+    {{"memory.total", {}, "MiB", "bytes", Style::kMib,
+      "Device memory size (CSV: MiB rounded down; JSON: bytes)."},
+     {}, [](const S& s) { return to_cell(s.device.memory_total_bytes); }},
+    {{"memory.reserved", {}, "MiB", "bytes", Style::kMib,
+      "Device memory set aside by the driver and firmware."},
+     G::kMemory, [](const S& s) { return to_cell(s.sample.memory_reserved_bytes); }},
+    {{"memory.used", {}, "MiB", "bytes", Style::kMib,
+      "Device memory allocated by processes (the reserved part not included)."},
+     G::kMemory, [](const S& s) { return to_cell(s.sample.memory_used_bytes); }},
+    {{"memory.free", {}, "MiB", "bytes", Style::kMib, "Device memory nobody has allocated."},
+     G::kMemory, [](const S& s) { return to_cell(s.sample.memory_free_bytes); }},
+    {{"utilization.gpu", {}, "%", "%", Style::kPlain,
+      "Share of the last 1/6 to 1 s in which at least one kernel ran (not how busy the SMs were)."},
+     G::kUtilization, [](const S& s) { return to_cell(s.sample.utilization_gpu_pct); }},
+    {{"utilization.memory", {}, "%", "%", Style::kPlain,
+      "Share of the same window in which device memory was being read or written."},
+     G::kUtilization, [](const S& s) { return to_cell(s.sample.utilization_memory_pct); }},
+    {{"ecc.mode.current", {}, "", "", Style::kEnabled,
+      "Whether ECC protects device memory now (Enabled / Disabled; read at start)."},
+     {}, [](const S& s) { return to_cell(s.device.ecc_enabled); }},
+    {{"ecc.errors.corrected.volatile.total", {}, "", "", Style::kPlain,
+      "Memory errors ECC corrected since the driver loaded."},
+     G::kEcc, [](const S& s) { return to_cell(s.sample.ecc_corrected_volatile); }},
+    {{"ecc.errors.uncorrected.volatile.total", {}, "", "", Style::kPlain,
+      "Memory errors ECC could not correct since the driver loaded (non-zero: check the GPU)."},
+     G::kEcc, [](const S& s) { return to_cell(s.sample.ecc_uncorrected_volatile); }},
+    {{"temperature.gpu", {}, "", "C", Style::kPlain, "GPU core temperature in degrees Celsius."},
+     G::kTemperature, [](const S& s) { return to_cell(s.sample.temperature_gpu_c); }},
+    {{"temperature.memory", {}, "", "C", Style::kPlain,
+      "Memory (HBM) temperature in degrees Celsius, where the GPU reports it."},
+     G::kMemoryTemperature, [](const S& s) { return to_cell(s.sample.temperature_memory_c); }},
+    {{"power.draw", {}, "W", "W", Style::kFixed2,
+      "Board power; a 1 s average on Ampere and newer, instantaneous before."},
+     G::kPower, [](const S& s) { return to_cell(s.sample.power_draw_w); }},
+    {{"power.draw.instant", {"gpu.power.draw.instant"}, "W", "W", Style::kFixed2,
+      "Board power right now, without averaging."},
+     G::kPowerInstant, [](const S& s) { return to_cell(s.sample.power_draw_instant_w); }},
+    {{"power.limit", {"gpu.power.requested_limit"}, "W", "W", Style::kFixed2,
+      "Power ceiling. gpumon shows the enforced limit here (see docs/query.md)."},
+     G::kPowerLimit, [](const S& s) { return to_cell(s.sample.power_limit_w); }},
+    {{"enforced.power.limit", {"gpu.power.current_limit"}, "W", "W", Style::kFixed2,
+      "Power ceiling the GPU enforces: the lowest of all active limits."},
+     G::kPowerLimit, [](const S& s) { return to_cell(s.sample.power_limit_w); }},
+    {{"energy.total", {"energy", "total_energy_consumption"}, "J", "J", Style::kFixed3,
+      "Energy used since the driver loaded, in joules (slow to read: about 2 ms).", false, true},
+     G::kEnergy, [](const S& s) {
+       return to_cell(s.sample.energy_mj, [](std::uint64_t mj) { return static_cast<double>(mj) / 1000.0; });
+     }},
+    {{"clocks.current.graphics", {"clocks.gr"}, "MHz", "MHz", Style::kPlain,
+      "Graphics clock now."},
+     G::kGraphicsClock, [](const S& s) { return to_cell(s.sample.graphics_clock_mhz); }},
+    {{"clocks.current.sm", {"clocks.sm"}, "MHz", "MHz", Style::kPlain,
+      "Streaming-multiprocessor clock now."},
+     G::kSmClock, [](const S& s) { return to_cell(s.sample.sm_clock_mhz); }},
+    {{"clocks.current.memory", {"clocks.mem"}, "MHz", "MHz", Style::kPlain,
+      "Memory clock now."},
+     G::kMemClock, [](const S& s) { return to_cell(s.sample.mem_clock_mhz); }},
+    {{"clocks.max.graphics", {"clocks.max.gr"}, "MHz", "MHz", Style::kPlain,
+      "Highest graphics clock the GPU supports."},
+     {}, [](const S& s) { return to_cell(s.device.max_graphics_clock_mhz); }},
+    {{"clocks.max.sm", {}, "MHz", "MHz", Style::kPlain, "Highest SM clock the GPU supports."},
+     {}, [](const S& s) { return to_cell(s.device.max_sm_clock_mhz); }},
+    {{"clocks.max.memory", {"clocks.max.mem"}, "MHz", "MHz", Style::kPlain,
+      "Highest memory clock the GPU supports."},
+     {}, [](const S& s) { return to_cell(s.device.max_mem_clock_mhz); }},
+  };
+  // clang-format on
+  return t;
+}
+
+}  // namespace
+
+const std::vector<GpuField>& gpu_fields() {
+  static const std::vector<GpuField> kFields = make_gpu_fields();
+  return kFields;
+}
+
+}  // namespace gpumon::query

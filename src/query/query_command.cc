@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT
+#include "query/query_command.h"
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <optional>
+
+#include "gpu/nvml_backend.h"
+#include "query/device_select.h"
+#include "query/field_help.h"
+#include "query/query_options.h"
+#include "query/stop_signals.h"
+#include "query/table_reader.h"
+
+namespace gpumon::query {
+namespace {
+
+void put(std::ostream& stream, std::string_view text) {
+  stream.write(text.data(), static_cast<std::streamsize>(text.size()));
+  stream.flush();
+}
+
+int report(std::ostream& err, const QueryError& error) {
+  put(err, error.message);
+  return error.exit_code;
+}
+
+// The requested fields, resolved against the registry of the query's target.
+struct Plan {
+  std::vector<const GpuField*> gpu_fields;
+  std::vector<const AppField*> app_fields;
+  std::vector<const FieldInfo*> columns;
+};
+
+Expected<Plan> plan_fields(const QueryOptions& o) {
+  Plan plan;
+  if (o.target == QueryOptions::Target::kGpus) {
+    auto fields = resolve_fields(gpu_fields(), o.fields, "--query-gpu");
+    if (!fields) return fields.error();
+    plan.gpu_fields = *fields;
+    for (const GpuField* f : plan.gpu_fields) plan.columns.push_back(&f->info);
+  } else {
+    auto fields = resolve_fields(app_fields(), o.fields, "--query-compute-apps");
+    if (!fields) return fields.error();
+    plan.app_fields = *fields;
+    for (const AppField* f : plan.app_fields) plan.columns.push_back(&f->info);
+  }
+  return plan;
+}
+
+Expected<std::vector<unsigned>> choose_devices(const QueryOptions& o, const GpuBackend& backend) {
+  if (backend.device_count() == 0) return QueryError{kExitNoDevice, "No devices were found\n"};
+  std::vector<DeviceStatic> devices;
+  for (unsigned i = 0; i < backend.device_count(); ++i) devices.push_back(backend.device(i));
+  if (o.ids) return select_devices(*o.ids, devices);
+  std::vector<unsigned> all(devices.size());
+  for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
+// Samples and writes until done, stopped, or the output fails; returns the exit status.
+int sample_loop(const QueryOptions& o, const Plan& plan, GpuBackend& backend,
+                std::vector<unsigned> devices, std::ostream& sink, std::ostream& err,
+                LoopClock& clock) {
+  WriterSetup setup{plan.columns, o.target == QueryOptions::Target::kGpus ? "gpus" : "processes",
+                    backend.system().simulated_scenario};
+  auto writer = make_writer(o.format, std::move(setup));
+  std::function<SampleTable()> read;
+  std::optional<GpuTableReader> gpus;
+  std::optional<AppTableReader> apps;
+  if (o.target == QueryOptions::Target::kGpus) {
+    gpus.emplace(backend, std::move(devices), plan.gpu_fields);
+    read = [&] { return gpus->read(); };
+  } else {
+    apps.emplace(backend, std::move(devices), plan.app_fields, err);
+    read = [&] { return apps->read(); };
+  }
+
+  // errno is cleared just before writing so that, when the stream fails, it holds the cause.
+  int write_errno = 0;
+  auto emit = [&](const SampleTable* table) {
+    errno = 0;
+    if (table != nullptr)
+      writer->write(*table, sink);
+    else
+      writer->begin(sink);
+    sink.flush();
+    if (sink.good()) return true;
+    write_errno = errno;
+    return false;
+  };
+  if (emit(nullptr)) {
+    run_loop(clock, o.interval, o.samples(), [&] {
+      const SampleTable table = read();
+      return emit(&table);
+    });
+  }
+  if (write_errno == 0 && sink.good()) return kExitOk;
+  // The reader went away (`| head -3`): a normal way for a loop to end, not an error.
+  if (write_errno == EPIPE) return kExitOk;
+  put(err, "gpumon: cannot write the output: " +
+               std::string(write_errno != 0 ? std::strerror(write_errno) : "write failed") + "\n");
+  return kExitIoError;
+}
+
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        const detail::QueryEnvironment& env) {
+  auto options = parse_query_options(args);
+  if (!options) return report(err, options.error());
+  const QueryOptions& o = *options;
+  switch (o.action) {
+    case QueryOptions::Action::kHelp: put(out, o.help_text); return kExitOk;
+    case QueryOptions::Action::kHelpGpuFields: put(out, gpu_fields_help()); return kExitOk;
+    case QueryOptions::Action::kHelpAppFields: put(out, app_fields_help()); return kExitOk;
+    case QueryOptions::Action::kQuery: break;
+  }
+  auto plan = plan_fields(o);  // before touching a GPU: a typo fails fast
+  if (!plan) return report(err, plan.error());
+
+  std::string open_error;
+  std::unique_ptr<GpuBackend> backend = env.open_backend(&open_error);
+  if (!backend) return report(err, usage_error(open_error));
+  if (!backend->system().simulated_scenario.empty()) {
+    put(err, "gpumon: simulated GPUs (scenario " + backend->system().simulated_scenario + ")\n");
+  }
+  auto devices = choose_devices(o, *backend);
+  if (!devices) return report(err, devices.error());
+
+  std::ofstream file;
+  if (!o.output_file.empty()) {
+    file.open(o.output_file, std::ios::out | std::ios::trunc | std::ios::binary);
+    if (!file) {
+      return report(err, usage_error("cannot open " + o.output_file +
+                                     " for writing: " + std::strerror(errno)));
+    }
+  }
+  std::ostream& sink = o.output_file.empty() ? out : file;
+
+  if (env.clock != nullptr) {
+    return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, *env.clock);
+  }
+  const ScopedStopSignals signals;
+  SteadyLoopClock clock;
+  return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, clock);
+}
+
+}  // namespace
+
+namespace detail {
+
+QueryEnvironment nvml_environment() {
+  QueryEnvironment env;
+  env.open_backend = [](std::string* error) -> std::unique_ptr<GpuBackend> {
+    NvmlOpenError open_error;
+    std::unique_ptr<GpuBackend> backend = NvmlBackend::open(NvmlOpenOptions{}, &open_error);
+    if (!backend && error != nullptr) *error = open_error.message;
+    return backend;
+  };
+  return env;
+}
+
+int run_query_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                      const QueryEnvironment& env) {
+  try {
+    return run(args, out, err, env);
+  } catch (const std::exception& e) {  // bad_alloc and the like: report, never crash the caller
+    put(err, std::string("gpumon: query failed: ") + e.what() + "\n");
+    return kExitIoError;
+  }
+}
+
+}  // namespace detail
+
+int run_query_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  return detail::run_query_command(args, out, err, detail::nvml_environment());
+}
+
+}  // namespace gpumon::query

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+#include "query/test_backend.h"
+
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace gpumon::query::testing {
+namespace {
+
+constexpr std::uint64_t kMiB = 1ULL << 20;
+
+// Copies the groups in `what` from `full` into a fresh sample.
+DeviceSample only(const DeviceSample& full, MetricSet what) {
+  DeviceSample s;
+  s.index = full.index;
+  s.wall_time = full.wall_time;
+  s.mono_time = full.mono_time;
+  using G = MetricGroup;
+  if (what.has(G::kUtilization)) {
+    s.utilization_gpu_pct = full.utilization_gpu_pct;
+    s.utilization_memory_pct = full.utilization_memory_pct;
+  }
+  if (what.has(G::kMemory)) {
+    s.memory_total_bytes = full.memory_total_bytes;
+    s.memory_reserved_bytes = full.memory_reserved_bytes;
+    s.memory_used_bytes = full.memory_used_bytes;
+    s.memory_free_bytes = full.memory_free_bytes;
+  }
+  if (what.has(G::kTemperature)) s.temperature_gpu_c = full.temperature_gpu_c;
+  if (what.has(G::kMemoryTemperature)) s.temperature_memory_c = full.temperature_memory_c;
+  if (what.has(G::kPower)) s.power_draw_w = full.power_draw_w;
+  if (what.has(G::kPowerInstant)) s.power_draw_instant_w = full.power_draw_instant_w;
+  if (what.has(G::kPowerLimit)) s.power_limit_w = full.power_limit_w;
+  if (what.has(G::kEnergy)) s.energy_mj = full.energy_mj;
+  if (what.has(G::kSmClock)) s.sm_clock_mhz = full.sm_clock_mhz;
+  if (what.has(G::kMemClock)) s.mem_clock_mhz = full.mem_clock_mhz;
+  if (what.has(G::kGraphicsClock)) s.graphics_clock_mhz = full.graphics_clock_mhz;
+  if (what.has(G::kPstate)) s.pstate = full.pstate;
+  if (what.has(G::kFan)) s.fan_speed_pct = full.fan_speed_pct;
+  if (what.has(G::kClockEvents)) s.clock_event_reasons = full.clock_event_reasons;
+  if (what.has(G::kEcc)) {
+    s.ecc_corrected_volatile = full.ecc_corrected_volatile;
+    s.ecc_uncorrected_volatile = full.ecc_uncorrected_volatile;
+  }
+  return s;
+}
+
+// What NvmlBackend::mark_lost does: every dynamic reading becomes kGpuLost.
+DeviceSample lost_sample(const DeviceSample& full) {
+  DeviceSample s;
+  s.index = full.index;
+  s.wall_time = full.wall_time;
+  s.mono_time = full.mono_time;
+  s.lost = true;
+  const auto u = Reading<unsigned>::missing(Missing::kGpuLost);
+  const auto b = Reading<std::uint64_t>::missing(Missing::kGpuLost);
+  const auto w = Reading<double>::missing(Missing::kGpuLost);
+  s.utilization_gpu_pct = s.utilization_memory_pct = s.temperature_gpu_c = u;
+  s.temperature_memory_c = s.sm_clock_mhz = s.mem_clock_mhz = s.graphics_clock_mhz = u;
+  s.pstate = s.fan_speed_pct = u;
+  s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = b;
+  s.memory_free_bytes = s.energy_mj = s.clock_event_reasons = b;
+  s.ecc_corrected_volatile = s.ecc_uncorrected_volatile = b;
+  s.power_draw_w = s.power_draw_instant_w = s.power_limit_w = w;
+  return s;
+}
+
+// Lets run_query share a TestBackend with the test that made it.
+class Forwarding final : public GpuBackend {
+ public:
+  explicit Forwarding(std::shared_ptr<TestBackend> b) : b_(std::move(b)) {}
+  const SystemInfo& system() const override { return b_->system(); }
+  unsigned device_count() const override { return b_->device_count(); }
+  const DeviceStatic& device(unsigned i) const override { return b_->device(i); }
+  DeviceSample sample(unsigned i, MetricSet what) override { return b_->sample(i, what); }
+  Reading<std::vector<GpuProcess>> processes(unsigned i) override { return b_->processes(i); }
+
+ private:
+  std::shared_ptr<TestBackend> b_;
+};
+
+}  // namespace
+
+DeviceSample TestBackend::sample(unsigned index, MetricSet what) {
+  requests.push_back(what);
+  if (on_sample) on_sample(index);
+  const DeviceSample& full = samples.at(index);
+  return lost.at(index) ? lost_sample(full) : only(full, what);
+}
+
+Reading<std::vector<GpuProcess>> TestBackend::processes(unsigned index) {
+  if (lost.at(index)) return Reading<std::vector<GpuProcess>>::missing(Missing::kGpuLost);
+  return process_lists.at(index);
+}
+
+unsigned TestBackend::add(const DeviceStatic& info, const DeviceSample& state) {
+  const auto index = static_cast<unsigned>(statics.size());
+  statics.push_back(info);
+  statics.back().index = index;
+  samples.push_back(state);
+  samples.back().index = index;
+  process_lists.emplace_back(std::vector<GpuProcess>{});
+  lost.push_back(false);
+  return index;
+}
+
+std::chrono::system_clock::time_point local_time(const std::string& text) {
+  std::tm tm{};
+  int millis = 0;
+  std::sscanf(text.c_str(), "%d/%d/%d %d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+              &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &millis);
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  tm.tm_isdst = -1;
+  return std::chrono::system_clock::from_time_t(std::mktime(&tm)) +
+         std::chrono::milliseconds(millis);
+}
+
+SystemInfo h200_system() {
+  SystemInfo s;
+  s.driver_version = std::string("580.159.04");
+  s.nvml_version = std::string("12.580.159.04");
+  s.cuda_driver_version = 13000;
+  return s;
+}
+
+DeviceStatic h200_static() {
+  DeviceStatic d;
+  d.name = std::string("NVIDIA H200");
+  d.uuid = std::string("GPU-5ca1ab1e-0000-4000-8000-000000000000");
+  d.serial = std::string("1650000000000");
+  d.pci_bus_id = std::string("00000000:00:06.0");
+  d.pci_device_id = 0x233510DEU;
+  d.minor_number = 0U;
+  d.memory_total_bytes = 143771 * kMiB;  // 150754820096 bytes, as the driver reports
+  d.max_sm_clock_mhz = 1980U;
+  d.max_mem_clock_mhz = 3201U;
+  d.max_graphics_clock_mhz = 1980U;
+  d.persistence_mode = true;
+  d.ecc_enabled = true;
+  return d;
+}
+
+DeviceSample h200_idle_sample() {
+  DeviceSample s;
+  s.wall_time = local_time("2026/11/29 18:46:42.317");
+  s.utilization_gpu_pct = 0U;
+  s.utilization_memory_pct = 0U;
+  s.memory_total_bytes = 143771 * kMiB;
+  // Not whole MiB: CSV must round down, JSON must keep the bytes.
+  s.memory_reserved_bytes = 616 * kMiB + 409600;
+  s.memory_used_bytes = 0U;
+  s.memory_free_bytes = 143156 * kMiB + 1048575;
+  s.temperature_gpu_c = 38U;
+  s.temperature_memory_c = 40U;
+  s.power_draw_w = 78.91;
+  s.power_draw_instant_w = 78.91;
+  s.power_limit_w = 700.0;
+  s.energy_mj = std::uint64_t{123456789012};
+  s.sm_clock_mhz = 345U;
+  s.mem_clock_mhz = 3201U;
+  s.graphics_clock_mhz = 345U;
+  s.pstate = 0U;
+  s.fan_speed_pct = Reading<unsigned>::missing(Missing::kNotSupported);
+  s.clock_event_reasons = std::uint64_t{kClockEventGpuIdle};
+  s.ecc_corrected_volatile = std::uint64_t{0};
+  s.ecc_uncorrected_volatile = std::uint64_t{0};
+  return s;
+}
+
+std::unique_ptr<TestBackend> h200_backend(unsigned gpus) {
+  auto b = std::make_unique<TestBackend>();
+  b->system_info = h200_system();
+  for (unsigned i = 0; i < gpus; ++i) {
+    DeviceStatic d = h200_static();
+    if (i > 0) {
+      d.uuid = "GPU-5ca1ab1e-0000-4000-8000-00000000000" + std::to_string(i);
+      d.pci_bus_id = "00000000:" + std::to_string(18 + i) + ":00.0";
+      d.serial = "165000000000" + std::to_string(i);
+    }
+    b->add(d, h200_idle_sample());
+  }
+  return b;
+}
+
+bool ManualClock::sleep_until(TimePoint deadline) {
+  sleeps.push_back(deadline);
+  if (deadline > time) time = deadline;
+  if (on_sleep) on_sleep(*this);
+  return !stop;
+}
+
+RunResult run_query(const std::vector<std::string>& args, std::shared_ptr<TestBackend> backend,
+                    LoopClock* clock) {
+  ManualClock fallback;
+  detail::QueryEnvironment env;
+  env.open_backend = [backend](std::string* error) -> std::unique_ptr<GpuBackend> {
+    if (!backend) {
+      *error = "cannot load NVML (libnvidia-ml.so.1): not found. Is the NVIDIA driver installed?";
+      return nullptr;
+    }
+    return std::make_unique<Forwarding>(backend);
+  };
+  env.clock = clock != nullptr ? clock : &fallback;
+  std::ostringstream out;
+  std::ostringstream err;
+  RunResult r;
+  r.rc = detail::run_query_command(args, out, err, env);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+}  // namespace gpumon::query::testing
