@@ -196,7 +196,10 @@ void NvmlBackend::read_static(Device& d) {
 Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {
   const Missing why = missing_from(rc);
   if (why == Missing::kNotSupported) d.unsupported |= group;
-  if (why == Missing::kGpuLost) d.lost = true;
+  if (why == Missing::kGpuLost && !d.lost) {
+    d.lost = true;
+    d.last_lost_probe = Clock::now();  // the retry period starts when the loss is seen
+  }
   return why;
 }
 
@@ -449,7 +452,10 @@ Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
     rc = fn.device_get_compute_running_processes(d.handle, &count, buf.data());
   }
   if (rc != NVML_SUCCESS) {
-    if (rc == NVML_ERROR_GPU_IS_LOST) d.lost = true;
+    if (rc == NVML_ERROR_GPU_IS_LOST && !d.lost) {
+      d.lost = true;
+      d.last_lost_probe = Clock::now();
+    }
     return Result::missing(missing_from(rc));
   }
   std::vector<GpuProcess> out;
