@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+// C exports: static facts and single-value readings of one device.
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include "fake_nvml/runtime.h"
+
+using gpumon::fake::copy_string;
+using gpumon::fake::device_call;
+using gpumon::fake::DeviceState;
+using gpumon::fake::Field;
+
+namespace {
+
+// One field as an unsigned integer of NVML's width.
+template <typename T>
+nvmlReturn_t read_field(DeviceState& d, Field f, double t, T* out) {
+  if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  double v = 0;
+  const nvmlReturn_t rc = d.read(f, t, &v);
+  if (rc == NVML_SUCCESS) {
+    *out = static_cast<T>(gpumon::fake::to_unsigned(v, std::numeric_limits<T>::max()));
+  }
+  return rc;
+}
+
+template <typename T>
+nvmlReturn_t single(int symbol, nvmlDevice_t device, Field f, T* out) {
+  return device_call(symbol, device,
+                     [&](DeviceState& d, double t) { return read_field(d, f, t, out); });
+}
+
+nvmlReturn_t string_fact(int symbol, nvmlDevice_t device, Field f, char* buf, unsigned int length,
+                         const std::string gpumon::fake::DeviceSpec::*member) {
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (buf == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(f, symbol, t);
+    return rc != NVML_SUCCESS ? rc : copy_string(d.spec->*member, buf, length);
+  });
+}
+
+nvmlReturn_t pci_info(int symbol, nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (const nvmlReturn_t rc = d.check(Field::kPciInfo, symbol, t); rc != NVML_SUCCESS) return rc;
+    const auto& s = *d.spec;
+    *pci = nvmlPciInfo_t{};
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", s.pci_bus_id.c_str());
+    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0",
+                  s.pci_domain & 0xFFFFU, s.pci_bus, s.pci_device);
+    pci->domain = s.pci_domain;
+    pci->bus = s.pci_bus;
+    pci->device = s.pci_device;
+    pci->pciDeviceId = s.pci_device_id;
+    pci->pciSubSystemId = s.pci_subsystem_id;
+    return NVML_SUCCESS;
+  });
+}
+
+// v1 reports the driver's reserve as used, as NVML does: free = total - used either way.
+nvmlReturn_t memory(int symbol, nvmlDevice_t device, nvmlMemory_v2_t* out) {
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    std::uint64_t used = 0;
+    const nvmlReturn_t rc = read_field(d, Field::kMemoryUsedBytes, t, &used);
+    if (rc != NVML_SUCCESS) return rc;
+    out->total = d.spec->memory_total_bytes;
+    out->reserved = d.spec->memory_reserved_bytes;
+    out->used = used;
+    out->free = out->total - out->reserved - used;
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t clock_field(nvmlClockType_t type, Field* f) {
+  switch (type) {
+    case NVML_CLOCK_GRAPHICS: *f = Field::kGraphicsClockMhz; return NVML_SUCCESS;
+    case NVML_CLOCK_SM: *f = Field::kSmClockMhz; return NVML_SUCCESS;
+    case NVML_CLOCK_MEM: *f = Field::kMemClockMhz; return NVML_SUCCESS;
+    case NVML_CLOCK_VIDEO: return NVML_ERROR_NOT_SUPPORTED;  // not modelled
+  }
+  return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t clock_reasons(int symbol, nvmlDevice_t device, unsigned long long* reasons) {
+  return single(symbol, device, Field::kClockEventReasons, reasons);
+}
+
+}  // namespace
+
+#define GPUMON_FAKE_SINGLE(symbol, type, field)                            \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, type* out) { \
+    return single(GPUMON_FAKE_SYM(symbol), device, field, out);            \
+  }
+GPUMON_FAKE_SINGLE(nvmlDeviceGetPowerUsage, unsigned int, Field::kPowerDrawMw)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetEnforcedPowerLimit, unsigned int, Field::kPowerLimitMw)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetTotalEnergyConsumption, unsigned long long, Field::kEnergyMj)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetFanSpeed, unsigned int, Field::kFanSpeedPct)
+#undef GPUMON_FAKE_SINGLE
+
+GPUMON_FAKE_EXPORT nvmlReturn_t
+nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  return clock_reasons(GPUMON_FAKE_SYM(nvmlDeviceGetCurrentClocksEventReasons), device, reasons);
+}
+GPUMON_FAKE_EXPORT nvmlReturn_t
+nvmlDeviceGetCurrentClocksThrottleReasons(nvmlDevice_t device, unsigned long long* reasons) {
+  return clock_reasons(GPUMON_FAKE_SYM(nvmlDeviceGetCurrentClocksThrottleReasons), device, reasons);
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetIndex), device, [&](DeviceState& d, double) {
+    if (index == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *index = d.index;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMinorNumber);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kMinorNumber, symbol, t);
+    if (rc == NVML_SUCCESS) *minor = d.spec->minor_number;
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
+                                                  unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetName), device, Field::kName, name, length,
+                     &gpumon::fake::DeviceSpec::name);
+}
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid,
+                                                  unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetUUID), device, Field::kUuid, uuid, length,
+                     &gpumon::fake::DeviceSpec::uuid);
+}
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial,
+                                                    unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetSerial), device, Field::kSerial, serial, length,
+                     &gpumon::fake::DeviceSpec::serial);
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return pci_info(GPUMON_FAKE_SYM(nvmlDeviceGetPciInfo_v3), device, pci);
+}
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) {
+  return pci_info(GPUMON_FAKE_SYM(nvmlDeviceGetPciInfo_v2), device, pci);
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
+                                                             nvmlEnableState_t* mode) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetPersistenceMode);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kPersistenceMode, symbol, t);
+    if (rc == NVML_SUCCESS)
+      *mode = d.spec->persistence_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
+                                                           nvmlMemory_v2_t* mem) {
+  if (mem != nullptr && mem->version != gpumon::nvml::kMemoryV2Version) {
+    return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetMemoryInfo_v2), device,
+                       [](DeviceState&, double) { return NVML_ERROR_ARGUMENT_VERSION_MISMATCH; });
+  }
+  nvmlMemory_v2_t scratch{};
+  nvmlMemory_v2_t* target = mem != nullptr ? mem : &scratch;
+  const nvmlReturn_t rc = memory(GPUMON_FAKE_SYM(nvmlDeviceGetMemoryInfo_v2), device, target);
+  return mem == nullptr && rc == NVML_SUCCESS ? NVML_ERROR_INVALID_ARGUMENT : rc;
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* mem) {
+  nvmlMemory_v2_t v2{};
+  const nvmlReturn_t rc = memory(GPUMON_FAKE_SYM(nvmlDeviceGetMemoryInfo), device, &v2);
+  if (rc != NVML_SUCCESS) return rc;
+  if (mem == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  mem->total = v2.total;
+  mem->used = v2.used + v2.reserved;
+  mem->free = v2.free;
+  return NVML_SUCCESS;
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                              nvmlUtilization_t* util) {
+  return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetUtilizationRates), device,
+                     [&](DeviceState& d, double t) {
+                       if (util == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+                       nvmlUtilization_t u{};
+                       nvmlReturn_t rc = read_field(d, Field::kUtilizationGpuPct, t, &u.gpu);
+                       if (rc == NVML_SUCCESS)
+                         rc = read_field(d, Field::kUtilizationMemoryPct, t, &u.memory);
+                       if (rc == NVML_SUCCESS) *util = u;
+                       return rc;
+                     });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
+                                                         nvmlTemperatureSensors_t sensor,
+                                                         unsigned int* temp) {
+  return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetTemperature), device,
+                     [&](DeviceState& d, double t) {
+                       if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+                       return read_field(d, Field::kTemperatureGpuC, t, temp);
+                     });
+}
+
+// The management limit is the scenario's static power limit; the enforced one may vary.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device,
+                                                                  unsigned int* limit) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetPowerManagementLimit);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (limit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kPowerLimitMw, symbol, t);
+    if (rc == NVML_SUCCESS) *limit = d.spec->power_limit_mw;
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                                       unsigned int* clock) {
+  return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), device,
+                     [&](DeviceState& d, double t) {
+                       Field f{};
+                       const nvmlReturn_t rc = clock_field(type, &f);
+                       return rc != NVML_SUCCESS ? rc : read_field(d, f, t, clock);
+                     });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+                                                          unsigned int* clock) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMaxClockInfo);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    Field f{};
+    nvmlReturn_t rc = clock_field(type, &f);
+    if (rc == NVML_SUCCESS && clock == nullptr) rc = NVML_ERROR_INVALID_ARGUMENT;
+    if (rc == NVML_SUCCESS) rc = d.check(Field::kMaxClocks, symbol, t);
+    if (rc != NVML_SUCCESS) return rc;
+    const auto& s = *d.spec;
+    *clock = f == Field::kSmClockMhz    ? s.max_sm_clock_mhz
+             : f == Field::kMemClockMhz ? s.max_mem_clock_mhz
+                                        : s.max_graphics_clock_mhz;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device,
+                                                              nvmlPstates_t* pstate) {
+  return device_call(
+      GPUMON_FAKE_SYM(nvmlDeviceGetPerformanceState), device, [&](DeviceState& d, double t) {
+        unsigned int p = 0;
+        const nvmlReturn_t rc = read_field(d, Field::kPstate, t, pstate == nullptr ? nullptr : &p);
+        if (rc == NVML_SUCCESS)
+          *pstate = p <= 15 ? static_cast<nvmlPstates_t>(p) : NVML_PSTATE_UNKNOWN;
+        return rc;
+      });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device,
+                                                     nvmlEnableState_t* current,
+                                                     nvmlEnableState_t* pending) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetEccMode);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (current == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kEccMode, symbol, t);
+    if (rc != NVML_SUCCESS) return rc;
+    *current = *pending = d.spec->ecc_enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+  });
+}
+
+// Volatile and aggregate counters read the same series; with ECC off there are no counters.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
+                                                            nvmlMemoryErrorType_t type,
+                                                            nvmlEccCounterType_t counter,
+                                                            unsigned long long* count) {
+  return device_call(
+      GPUMON_FAKE_SYM(nvmlDeviceGetTotalEccErrors), device, [&](DeviceState& d, double t) {
+        if (type > NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter > NVML_AGGREGATE_ECC) {
+          return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        if (!d.spec->ecc_enabled) return NVML_ERROR_NOT_SUPPORTED;
+        const Field f = type == NVML_MEMORY_ERROR_TYPE_CORRECTED ? Field::kEccCorrectedVolatile
+                                                                 : Field::kEccUncorrectedVolatile;
+        return read_field(d, f, t, count);
+      });
+}

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// C exports: event sets. Each set delivers every scenario XID event of its registered devices
+// once, as soon as the event's scenario time has passed (also events from before the
+// registration, so that tests started at a later scenario time still see them).
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <thread>
+
+#include "fake_nvml/runtime.h"
+
+using gpumon::fake::DeviceState;
+using gpumon::fake::Field;
+using gpumon::fake::Runtime;
+
+namespace {
+
+constexpr unsigned long long kSupportedEvents = gpumon::nvml::kEventTypeSingleBitEccError |
+                                                gpumon::nvml::kEventTypeDoubleBitEccError |
+                                                gpumon::nvml::kEventTypeXidCriticalError;
+
+// One attempt: delivers the earliest due event, or says when the next one falls due.
+nvmlReturn_t try_deliver(Runtime& rt, nvmlEventSet_t set, nvmlEventData_t* data, bool v2,
+                         double* next_due_s) {
+  const double now = rt.now_s();
+  *next_due_s = std::numeric_limits<double>::infinity();
+  const gpumon::fake::XidEvent* best = nullptr;
+  std::pair<unsigned, std::size_t> best_key;
+  for (const auto& [index, mask] : set->masks) {
+    const DeviceState* d = rt.device(index);
+    if (d == nullptr || (mask & gpumon::nvml::kEventTypeXidCriticalError) == 0) continue;
+    const auto& events = d->spec->xid_events;
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      if (set->delivered.count({index, i}) != 0) continue;
+      if (events[i].at_s > now) {
+        *next_due_s = std::min(*next_due_s, events[i].at_s);
+        break;  // sorted: the rest are later
+      }
+      if (best == nullptr || events[i].at_s < best->at_s) {
+        best = &events[i];
+        best_key = {index, i};
+      }
+      break;  // the earliest undelivered event of this device
+    }
+  }
+  if (best == nullptr) return NVML_ERROR_TIMEOUT;
+  set->delivered.insert(best_key);
+  data->device = Runtime::handle(best_key.first);
+  data->eventType = gpumon::nvml::kEventTypeXidCriticalError;
+  data->eventData = best->xid;
+  if (v2) data->gpuInstanceId = data->computeInstanceId = gpumon::nvml::kNoMigInstance;
+  return NVML_SUCCESS;
+}
+
+// Waits up to timeout_ms for a due event, sleeping (without the lock) until the next one is due.
+nvmlReturn_t wait_impl(int symbol, nvmlEventSet_t set, nvmlEventData_t* data,
+                       unsigned int timeout_ms, bool v2) {
+  Runtime& rt = Runtime::get();
+  rt.count(symbol);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  try {
+    for (;;) {
+      double next_due_s = 0;
+      double until_due_s = 0;  // real seconds until the next event falls due
+      {
+        std::lock_guard<std::mutex> lock(rt.mutex());
+        if (!rt.initialized()) return NVML_ERROR_UNINITIALIZED;
+        if (data == nullptr || !rt.valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
+        if (try_deliver(rt, set, data, v2, &next_due_s) == NVML_SUCCESS) return NVML_SUCCESS;
+        until_due_s = rt.real_seconds_until(next_due_s);
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return NVML_ERROR_TIMEOUT;
+      auto wake = deadline;
+      if (until_due_s < 3600) {
+        wake = std::min(wake, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                        std::chrono::duration<double>(until_due_s)));
+      }
+      std::this_thread::sleep_until(wake);
+    }
+  } catch (...) {
+    return NVML_ERROR_UNKNOWN;
+  }
+}
+
+}  // namespace
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
+  return gpumon::fake::system_call(GPUMON_FAKE_SYM(nvmlEventSetCreate), [&](Runtime& rt) {
+    if (set == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    *set = rt.new_event_set();
+    return NVML_SUCCESS;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device,
+                                                         unsigned long long eventTypes,
+                                                         nvmlEventSet_t set) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceRegisterEvents);
+  return gpumon::fake::device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (!Runtime::get().valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
+    if (eventTypes == 0 || (eventTypes & ~kSupportedEvents) != 0) return NVML_ERROR_NOT_SUPPORTED;
+    if (const nvmlReturn_t rc = d.check(Field::kEvents, symbol, t); rc != NVML_SUCCESS) return rc;
+    set->masks[d.index] |= eventTypes;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                                    unsigned int timeoutms) {
+  return wait_impl(GPUMON_FAKE_SYM(nvmlEventSetWait_v2), set, data, timeoutms, true);
+}
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t* data,
+                                                 unsigned int timeoutms) {
+  return wait_impl(GPUMON_FAKE_SYM(nvmlEventSetWait), set, data, timeoutms, false);
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {
+  return gpumon::fake::system_call(GPUMON_FAKE_SYM(nvmlEventSetFree), [&](Runtime& rt) {
+    if (!rt.valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
+    rt.free_event_set(set);
+    return NVML_SUCCESS;
+  });
+}

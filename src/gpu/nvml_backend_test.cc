@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+// NvmlBackend end to end: gpumon's real loader and backend over the fake libnvidia-ml.so.1,
+// driven by the scenarios in testdata/scenarios.
+#include "gpu/nvml_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "fake_nvml/fake_test_env.h"
+
+namespace gpumon {
+namespace {
+
+using fake::testing::FakeScenario;
+using fake::testing::Hooks;
+using fake::testing::kFakeLibrary;
+using fake::testing::TempScenario;
+using std::chrono::milliseconds;
+
+std::unique_ptr<NvmlBackend> open_backend(milliseconds lost_retry = milliseconds(5000)) {
+  NvmlOpenOptions options;
+  options.library_path = kFakeLibrary;
+  options.lost_retry = lost_retry;
+  NvmlOpenError error;
+  auto backend = NvmlBackend::open(options, &error);
+  EXPECT_NE(backend, nullptr) << error.message;
+  return backend;
+}
+
+NvmlOpenError open_error(const std::string& library = kFakeLibrary) {
+  NvmlOpenOptions options;
+  options.library_path = library;
+  NvmlOpenError error;
+  EXPECT_EQ(NvmlBackend::open(options, &error), nullptr);
+  return error;
+}
+
+TEST(NvmlBackend, MissingOrBrokenLibrary) {
+  const NvmlOpenError missing = open_error("/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(missing.kind, NvmlOpenError::Kind::kNoDriver);
+  EXPECT_NE(missing.message.find("cannot load NVML"), std::string::npos) << missing.message;
+  const NvmlOpenError stub = open_error(GPUMON_TEST_STUB_NVML_PATH);
+  EXPECT_EQ(stub.kind, NvmlOpenError::Kind::kBadLibrary);
+  EXPECT_NE(stub.message.find("nvmlShutdown"), std::string::npos) << stub.message;
+}
+
+TEST(NvmlBackend, InitErrorsGiveDistinctActionableMessages) {
+  std::set<std::string> messages;
+  for (const auto& [scenario, code] : {std::pair{"init-no-driver", NVML_ERROR_DRIVER_NOT_LOADED},
+                                       {"init-no-permission", NVML_ERROR_NO_PERMISSION},
+                                       {"init-rm-mismatch", NVML_ERROR_LIB_RM_VERSION_MISMATCH}}) {
+    FakeScenario env(scenario);
+    const NvmlOpenError e = open_error();
+    EXPECT_EQ(e.nvml_code, code) << scenario;
+    EXPECT_EQ(e.kind, code == NVML_ERROR_DRIVER_NOT_LOADED ? NvmlOpenError::Kind::kNoDriver
+                                                           : NvmlOpenError::Kind::kInitFailed);
+    messages.insert(e.message);
+  }
+  ASSERT_EQ(messages.size(), 3U);
+  const std::string all = *messages.begin() + *std::next(messages.begin()) + *messages.rbegin();
+  EXPECT_NE(all.find("Driver Not Loaded"), std::string::npos) << all;  // the fake's nvmlErrorString
+  EXPECT_NE(all.find("modprobe nvidia"), std::string::npos);
+  EXPECT_NE(all.find("/dev/nvidia"), std::string::npos);
+  EXPECT_NE(all.find("Reboot"), std::string::npos);
+}
+
+TEST(NvmlBackend, StaticInfoOfTheDemo) {
+  FakeScenario env("demo");
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const SystemInfo& sys = b->system();
+  EXPECT_EQ(sys.driver_version.value_or(""), "580.159.04");
+  EXPECT_EQ(sys.cuda_driver_version.value_or(0), 13000);
+  EXPECT_EQ(sys.simulated_scenario, "demo");
+  EXPECT_EQ(sys.library_path, kFakeLibrary);
+  ASSERT_EQ(b->device_count(), 8U);
+  std::set<std::string> uuids;
+  for (unsigned i = 0; i < 8; ++i) {
+    const DeviceStatic& d = b->device(i);
+    EXPECT_EQ(d.index, i);
+    EXPECT_EQ(d.name.value_or(""), "NVIDIA H200");
+    EXPECT_EQ(d.memory_total_bytes.value_or(0), 150754820096ULL);
+    EXPECT_EQ(d.max_sm_clock_mhz.value_or(0), 1980U);
+    EXPECT_EQ(d.max_mem_clock_mhz.value_or(0), 3201U);
+    EXPECT_EQ(d.minor_number.value_or(99), i);
+    EXPECT_EQ(d.pci_device_id.value_or(0), 0x233510DEU);
+    EXPECT_TRUE(d.persistence_mode.value_or(false));
+    EXPECT_TRUE(d.ecc_enabled.value_or(false));
+    EXPECT_EQ(d.serial.value_or("").size(), 13U);
+    uuids.insert(d.uuid.value_or(""));
+  }
+  EXPECT_EQ(uuids.size(), 8U);
+  EXPECT_EQ(b->device(0).pci_bus_id.value_or(""), "00000000:18:00.0");
+  EXPECT_EQ(b->device(7).pci_bus_id.value_or(""), "00000000:DB:00.0");
+}
+
+TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
+  FakeScenario env("demo", 15);  // GPU 5 throttles from 8 s to 22 s of each minute
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const DeviceSample s = b->sample(5, MetricSet::all());
+  EXPECT_FALSE(s.lost);
+  EXPECT_GE(s.utilization_gpu_pct.value_or(0), 50U);
+  EXPECT_LE(s.utilization_gpu_pct.value_or(101), 100U);
+  EXPECT_TRUE(s.utilization_memory_pct.has_value());
+  EXPECT_EQ(s.memory_total_bytes.value_or(0), 150754820096ULL);
+  EXPECT_EQ(s.memory_reserved_bytes.value_or(0), 481296384ULL);
+  EXPECT_EQ(s.memory_used_bytes.value_or(0), 126701535232ULL);
+  EXPECT_EQ(s.memory_free_bytes.value_or(0) + s.memory_used_bytes.value_or(0) +
+                s.memory_reserved_bytes.value_or(0),
+            150754820096ULL);
+  EXPECT_GE(s.temperature_gpu_c.value_or(0), 84U);  // hot and near its peak
+  EXPECT_GE(s.temperature_memory_c.value_or(0), 85U);
+  EXPECT_GE(s.power_draw_w.value_or(0), 540.0);
+  EXPECT_LE(s.power_draw_w.value_or(999), 660.0);
+  EXPECT_GE(s.power_draw_instant_w.value_or(0), 400.0);
+  EXPECT_DOUBLE_EQ(s.power_limit_w.value_or(0), 700.0);
+  EXPECT_GT(s.energy_mj.value_or(0), 412345678901ULL);
+  EXPECT_EQ(s.sm_clock_mhz.value_or(0), 1755U);
+  EXPECT_EQ(s.graphics_clock_mhz.value_or(0), 1755U);
+  EXPECT_EQ(s.mem_clock_mhz.value_or(0), 3201U);
+  EXPECT_EQ(s.pstate.value_or(99), 0U);
+  ASSERT_FALSE(s.fan_speed_pct.has_value());  // SXM boards have no fan
+  EXPECT_EQ(s.fan_speed_pct.why(), Missing::kNotSupported);
+  EXPECT_EQ(s.clock_event_reasons.value_or(0), kClockEventSwThermalSlowdown);
+  EXPECT_EQ(s.ecc_corrected_volatile.value_or(99), 0U);
+  EXPECT_EQ(s.ecc_uncorrected_volatile.value_or(99), 0U);
+  const DeviceSample cool = b->sample(4, MetricGroup::kClockEvents);
+  EXPECT_EQ(cool.clock_event_reasons.value_or(99), 0U);
+  EXPECT_FALSE(cool.sm_clock_mhz.has_value());  // not asked for
+  EXPECT_EQ(cool.sm_clock_mhz.why(), Missing::kNotAvailable);
+}
+
+TEST(NvmlBackend, EccCountersAndProcessesOfTheDemo) {
+  FakeScenario env("demo", 45);
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->sample(3, MetricGroup::kEcc).ecc_corrected_volatile.value_or(0), 2U);
+  std::set<unsigned> pids;
+  for (unsigned i = 0; i < b->device_count(); ++i) {
+    const auto procs = b->processes(i);
+    ASSERT_TRUE(procs.has_value());
+    ASSERT_EQ(procs.value().size(), 1U);
+    const GpuProcess& p = procs.value().front();
+    EXPECT_EQ(p.gpu_index, i);
+    EXPECT_EQ(p.name.value_or(""), "python3");
+    EXPECT_EQ(p.used_memory_bytes.value_or(0), 126164336640ULL);
+    EXPECT_FALSE(p.gpu_instance_id.has_value());  // not MIG
+    pids.insert(p.pid);
+  }
+  EXPECT_EQ(pids.size(), 8U);
+}
+
+TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
+  FakeScenario env("unsupported");
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  const DeviceSample s = b->sample(0, MetricSet::all());
+  EXPECT_TRUE(s.fan_speed_pct.has_value());
+  EXPECT_TRUE(s.temperature_gpu_c.has_value());
+  EXPECT_FALSE(b->device(0).ecc_enabled.has_value());
+  for (Missing why :
+       {s.ecc_corrected_volatile.why(), s.ecc_uncorrected_volatile.why(), s.energy_mj.why()}) {
+    EXPECT_EQ(why, Missing::kNotSupported);
+  }
+  EXPECT_EQ(s.temperature_memory_c.why(), Missing::kNotSupported);
+  EXPECT_EQ(s.power_draw_instant_w.why(), Missing::kNotSupported);
+  ASSERT_FALSE(s.power_draw_w.has_value());
+  EXPECT_EQ(s.power_draw_w.why(), Missing::kNoPermission);
+  const MetricSet unsupported = b->unsupported(0);
+  for (MetricGroup g : {MetricGroup::kEcc, MetricGroup::kEnergy, MetricGroup::kMemoryTemperature,
+                        MetricGroup::kPowerInstant}) {
+    EXPECT_TRUE(unsupported.has(g)) << static_cast<unsigned>(g);
+  }
+  EXPECT_FALSE(unsupported.has(MetricGroup::kPower));  // no permission is not "unsupported"
+
+  const auto calls = [&](const char* symbol) { return hooks.call_count(symbol); };
+  const auto energy = calls("nvmlDeviceGetTotalEnergyConsumption");
+  const auto ecc = calls("nvmlDeviceGetTotalEccErrors");
+  const auto fields = calls("nvmlDeviceGetFieldValues");
+  const auto power = calls("nvmlDeviceGetPowerUsage");
+  EXPECT_EQ(energy, 1U);
+  EXPECT_EQ(ecc, 1U);  // the uncorrected counter was not asked once corrected said NOT_SUPPORTED
+  for (int i = 0; i < 3; ++i) {
+    const DeviceSample again = b->sample(0, MetricSet::all());
+    EXPECT_EQ(again.energy_mj.why(), Missing::kNotSupported);
+    EXPECT_EQ(again.power_draw_w.why(), Missing::kNoPermission);
+  }
+  EXPECT_EQ(calls("nvmlDeviceGetTotalEnergyConsumption"), energy);
+  EXPECT_EQ(calls("nvmlDeviceGetTotalEccErrors"), ecc);
+  EXPECT_EQ(calls("nvmlDeviceGetFieldValues"), fields);
+  EXPECT_EQ(calls("nvmlDeviceGetPowerUsage"), power + 3);  // permission may change: asked again
+}
+
+TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
+  FakeScenario env("gpu-lost", 4.8, 5);  // GPU 1 is lost at 5 s: 40 ms from now
+  auto b = open_backend(milliseconds(60000));
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->sample(1, MetricSet::cheap()).lost);
+  std::this_thread::sleep_for(milliseconds(80));
+  const DeviceSample lost = b->sample(1, MetricSet::cheap());
+  EXPECT_TRUE(lost.lost);
+  EXPECT_EQ(lost.temperature_gpu_c.why(), Missing::kGpuLost);
+  EXPECT_EQ(lost.memory_used_bytes.why(), Missing::kGpuLost);
+  EXPECT_EQ(b->processes(1).why(), Missing::kGpuLost);
+  const DeviceSample alive = b->sample(0, MetricSet::cheap());
+  EXPECT_FALSE(alive.lost);
+  EXPECT_TRUE(alive.utilization_gpu_pct.has_value());
+  // Within lost_retry, a lost GPU costs no NVML call at all.
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(b->sample(1, MetricSet::all()).lost);
+  EXPECT_EQ(b->processes(1).why(), Missing::kGpuLost);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 0U);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetUtilizationRates"), 0U);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetComputeRunningProcesses_v3"), 0U);
+}
+
+TEST(NvmlBackend, LostGpuIsProbedOncePerRetryPeriodAndRecovers) {
+  TempScenario sc(R"({"devices": [{}, {"lost_at_s": 1, "recovers_at_s": 3}]})");
+  FakeScenario env(sc.path(), 0.9, 10);  // 10x: lost 10 ms from now, back 210 ms from now
+  auto b = open_backend(milliseconds(50));
+  ASSERT_TRUE(b);
+  std::this_thread::sleep_for(milliseconds(20));
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
+  for (int i = 0; i < 20; ++i) EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 0U);  // 50 ms not yet over
+  std::this_thread::sleep_for(milliseconds(60));
+  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 1U);  // one probe, still lost
+  std::this_thread::sleep_for(milliseconds(250));
+  const DeviceSample back = b->sample(1, MetricSet::cheap());
+  EXPECT_FALSE(back.lost);
+  EXPECT_TRUE(back.temperature_gpu_c.has_value());
+  EXPECT_TRUE(b->processes(1).has_value());
+}
+
+TEST(NvmlBackend, GpuLostAtOpenIsListedAndComesBack) {
+  TempScenario sc(
+      R"({"devices": [{"name": "A"}, {"name": "B", "lost_at_s": 0, "recovers_at_s": 1}]})");
+  FakeScenario env(sc.path(), 0.9, 1);
+  auto b = open_backend(milliseconds(0));
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->device_count(), 2U);
+  EXPECT_EQ(b->device(1).name.why(), Missing::kGpuLost);
+  std::this_thread::sleep_for(milliseconds(150));
+  EXPECT_FALSE(b->sample(1, MetricGroup::kTemperature).lost);
+  EXPECT_EQ(b->device(1).name.value_or(""), "B");  // static facts read once it answered
+}
+
+TEST(NvmlBackend, ProcessListThatGrowsBetweenSizingAndRead) {
+  FakeScenario env("process-race");
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  const auto procs = b->processes(0);
+  ASSERT_TRUE(procs.has_value()) << static_cast<int>(procs.why());
+  EXPECT_EQ(procs.value().size(), 22U);  // 1 at sizing, 21 at the first read, 22 at the retry
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetComputeRunningProcesses_v3"), 3U);
+  std::set<unsigned> pids;
+  for (const GpuProcess& p : procs.value()) pids.insert(p.pid);
+  EXPECT_EQ(pids.size(), 22U);
+  EXPECT_EQ(procs.value().back().name.value_or(""), "python3");
+}
+
+TEST(NvmlBackend, MemoryFallsBackToV1WhenV2RejectsTheStruct) {
+  TempScenario sc(
+      R"({"devices": [{"memory_reserved_bytes": 1000, "fields": {"memory_used_bytes": 5000},
+      "errors": [{"call": "nvmlDeviceGetMemoryInfo_v2", "error": "ARGUMENT_VERSION_MISMATCH"}]}]})");
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  const DeviceSample s = b->sample(0, MetricGroup::kMemory);
+  EXPECT_EQ(s.memory_used_bytes.value_or(0), 6000U);  // v1 counts the reserve as used
+  EXPECT_EQ(s.memory_reserved_bytes.why(), Missing::kNotSupported);
+  EXPECT_EQ(s.memory_free_bytes.value_or(0), 150754820096ULL - 6000);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetMemoryInfo_v2"), 0U);  // found broken at open
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetMemoryInfo"), 1U);
+}
+
+TEST(NvmlBackend, TransientErrorsAreNotRememberedAsUnsupported) {
+  TempScenario sc(
+      R"({"devices": [{"errors": [{"call": "nvmlDeviceGetTemperature", "error": "UNKNOWN",
+                                                "every_nth_call": 2}]}]})");
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->sample(0, MetricGroup::kTemperature).temperature_gpu_c.has_value());
+  EXPECT_EQ(b->sample(0, MetricGroup::kTemperature).temperature_gpu_c.why(), Missing::kError);
+  EXPECT_TRUE(b->sample(0, MetricGroup::kTemperature).temperature_gpu_c.has_value());
+  EXPECT_FALSE(b->unsupported(0).has(MetricGroup::kTemperature));
+}
+
+TEST(NvmlBackend, ManyGpus) {
+  FakeScenario env("many-gpus-256");
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->device_count(), 256U);
+  EXPECT_EQ(b->device(255).pci_bus_id.value_or(""), "000000FF:18:00.0");
+  EXPECT_TRUE(b->sample(255, MetricSet::cheap()).utilization_gpu_pct.has_value());
+}
+
+}  // namespace
+}  // namespace gpumon
