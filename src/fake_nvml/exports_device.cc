@@ -72,7 +72,7 @@ nvmlReturn_t memory(int symbol, nvmlDevice_t device, nvmlMemory_v2_t* out) {
   });
 }
 
-nvmlReturn_t clock_field(nvmlClockType_t type, Field* f) {
+nvmlReturn_t clock_field(unsigned int type, Field* f) {
   switch (type) {
     case NVML_CLOCK_GRAPHICS: *f = Field::kGraphicsClockMhz; return NVML_SUCCESS;
     case NVML_CLOCK_SM: *f = Field::kSmClockMhz; return NVML_SUCCESS;
@@ -197,8 +197,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t devic
                      });
 }
 
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device,
-                                                         nvmlTemperatureSensors_t sensor,
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, unsigned int sensor,
                                                          unsigned int* temp) {
   return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetTemperature), device,
                      [&](DeviceState& d, double t) {
@@ -219,7 +218,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d
   });
 }
 
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned int type,
                                                        unsigned int* clock) {
   return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), device,
                      [&](DeviceState& d, double t) {
@@ -229,7 +228,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvml
                      });
 }
 
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, nvmlClockType_t type,
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type,
                                                           unsigned int* clock) {
   const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMaxClockInfo);
   return device_call(symbol, device, [&](DeviceState& d, double t) {
@@ -272,9 +271,9 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device,
 }
 
 // Volatile and aggregate counters read the same series; with ECC off there are no counters.
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device,
-                                                            nvmlMemoryErrorType_t type,
-                                                            nvmlEccCounterType_t counter,
+// Enum parameters are taken as unsigned int (same ABI): callers may pass any value.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, unsigned int type,
+                                                            unsigned int counter,
                                                             unsigned long long* count) {
   return device_call(
       GPUMON_FAKE_SYM(nvmlDeviceGetTotalEccErrors), device, [&](DeviceState& d, double t) {

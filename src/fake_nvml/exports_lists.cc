@@ -19,7 +19,7 @@ struct SampleBuffer {
   unsigned kept;
 };
 
-bool sample_buffer(nvmlSamplingType_t type, SampleBuffer* out) {
+bool sample_buffer(unsigned int type, SampleBuffer* out) {
   switch (type) {
     case NVML_TOTAL_POWER_SAMPLES:
       *out = {Field::kPowerInstantMw, 0.02, 120};
@@ -113,7 +113,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
 
 // The driver's buffer on a grid of scenario time: samples after lastSeenTimeStamp, oldest
 // first. With no buffer, *sampleCount is the buffer's capacity. NOT_FOUND when none is newer.
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, unsigned int type,
                                                      unsigned long long lastSeenTimeStamp,
                                                      nvmlValueType_t* sampleValType,
                                                      unsigned int* sampleCount,
