@@ -114,50 +114,72 @@ bool Node::boolean() const {
   return value_->get<bool>();
 }
 
-Json parse_json(std::string_view text, std::size_t max_depth) {
-  // The parser callback sees every key; a stack of key sets finds duplicates, and its height is
-  // the nesting depth (arrays count too).
-  struct Frame {
-    bool object = false;
-    std::set<std::string> keys;
-  };
-  std::vector<Frame> stack;
-  std::string error;
-  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    if (!error.empty()) return false;
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        stack.push_back({event == Json::parse_event_t::object_start, {}});
-        if (stack.size() > max_depth) {
-          error = "nested deeper than " + std::to_string(max_depth) + " levels";
-          return false;
-        }
-        break;
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        if (!stack.empty()) stack.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!stack.empty() && !stack.back().keys.insert(parsed.get<std::string>()).second) {
-          const auto& key = parsed.get_ref<const std::string&>();
-          error = "duplicate key \"" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "\"";
-          return false;
-        }
-        break;
-      case Json::parse_event_t::value: break;
-    }
-    return true;
-  };
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
-                      /*ignore_comments=*/false);
-  } catch (const Json::exception& e) {
-    if (error.empty()) throw ScenarioError(std::string("invalid JSON: ") + e.what());
+namespace {
+
+// A first, linear SAX pass that finds what Json::parse accepts silently: duplicate keys (the
+// last one would win) and nesting too deep for comfort. (nlohmann's parser callback could do
+// this in one pass, but it rescans the parent on every object end: quadratic on long arrays.)
+class StrictnessCheck : public Json::json_sax_t {
+ public:
+  explicit StrictnessCheck(std::size_t max_depth) : max_depth_(max_depth) {}
+  const std::string& error() const { return error_; }
+
+  bool null() override { return true; }
+  bool boolean(bool /*value*/) override { return true; }
+  bool number_integer(number_integer_t /*value*/) override { return true; }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return true; }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override { return true; }
+  bool string(string_t& /*value*/) override { return true; }
+  bool binary(binary_t& /*value*/) override { return true; }
+  bool start_object(std::size_t /*elements*/) override {
+    keys_.emplace_back();
+    return enter();
   }
-  if (!error.empty()) throw ScenarioError("invalid JSON: " + error);
-  return doc;
+  bool key(string_t& key) override {
+    if (keys_.back().insert(key).second) return true;
+    error_ = "duplicate key \"" + (key.size() > 64 ? key.substr(0, 64) + "..." : key) + "\"";
+    return false;
+  }
+  bool end_object() override {
+    keys_.pop_back();
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t /*elements*/) override { return enter(); }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const Json::exception& e) override {
+    error_ = e.what();
+    return false;
+  }
+
+ private:
+  bool enter() {
+    if (++depth_ <= max_depth_) return true;
+    error_ = "nested deeper than " + std::to_string(max_depth_) + " levels";
+    return false;
+  }
+  std::size_t max_depth_;
+  std::size_t depth_ = 0;
+  std::vector<std::set<std::string>> keys_;
+  std::string error_;
+};
+
+}  // namespace
+
+Json parse_json(std::string_view text, std::size_t max_depth) {
+  StrictnessCheck check(max_depth);
+  if (!Json::sax_parse(text.begin(), text.end(), &check) || !check.error().empty()) {
+    throw ScenarioError("invalid JSON: " + check.error());
+  }
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {
+    throw ScenarioError(std::string("invalid JSON: ") + e.what());
+  }
 }
 
 }  // namespace gpumon::fake::detail

@@ -16,15 +16,19 @@ inline constexpr double kMaxValue = 1.8e19;
 
 struct ParseContext {
   std::uint64_t seed = 1;
-  std::size_t points_total = 0;  ///< across the whole scenario, against kMaxPointsTotal
+  std::size_t items_total = 0;      ///< across the whole scenario, against kMaxItemsTotal
+  std::size_t processes_total = 0;  ///< against kMaxProcessesTotal
 };
+
+/// Adds `count` items (points, processes, events, rules) to the scenario's budget.
+void spend_items(const Node& n, std::size_t count, ParseContext& ctx);
 
 /// A series: a number (constant) or {"<kind>": ..., "noise": x, "clamp": [lo, hi]}.
 Series parse_series(const Node& n, bool code_field, std::uint64_t stream, ParseContext& ctx);
-std::vector<ErrorRule> parse_errors(const Node& n);
-std::vector<LatencyRule> parse_latencies(const Node& n);
+std::vector<ErrorRule> parse_errors(const Node& n, ParseContext& ctx);
+std::vector<LatencyRule> parse_latencies(const Node& n, ParseContext& ctx);
 std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, ParseContext& ctx);
-std::vector<XidEvent> parse_xid_events(const Node& n);
+std::vector<XidEvent> parse_xid_events(const Node& n, ParseContext& ctx);
 
 /// Replaces "{index}" / "{index:04x}" (0-padding, width, d|x|X) with the device index.
 std::string expand_placeholders(const Node& n, const std::string& text, unsigned index);

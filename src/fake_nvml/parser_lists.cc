@@ -58,6 +58,12 @@ std::string expanded_string(const Node& n, std::size_t max_length, unsigned inde
 
 std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, ParseContext& ctx) {
   std::vector<ProcessSpec> out(n.expect_array(kMaxProcessesPerDevice));
+  spend_items(n, out.size(), ctx);
+  ctx.processes_total += out.size();
+  if (ctx.processes_total > kMaxProcessesTotal) {
+    n.fail("too many processes in all devices together (at most " +
+           std::to_string(kMaxProcessesTotal) + ")");
+  }
   for (std::size_t i = 0; i < out.size(); ++i) {
     const Node p = n.at(i);
     p.expect_object({"pid", "name", "used_memory_bytes", "start_s", "end_s", "visible_from_call"});
@@ -92,8 +98,9 @@ std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, P
   return out;
 }
 
-std::vector<XidEvent> parse_xid_events(const Node& n) {
+std::vector<XidEvent> parse_xid_events(const Node& n, ParseContext& ctx) {
   std::vector<XidEvent> out(n.expect_array(kMaxEventsPerDevice));
+  spend_items(n, out.size(), ctx);
   for (std::size_t i = 0; i < out.size(); ++i) {
     const Node e = n.at(i);
     e.expect_object({"at_s", "xid"});

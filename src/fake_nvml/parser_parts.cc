@@ -13,10 +13,7 @@ namespace {
 std::vector<Series::Point> parse_point_list(const Node& n, ParseContext& ctx) {
   const std::size_t size = n.expect_array(kMaxPointsPerSeries);
   if (size == 0) n.fail("needs at least one [t_s, value] point");
-  ctx.points_total += size;
-  if (ctx.points_total > kMaxPointsTotal) {
-    n.fail("too many points in the scenario (at most " + std::to_string(kMaxPointsTotal) + ")");
-  }
+  spend_items(n, size, ctx);
   std::vector<Series::Point> points;
   points.reserve(size);
   for (std::size_t i = 0; i < size; ++i) {
@@ -43,6 +40,14 @@ double parse_window(const std::optional<Node>& n, double fallback) {
 }
 
 }  // namespace
+
+void spend_items(const Node& n, std::size_t count, ParseContext& ctx) {
+  ctx.items_total += count;
+  if (ctx.items_total > kMaxItemsTotal) {
+    n.fail("the scenario is too big (more than " + std::to_string(kMaxItemsTotal) +
+           " points, processes, events and rules in all devices together)");
+  }
+}
 
 std::uint64_t noise_stream(std::uint64_t seed, unsigned device, unsigned field) {
   return seed * 0x100000001B3ULL ^ (static_cast<std::uint64_t>(device) << 16U) ^ field;
@@ -114,8 +119,9 @@ Series parse_series(const Node& n, bool code_field, std::uint64_t stream, ParseC
   return s;
 }
 
-std::vector<ErrorRule> parse_errors(const Node& n) {
+std::vector<ErrorRule> parse_errors(const Node& n, ParseContext& ctx) {
   std::vector<ErrorRule> rules(n.expect_array(kMaxRules));
+  spend_items(n, rules.size(), ctx);
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const Node r = n.at(i);
     r.expect_object({"field", "call", "error", "from_s", "until_s", "every_nth_call"});
@@ -146,10 +152,11 @@ std::vector<ErrorRule> parse_errors(const Node& n) {
   return rules;
 }
 
-std::vector<LatencyRule> parse_latencies(const Node& n) {
+std::vector<LatencyRule> parse_latencies(const Node& n, ParseContext& ctx) {
   // Keys are entry points, so the object is checked here rather than with expect_object.
   if (!n.is_object()) n.fail(std::string("expected an object, got ") + n.json().type_name());
   if (n.json().size() > kMaxRules) n.fail("too many rules");
+  spend_items(n, n.json().size(), ctx);
   std::vector<LatencyRule> rules;
   for (const auto& [call, unused] : n.json().items()) {
     const Node r = n.at(call);

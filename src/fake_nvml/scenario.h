@@ -172,7 +172,9 @@ struct Scenario {
 /// Limits that keep a hostile scenario from exhausting memory.
 inline constexpr std::size_t kMaxDevices = 1024;
 inline constexpr std::size_t kMaxPointsPerSeries = 100000;
-inline constexpr std::size_t kMaxPointsTotal = 2000000;
+/// Points, processes, events and rules of all devices together (templates multiply them).
+inline constexpr std::size_t kMaxItemsTotal = 2000000;
+inline constexpr std::size_t kMaxProcessesTotal = 65536;
 inline constexpr std::size_t kMaxProcessesPerDevice = 4096;
 inline constexpr std::size_t kMaxEventsPerDevice = 100000;
 inline constexpr std::size_t kMaxRules = 1000;

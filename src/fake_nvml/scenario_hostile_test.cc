@@ -77,6 +77,14 @@ std::vector<std::string> hostile_inputs() {
       "{\"devices\": [{\"" + std::string(100000, 'k') + "\": 1}]}",
       "{\"devices\": [{\"fields\": {\"power_draw_mw\": 1" + repeat("0", 400) + "}}]}",
   };
+  // Per-device limits times 1024 templated devices would be gigabytes: the totals stop them.
+  std::string procs;
+  for (int i = 0; i < 4000; ++i) procs += std::string(i ? "," : "") + R"({"pid": 1, "name": "x"})";
+  in.push_back(R"({"device_template": {"processes": [)" + procs + R"(]}, "repeat_devices": 1024})");
+  std::string events;
+  for (int i = 0; i < 50000; ++i) events += std::string(i ? "," : "") + R"({"at_s": 1, "xid": 2})";
+  in.push_back(R"({"device_template": {"xid_events": [)" + events +
+               R"(]}, "repeat_devices": 1024})");
   for (std::size_t cut = 1; cut < good.size(); cut += 7) in.push_back(good.substr(0, cut));
   return in;
 }

@@ -160,10 +160,10 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
       d.unsupported.set(static_cast<std::size_t>(*field));
     }
   }
-  if (auto v = n.get("errors")) d.errors = detail::parse_errors(*v);
-  if (auto v = n.get("latency_us")) d.latencies = detail::parse_latencies(*v);
+  if (auto v = n.get("errors")) d.errors = detail::parse_errors(*v, ctx);
+  if (auto v = n.get("latency_us")) d.latencies = detail::parse_latencies(*v, ctx);
   if (auto v = n.get("processes")) d.processes = detail::parse_processes(*v, index, ctx);
-  if (auto v = n.get("xid_events")) d.xid_events = detail::parse_xid_events(*v);
+  if (auto v = n.get("xid_events")) d.xid_events = detail::parse_xid_events(*v, ctx);
   if (auto v = n.get("lost_at_s")) d.lost_at_s = v->number(0, kMaxTimeS);
   if (auto v = n.get("recovers_at_s")) {
     if (!d.lost_at_s) v->fail("needs lost_at_s");
@@ -179,9 +179,10 @@ void parse_devices(const Node& root, Scenario& sc, ParseContext& ctx) {
   const auto tmpl = root.get("device_template");
   const auto repeat = root.get("repeat_devices");
   std::size_t listed = devices ? devices->expect_array(kMaxDevices) : 0;
+  ParseContext template_cost;
   if (tmpl) {
-    ParseContext scratch = ctx;
-    (void)parse_device(*tmpl, 0, scratch);  // errors in the template name the template
+    template_cost.seed = ctx.seed;
+    (void)parse_device(*tmpl, 0, template_cost);  // errors in the template name the template
   }
   std::size_t count = listed;
   if (repeat) {
@@ -190,6 +191,15 @@ void parse_devices(const Node& root, Scenario& sc, ParseContext& ctx) {
     if (listed > count) devices->fail("has more entries than repeat_devices");
   } else if (!devices) {
     root.fail("missing key \"devices\" (or \"device_template\" with \"repeat_devices\")");
+  }
+  // Every device starts from the template, so its size counts once per device: check before
+  // building anything, so that a hostile template fails at once rather than after 2M items.
+  if (template_cost.items_total * count > kMaxItemsTotal ||
+      template_cost.processes_total * count > kMaxProcessesTotal) {
+    (repeat ? *repeat : *tmpl)
+        .fail("the template's points, processes, events and rules times " + std::to_string(count) +
+              " devices exceed the scenario's limits (" + std::to_string(kMaxItemsTotal) +
+              " items, " + std::to_string(kMaxProcessesTotal) + " processes)");
   }
   sc.devices.reserve(count);
   std::map<std::string, std::string> seen;  // uuid / bus id -> first path
@@ -257,7 +267,7 @@ ParseResult parse_scenario(std::string_view json_text, std::string_view default_
     }
     ParseContext ctx;
     if (auto v = root.get("seed")) ctx.seed = sc.seed = v->uint(~0ULL);
-    if (auto v = root.get("latency_us")) sc.latencies = detail::parse_latencies(*v);
+    if (auto v = root.get("latency_us")) sc.latencies = detail::parse_latencies(*v, ctx);
     parse_devices(root, sc, ctx);
     result.scenario = std::move(sc);
   } catch (const detail::ScenarioError& e) {
