@@ -96,6 +96,10 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlInit(void) {
   return init_impl(GPUMON_FAKE_SYM(nvmlInit));
 }
+// pynvml's nvmlInit(); no flag changes what the fake does.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int /*flags*/) {
+  return init_impl(GPUMON_FAKE_SYM(nvmlInitWithFlags));
+}
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlShutdown(void) {
   Runtime& rt = Runtime::get();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Every NVML symbol name the fake library exports: exactly the names of
-// nvml/nvml_entry_points.inc, fallbacks included, so the list cannot drift from the loader's.
+// Every NVML symbol name the fake library exports: the names of nvml/nvml_entry_points.inc,
+// fallbacks included, so the list cannot drift from the loader's; plus the few that other NVML
+// clients call first (pynvml's nvmlInit is nvmlInitWithFlags), so they can run on the fake too.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,7 @@ inline constexpr const char* kSymbolNames[] = {
 #include "nvml/nvml_entry_points.inc"
 #undef GPUMON_NVML_REQUIRED
 #undef GPUMON_NVML_OPTIONAL
+    "nvmlInitWithFlags",
 };
 // clang-format on
 inline constexpr std::size_t kSymbolCount = std::size(kSymbolNames);
