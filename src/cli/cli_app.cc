@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#include "cli/cli_app.h"
+
+#include <exception>
+
+#include "cli/arg_parse.h"
+#include "cli/snapshot_command.h"
+#include "cli/version.h"
+#include "cli/watch_command.h"
+
+#ifdef GPUMON_HAVE_QUERY
+#include "query/query_command.h"
+#endif
+
+namespace gpumon::cli {
+namespace {
+
+int run_query(const std::vector<std::string>& args, const Console& console) {
+#ifdef GPUMON_HAVE_QUERY
+  return query::run_query_command(args, console.out, console.err);
+#else
+  (void)args;
+  console.err << "gpumon: `query` is not part of this build (src/query was not built)\n";
+  return kExitUsage;
+#endif
+}
+
+int dispatch(const std::vector<std::string>& args, const Console& console) {
+  if (args.empty()) return run_snapshot_command(args, console);
+  const std::string& first = args.front();
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (first == "query") return run_query(rest, console);
+  if (first == "watch" || first == "-w" || first == "--watch")
+    return run_watch_command(rest, console);
+  if (first == "--version" || first == "-V" || first == "version") {
+    console.out << version_text() << '\n';
+    return 0;
+  }
+  if (first == "--help" || first == "-h" || first == "help") {
+    console.out << help_text();
+    return 0;
+  }
+  if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
+  console.err << "gpumon: unknown command '" << first
+              << "'. Commands: watch, query (run 'gpumon --help').\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+std::string help_text() {
+  return version_text() + R"( - GPU monitoring for PyTorch training
+
+Usage:
+  gpumon [--json] [--show-uuid] [--show-serial] [--no-color]
+                      one snapshot of every GPU and its processes
+  gpumon watch [--interval S] [--count N] [--no-color]
+                      the live view, refreshed every S seconds (default 1; q quits)
+                      (also: gpumon -w, gpumon --watch)
+  gpumon query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l S | -lms MS] [-i IDS]
+  gpumon query --query-compute-apps=FIELDS --format=csv
+                      nvidia-smi compatible queries (gpumon query --help)
+  gpumon --version
+  gpumon --help
+
+Snapshot options:
+  --json              one JSON object: base units, missing values null
+  --show-uuid         show GPU UUIDs (hidden by default: they identify the machine)
+  --show-serial       show board serial numbers (hidden by default)
+  --no-color          no colour (colour is used only on a terminal, without NO_COLOR,
+                      and with TERM other than dumb)
+
+Missing values print as N/A (no value now), n/s (not supported), denied (no permission),
+lost (GPU lost) or err; never as 0.
+
+Environment:
+  GPUMON_NVML_LIBRARY   NVML library to load instead of the driver's libnvidia-ml.so.1
+  GPUMON_FAKE_SCENARIO  scenario for gpumon's fake NVML (simulated GPUs), e.g. demo
+  NO_COLOR              no colour when set
+
+Exit status: 0 ok; 1 no NVIDIA driver or NVML failure; 2 bad command line or internal error.
+See docs/cli.md.
+)";
+}
+
+int run_cli(const std::vector<std::string>& args, const Console& console) {
+  try {
+    return dispatch(args, console);
+  } catch (const std::exception& e) {
+    console.err << "gpumon: " << e.what() << '\n';
+  } catch (...) {
+    console.err << "gpumon: unexpected error\n";
+  }
+  return kExitUsage;
+}
+
+}  // namespace gpumon::cli

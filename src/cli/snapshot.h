@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Snapshot: one reading of every GPU and its processes, as plain data. The CLI gathers it
+// (snapshot_gather.h); the text, JSON and live-view formatters only read it, so each can be
+// tested over hand-made values.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_types.h"
+#include "host/host_process.h"
+
+namespace gpumon::cli {
+
+struct GpuSnapshot {
+  DeviceStatic info;
+  DeviceSample sample;
+  /// Number of compute processes, or why the list could not be read (kGpuLost, kNotSupported).
+  Reading<std::size_t> process_count;
+};
+
+/// A GPU process: NVML's view (PID, GPU memory, name) and this host's view of the same PID.
+struct ProcessRow {
+  GpuProcess gpu;
+  host::HostProcessInfo host;
+};
+
+struct Snapshot {
+  SystemInfo system;
+  std::string hostname;
+  std::chrono::system_clock::time_point taken_at{};
+  std::vector<GpuSnapshot> gpus;
+  std::vector<ProcessRow> processes;  ///< ordered by GPU index, then PID
+};
+
+}  // namespace gpumon::cli

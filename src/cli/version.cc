@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#include "cli/version.h"
+
+#ifndef GPUMON_VERSION
+#error "GPUMON_VERSION is defined by src/cli/CMakeLists.txt"
+#endif
+#ifndef GPUMON_GIT_DESCRIBE
+#define GPUMON_GIT_DESCRIBE ""
+#endif
+
+namespace gpumon::cli {
+
+std::string version_number() {
+  return GPUMON_VERSION;
+}
+
+std::string version_text() {
+  const std::string git = GPUMON_GIT_DESCRIBE;
+  return "gpumon " + version_number() + (git.empty() ? "" : " (git " + git + ")");
+}
+
+}  // namespace gpumon::cli

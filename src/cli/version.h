@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+// gpumon's version: the CMake project version, plus `git describe` taken when the build was
+// configured (empty outside a git checkout).
+#pragma once
+
+#include <string>
+
+namespace gpumon::cli {
+
+std::string version_number();  ///< "0.1.0"
+std::string version_text();    ///< "gpumon 0.1.0 (git f436c6b-dirty)"
+
+}  // namespace gpumon::cli

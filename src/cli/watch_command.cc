@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+#include "cli/watch_command.h"
+
+#include <chrono>
+#include <thread>
+
+#include "cli/arg_parse.h"
+#include "cli/backend_open.h"
+#include "cli/history.h"
+#include "cli/snapshot_gather.h"
+#include "cli/snapshot_text.h"
+#include "cli/terminal.h"
+#include "cli/version.h"
+#include "cli/watch_view.h"
+#include "host/process_inspector.h"
+
+namespace gpumon::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds interval_of(const WatchFlags& flags) {
+  return std::chrono::milliseconds(static_cast<long long>(flags.interval_s * 1000.0 + 0.5));
+}
+
+// Not a terminal: the snapshot text every interval, separated by blank lines.
+int plain_loop(GpuBackend& backend, host::ProcessInspector& inspector, const WatchFlags& flags,
+               const Console& console) {
+  TextOptions o;
+  o.version = version_number();
+  const std::string host = host_name();
+  auto next = Clock::now();
+  for (std::uint64_t frame = 0; flags.count == 0 || frame < flags.count; ++frame) {
+    if (frame > 0) {
+      std::this_thread::sleep_until(next);
+      console.out << '\n';
+    }
+    next += interval_of(flags);
+    console.out << format_snapshot_text(gather_snapshot(backend, inspector, host), o);
+    console.out.flush();
+    if (!console.out) break;  // the reader went away
+  }
+  return 0;
+}
+
+int full_screen_loop(GpuBackend& backend, host::ProcessInspector& inspector,
+                     const WatchFlags& flags, const Console& console) {
+  std::string error;
+  auto screen = FullScreen::enter(console.in_fd, console.out_fd, &error);
+  if (!screen) {
+    console.err << "gpumon: cannot open the live view: " << error << '\n';
+    return 1;
+  }
+  ViewOptions view;
+  view.interval_s = flags.interval_s;
+  view.version = version_number();
+  const bool color =
+      !flags.no_color && color_wanted(true, console.getenv("NO_COLOR"), console.getenv("TERM"));
+  view.style = RenderStyle{color, true};
+  view.unicode = locale_is_utf8(console.getenv("LC_ALL").value_or("").c_str(),
+                                console.getenv("LC_CTYPE").value_or("").c_str(),
+                                console.getenv("LANG").value_or("").c_str());
+  GpuHistories history;
+  const std::string host = host_name();
+  Snapshot snap;
+  auto draw = [&] {
+    const TerminalSize size = terminal_size(console.out_fd).value_or(TerminalSize{});
+    view.width = size.cols;
+    view.height = size.rows;
+    screen->draw(render_watch_frame(snap, history, view));
+  };
+
+  const auto interval = interval_of(flags);
+  std::uint64_t frames = 0;
+  auto next = Clock::now();
+  while (true) {
+    if (Clock::now() >= next) {
+      if (flags.count != 0 && frames >= flags.count) break;
+      snap = gather_snapshot(backend, inspector, host);
+      history.record(snap);
+      ++frames;
+      draw();
+      next += interval;
+      if (next < Clock::now()) next = Clock::now() + interval;  // fell behind: do not burst
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    const std::string keys = screen->wait_for_input(wait + std::chrono::milliseconds(1));
+    if (keys.find_first_of("qQ") != std::string::npos) break;
+    const PendingSignals sig = screen->take_signals();
+    if (sig.quit) break;
+    if (sig.suspend) {
+      screen->suspend();
+      draw();
+    } else if (sig.resized) {
+      draw();
+    }
+  }
+  screen.reset();  // restores the terminal before anything else is printed
+  return 0;
+}
+
+}  // namespace
+
+bool use_full_screen(bool out_is_tty, const std::optional<std::string>& term) {
+  return out_is_tty && term && !term->empty() && *term != "dumb";
+}
+
+int run_watch_command(const std::vector<std::string>& args, const Console& console) {
+  CLI::App app("gpumon watch: the live view of every GPU and its processes", "gpumon watch");
+  WatchFlags flags;
+  app.add_option("-i,--interval", flags.interval_s, "Seconds between refreshes (at least 0.1)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("-c,--count", flags.count, "Exit after this many refreshes (0: until q)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--no-color", flags.no_color, "No colour (as NO_COLOR=1)");
+  if (auto done = parse_args(app, args, console, "gpumon watch --help")) return *done;
+
+  auto backend = open_backend(console, nullptr);
+  if (!backend) return kExitNoGpu;
+  host::DiskProcFiles proc;
+  host::UserNames users;
+  host::ProcessInspector inspector(proc, users);
+  if (use_full_screen(console.out_is_tty(), console.getenv("TERM"))) {
+    return full_screen_loop(*backend, inspector, flags, console);
+  }
+  return plain_loop(*backend, inspector, flags, console);
+}
+
+}  // namespace gpumon::cli

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `gpumon watch` inside tmux, on the fake NVML's demo scenario (8 simulated H200s): the first
+# frame shows the SIMULATED label and 8 GPU blocks, values refresh, a resize redraws within the
+# new size, `q` quits with status 0, and the terminal is back as it was (main screen, cursor
+# visible, same stty settings). A second run checks the same after Ctrl-C.
+#
+# Usage: watch_tmux_test.sh <gpumon> <fake libnvidia-ml.so.1> <scenario dir>
+# Exit 77 (ctest: skipped) when tmux is not installed.
+set -euo pipefail
+
+gpumon=$1 fake=$2 scenarios=$3
+command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77; }
+[ -x "$gpumon" ] || { echo "FAIL: no gpumon at $gpumon"; exit 1; }
+[ -f "$fake" ] || { echo "FAIL: no fake NVML at $fake (build the gpumon_fake_nvml target)"; exit 1; }
+
+tmp=$(mktemp -d)
+sock="gpumon-watch-test-$$"
+tm() { tmux -L "$sock" -f /dev/null "$@"; }
+cleanup() { tm kill-server >/dev/null 2>&1 || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- pane:"
+  tm capture-pane -p -t t 2>/dev/null || true
+  exit 1
+}
+capture() { tm capture-pane -p -t t; }
+# Polls (up to $2 seconds) until the pane has a line matching the extended regex $1.
+wait_for() {
+  local deadline=$((SECONDS + $2))
+  until capture | grep -qE -- "$1"; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.1
+  done
+}
+
+# The shell survives the Ctrl-C of the second run (its trap runs after gpumon exits); it waits
+# for Enter between the runs so the test can look at the screen run 1 left.
+cat >"$tmp/run.sh" <<SCRIPT
+trap 'echo SHELL-GOT-SIGINT' INT
+stty -g >"$tmp/stty.before"
+echo MARKER-BEFORE-GPUMON
+for run in 1 2; do
+  [ \$run = 1 ] || read -r _
+  env GPUMON_NVML_LIBRARY="$fake" GPUMON_FAKE_SCENARIO=demo GPUMON_SCENARIO_DIR="$scenarios" \
+    LANG=C.UTF-8 TERM=screen-256color "$gpumon" watch --interval 0.3
+  echo "EXIT\$run=\$?"
+  if [ "\$(stty -g)" = "\$(cat "$tmp/stty.before")" ]; then echo TTY-RESTORED\$run; else echo TTY-CHANGED\$run; fi
+done
+sleep 60
+SCRIPT
+
+tm new-session -d -s t -x 132 -y 50 "sh $tmp/run.sh"
+wait_for "^SIMULATED GPUs" 15 || fail "no SIMULATED label within 15 s"
+wait_for "^Processes" 5 || fail "no processes table"
+sleep 0.5
+
+first=$(capture)
+[ "$(tm display-message -p -t t '#{alternate_on}')" = 1 ] || fail "not on the alternate screen"
+head -n1 <<<"$first" | grep -q '^SIMULATED GPUs — scenario "demo"' ||
+  fail "the SIMULATED label is not the first line"
+blocks=$(grep -cE '^GPU [0-7]  NVIDIA H200' <<<"$first" || true)
+[ "$blocks" = 8 ] || fail "expected 8 GPU blocks, found $blocks"
+[ "$(grep -c '^  util ' <<<"$first" || true)" = 8 ] || fail "expected 8 utilization lines"
+
+sleep 1.2
+second=$(capture)
+if [ "$(grep -E '^(GPU |  util )' <<<"$first")" = "$(grep -E '^(GPU |  util )' <<<"$second")" ]; then
+  fail "GPU values did not refresh in 1.2 s"
+fi
+
+tm resize-window -t t -x 90 -y 20
+sleep 1
+small=$(capture)
+[ "$(wc -l <<<"$small")" -le 20 ] || fail "more lines than the 20-row window"
+head -n1 <<<"$small" | grep -q '^SIMULATED GPUs' || fail "label lost after the resize"
+while IFS= read -r line; do
+  [ "${#line}" -le 90 ] || fail "line wider than 90 columns after the resize: $line"
+done <<<"$small"
+grep -qE '^ 7 ' <<<"$small" || fail "GPU 7 not shown in the one-line-per-GPU layout"
+
+# Checks that run $1 has exited with status 0 and left the terminal as it found it.
+check_restored() {
+  # The TTY line comes last: once it is there, so is everything before it.
+  wait_for "^TTY-(RESTORED|CHANGED)$1\$" 5 || fail "run $1: gpumon did not exit within 5 s"
+  local after
+  after=$(capture)
+  grep -qx "EXIT$1=0" <<<"$after" || fail "run $1: exit status was not 0"
+  grep -qx "TTY-RESTORED$1" <<<"$after" || fail "run $1: stty settings differ after gpumon exited"
+  grep -qx "MARKER-BEFORE-GPUMON" <<<"$after" || fail "run $1: the main screen was not restored"
+  grep -q "SIMULATED GPUs" <<<"$after" && fail "run $1: live view left on the main screen"
+  [ "$(tm display-message -p -t t '#{alternate_on}')" = 0 ] || fail "run $1: alternate screen on"
+  [ "$(tm display-message -p -t t '#{cursor_flag}')" = 1 ] || fail "run $1: cursor left hidden"
+}
+
+tm send-keys -t t q
+check_restored 1
+
+# Second run: Ctrl-C instead of q.
+tm send-keys -t t Enter
+wait_for "^SIMULATED GPUs" 15 || fail "second run: no SIMULATED label"
+tm send-keys -t t C-c
+check_restored 2
+echo "PASS: 8 GPU blocks, SIMULATED label, refresh, resize, q and Ctrl-C, terminal restored"

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+#include "cli/watch_view.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "cli/format_units.h"
+#include "cli/process_table.h"
+#include "cli/snapshot_text.h"
+
+namespace gpumon::cli {
+namespace {
+
+constexpr std::size_t kMaxSpark = 60;
+constexpr std::size_t kMaxNameWidth = 24;
+
+// What matters most comes first, since a narrow window cuts the end: the time (it proves the
+// view is live), the refresh interval and how to quit.
+StyledLine title_line(const Snapshot& snap, const ViewOptions& o, Tone tone) {
+  const std::string driver =
+      reading_text(snap.system.driver_version, [](const std::string& v) { return v; });
+  const std::string cuda = reading_text(snap.system.cuda_driver_version, cuda_version_text);
+  return StyledLine(fmt::format(" gpumon watch  {}  every {:g} s  q: quit  host {}  driver {}  "
+                                "CUDA {}  gpumon {}",
+                                local_time_text(snap.taken_at), o.interval_s, snap.hostname, driver,
+                                cuda, o.version),
+                    tone);
+}
+
+void add_cell(StyledLine& line, const Cell& c, std::size_t right_width = 0) {
+  if (right_width > 0) {
+    line.add_right(c.text, right_width, c.tone);
+  } else {
+    line.add(c.text, c.tone);
+  }
+}
+
+// "GPU 0  NVIDIA H200  P0  62C HBM 70C  612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz"
+StyledLine block_head(const GpuSnapshot& g, std::size_t name_width, const Thresholds& t) {
+  const DeviceSample& s = g.sample;
+  StyledLine line;
+  line.add(fmt::format("GPU {:<2} ", g.info.index), Tone::kBold);
+  line.add(fit_width(gpu_name(g.info), kMaxNameWidth), Tone::kBold).pad_to(7 + name_width + 2);
+  if (s.lost) {
+    line.add("GPU LOST", Tone::kBad);
+    return line;
+  }
+  add_cell(line, pstate_cell(s.pstate));
+  line.add("  ");
+  add_cell(line, temperature_cell(s.temperature_gpu_c, t.gpu_temp_warn_c, t.gpu_temp_bad_c), 4);
+  line.add(" HBM ");
+  add_cell(line, temperature_cell(s.temperature_memory_c, t.hbm_temp_warn_c, t.hbm_temp_bad_c), 4);
+  line.add("  ");
+  add_cell(line, power_cell(s), 13);
+  line.add("  SM ");
+  add_cell(line, clock_cell(s.sm_clock_mhz, g.info.max_sm_clock_mhz));
+  line.add("  mem ");
+  add_cell(line, clock_cell(s.mem_clock_mhz, g.info.max_mem_clock_mhz));
+  return line;
+}
+
+// "  util  98 % ▁▂▃▅▇   mem  50 %  70.2 / 140.4 GiB ▁▁▂▂▃"
+StyledLine block_bars(const GpuSnapshot& g, const GpuHistories& h, std::size_t spark,
+                      const ViewOptions& o) {
+  const DeviceSample& s = g.sample;
+  StyledLine line;
+  line.add("  util ");
+  add_cell(line, percent_cell(s.utilization_gpu_pct), 6);
+  line.add(" ").add(sparkline(h.utilization(g.info.index), spark, 100.0, o.unicode), Tone::kGood);
+  line.add("   mem ");
+  const Cell pct = memory_percent_cell(s, g.info, o.thresholds);
+  add_cell(line, pct, 6);
+  line.add(" ");
+  add_cell(line, memory_cell(s, g.info), 17);
+  line.add(" ").add(sparkline(h.memory(g.info.index), spark, 100.0, o.unicode),
+                    pct.tone == Tone::kPlain ? Tone::kGood : pct.tone);
+  return line;
+}
+
+// "  mem-util 45 %   ECC corr 0 uncorr 0   throttle: power cap"
+StyledLine block_status(const GpuSnapshot& g) {
+  StyledLine line;
+  line.add("  mem-util ");
+  add_cell(line, percent_cell(g.sample.utilization_memory_pct), 5);
+  line.add("   ").append(ecc_cells(g.sample)).add("   ").append(throttle_cells(g.sample));
+  return line;
+}
+
+// One line per GPU when three do not fit.
+StyledLine compact_line(const GpuSnapshot& g, const GpuHistories& h, std::size_t spark,
+                        const ViewOptions& o) {
+  const DeviceSample& s = g.sample;
+  StyledLine line;
+  line.add(fmt::format("{:>2} ", g.info.index), Tone::kBold);
+  if (s.lost) return line.add("GPU LOST", Tone::kBad);
+  add_cell(line, percent_cell(s.utilization_gpu_pct), 6);
+  line.add(" ").add(sparkline(h.utilization(g.info.index), spark, 100.0, o.unicode), Tone::kGood);
+  line.add(" mem ");
+  add_cell(line, memory_percent_cell(s, g.info, o.thresholds), 6);
+  line.add(" ").add(sparkline(h.memory(g.info.index), spark, 100.0, o.unicode), Tone::kGood);
+  line.add("  ");
+  add_cell(line,
+           temperature_cell(s.temperature_gpu_c, o.thresholds.gpu_temp_warn_c,
+                            o.thresholds.gpu_temp_bad_c),
+           4);
+  line.add("  ");
+  add_cell(line, power_cell(s), 13);
+  line.add("  ").append(throttle_cells(s));
+  return line;
+}
+
+}  // namespace
+
+bool locale_is_utf8(const char* lc_all, const char* lc_ctype, const char* lang) {
+  const char* value = nullptr;
+  for (const char* v : {lc_all, lc_ctype, lang}) {
+    if (v != nullptr && *v != '\0') {
+      value = v;
+      break;
+    }
+  }
+  if (value == nullptr) return false;
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos;
+}
+
+std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHistories& history,
+                                            const ViewOptions& o) {
+  const std::size_t width = std::max<std::size_t>(o.width, 2) - 1;
+  std::vector<StyledLine> lines;
+  const bool simulated = !snap.system.simulated_scenario.empty();
+  if (simulated) lines.push_back(simulated_banner(snap.system).pad_to(width));
+  lines.push_back(title_line(snap, o, simulated ? Tone::kBold : Tone::kBanner).pad_to(width));
+
+  const std::size_t n = snap.gpus.size();
+  const std::size_t header = lines.size();
+  // Room for the processes title, heading and one row below the GPUs.
+  constexpr std::size_t kProcessMin = 4;
+  const bool full = o.height >= header + 3 * n + kProcessMin;
+  std::size_t name_width = 4;
+  for (const GpuSnapshot& g : snap.gpus) {
+    name_width = std::max(name_width, std::min(display_width(gpu_name(g.info)), kMaxNameWidth));
+  }
+  if (n == 0) lines.emplace_back("No NVIDIA GPUs found.", Tone::kWarn);
+  if (full) {
+    // Fixed columns of block_bars: 7 + 6 + 1 + 7 + 6 + 1 + 17 + 1; two sparklines share the rest.
+    constexpr std::size_t kFixed = 46;
+    const std::size_t spark = std::min(kMaxSpark, width > kFixed + 2 ? (width - kFixed) / 2 : 1);
+    for (const GpuSnapshot& g : snap.gpus) {
+      lines.push_back(block_head(g, name_width, o.thresholds));
+      if (g.sample.lost) continue;
+      lines.push_back(block_bars(g, history, spark, o));
+      lines.push_back(block_status(g));
+    }
+  } else {
+    // Fixed columns of compact_line without the throttle words: about 50.
+    const std::size_t spark = std::min<std::size_t>(kMaxSpark, width > 90 ? (width - 80) / 2 : 5);
+    const std::size_t room = o.height > header + 1 ? o.height - header - 1 : 0;
+    const std::size_t shown = std::min(n, room);
+    for (std::size_t i = 0; i < shown; ++i) {
+      lines.push_back(compact_line(snap.gpus[i], history, spark, o));
+    }
+    if (shown < n)
+      lines.emplace_back(fmt::format("... {} more GPUs: enlarge the window", n - shown),
+                         Tone::kDim);
+  }
+  if (lines.size() + kProcessMin - 1 <= o.height) {
+    lines.emplace_back();
+    const std::size_t rows = o.height - lines.size() - 2;
+    // Keep one line for "... N more" when the table does not fit.
+    const std::size_t max_rows =
+        snap.processes.size() > rows ? std::max<std::size_t>(rows, 2) - 1 : rows;
+    for (StyledLine& l : process_table(snap, max_rows)) lines.push_back(std::move(l));
+  }
+
+  std::vector<std::string> out;
+  const std::size_t count = std::min(lines.size(), o.height);
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) out.push_back(lines[i].render(o.style, width));
+  return out;
+}
+
+}  // namespace gpumon::cli

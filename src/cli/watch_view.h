@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+// One frame of `gpumon watch`: a function of the snapshot, the histories and the screen size.
+// The first line is always the SIMULATED label (reverse video) when the GPUs are simulated,
+// else the title bar; then one block per GPU, then as many processes as fit.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cli/gpu_cells.h"
+#include "cli/history.h"
+#include "cli/snapshot.h"
+#include "cli/styled_line.h"
+
+namespace gpumon::cli {
+
+struct ViewOptions {
+  std::size_t width = 80;   ///< terminal columns
+  std::size_t height = 24;  ///< terminal rows
+  RenderStyle style{false, true};
+  bool unicode = true;      ///< block-character sparklines; ASCII ones otherwise
+  double interval_s = 1.0;  ///< shown in the title
+  std::string version;
+  Thresholds thresholds;
+};
+
+/// At most `height` lines, each at most `width - 1` columns (the last column stays empty so a
+/// terminal never wraps or scrolls). GPU blocks take three lines each when they fit, one line
+/// each otherwise.
+std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHistories& history,
+                                            const ViewOptions& options);
+
+/// True when LC_ALL, LC_CTYPE or LANG (the first one set) names a UTF-8 locale.
+bool locale_is_utf8(const char* lc_all, const char* lc_ctype, const char* lang);
+
+}  // namespace gpumon::cli

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+#include "cli/watch_view.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "cli/test_snapshots.h"
+
+namespace gpumon::cli {
+namespace {
+
+using namespace gpumon::cli::testing;
+
+class WatchViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::setenv("TZ", "UTC", 1);
+    ::tzset();
+    options_.version = "0.1.0";
+    options_.style = RenderStyle{false, false};
+    options_.unicode = false;
+  }
+
+  static Snapshot eight_gpus(bool simulated) {
+    Snapshot s = empty_snapshot();
+    if (simulated) s.system.simulated_scenario = "demo";
+    for (unsigned i = 0; i < 8; ++i) {
+      s.gpus.push_back(healthy_gpu(i));
+      s.processes.push_back(visible_process(i, 1000 + i));
+    }
+    return s;
+  }
+
+  static std::size_t count_prefix(const std::vector<std::string>& lines, const std::string& p) {
+    std::size_t n = 0;
+    for (const std::string& l : lines) n += l.rfind(p, 0) == 0 ? 1 : 0;
+    return n;
+  }
+
+  ViewOptions options_;
+  GpuHistories history_;
+};
+
+TEST_F(WatchViewTest, OneGpuGolden) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0)};
+  s.processes = {visible_process(0)};
+  for (double u : {0.0, 50.0, 98.0}) {
+    s.gpus[0].sample.utilization_gpu_pct = static_cast<unsigned>(u);
+    history_.record(s);
+  }
+  options_.width = 100;
+  options_.height = 12;
+  const std::vector<std::string> expected = {
+      " gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit  host node01  driver 580.159.04  "
+      "CUDA 1\xE2\x80\xA6",
+      "GPU 0  NVIDIA H200  P0   62C HBM  70C    612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz",
+      "  util   98 %                        _=#   mem   50 %  70.0 / 140.0 GiB                     "
+      "   "
+      "===",
+      "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none",
+      "",
+      "Processes",
+      "GPU       PID  User    GPU mem     CPU %       RSS  Command",
+      "  0      4242  alice  70.0 GiB      98.5  12.3 GiB  python train.py --config "
+      "configs/llama-8b.yaml\xE2\x80\xA6",
+  };
+  EXPECT_EQ(render_watch_frame(s, history_, options_), expected);
+}
+
+TEST_F(WatchViewTest, EightGpuBlocksWithTheSimulatedLabelFirst) {
+  const Snapshot s = eight_gpus(true);
+  history_.record(s);
+  options_.width = 160;
+  options_.height = 50;
+  options_.style = RenderStyle{false, true};
+  const auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(lines[0].rfind("\x1b[1;7mSIMULATED GPUs \xE2\x80\x94 scenario \"demo\"", 0), 0U);
+  std::size_t blocks = 0;
+  for (const std::string& l : lines) blocks += l.find("GPU ") == 4 ? 1 : 0;  // after "\x1b[1m"
+  EXPECT_EQ(blocks, 8U);
+  EXPECT_EQ(count_prefix(lines, "  util "), 8U);
+  EXPECT_LE(lines.size(), 50U);
+}
+
+TEST_F(WatchViewTest, SmallWindowFallsBackToOneLinePerGpu) {
+  const Snapshot s = eight_gpus(true);
+  history_.record(s);
+  options_.width = 120;
+  options_.height = 16;
+  const auto lines = render_watch_frame(s, history_, options_);
+  ASSERT_LE(lines.size(), 16U);
+  EXPECT_EQ(lines[0].rfind("SIMULATED GPUs", 0), 0U);
+  for (unsigned i = 0; i < 8; ++i) {
+    EXPECT_EQ(lines[2 + i].rfind(" " + std::to_string(i) + "   98 %", 0), 0U) << lines[2 + i];
+  }
+}
+
+TEST_F(WatchViewTest, TinyWindowKeepsTheLabelAndSaysWhatIsCut) {
+  const Snapshot s = eight_gpus(true);
+  options_.width = 60;
+  options_.height = 6;
+  const auto lines = render_watch_frame(s, history_, options_);
+  ASSERT_EQ(lines.size(), 6U);
+  EXPECT_EQ(lines[0].rfind("SIMULATED GPUs", 0), 0U);
+  EXPECT_EQ(lines[5], "... 5 more GPUs: enlarge the window");
+  options_.height = 1;
+  const auto one = render_watch_frame(s, history_, options_);
+  ASSERT_EQ(one.size(), 1U);
+  EXPECT_EQ(one[0].rfind("SIMULATED GPUs", 0), 0U);
+}
+
+TEST_F(WatchViewTest, EveryLineFitsTheWindow) {
+  Snapshot s = eight_gpus(true);
+  s.gpus[3] = lost_gpu(3);
+  s.gpus[5] = gpu_with_missing_fields(5);
+  for (int i = 0; i < 70; ++i) history_.record(s);
+  for (std::size_t width : {20U, 40U, 80U, 132U, 250U}) {
+    for (std::size_t height : {1U, 5U, 24U, 60U}) {
+      options_.width = width;
+      options_.height = height;
+      options_.unicode = true;
+      const auto lines = render_watch_frame(s, history_, options_);
+      EXPECT_LE(lines.size(), height);
+      for (const std::string& l : lines) {
+        EXPECT_LE(display_width(l), width - 1) << width << "x" << height << ": " << l;
+      }
+    }
+  }
+}
+
+TEST_F(WatchViewTest, LostGpuInItsBlock) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), lost_gpu(1)};
+  options_.width = 100;
+  options_.height = 30;
+  const auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, "GPU 1  NVIDIA H200  GPU LOST"), 1U);
+}
+
+TEST_F(WatchViewTest, TitleBarInReverseVideoWhenNotSimulated) {
+  Snapshot s = empty_snapshot();
+  options_.style = RenderStyle{false, true};
+  const auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(
+      lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit", 0), 0U);
+  EXPECT_EQ(lines[1], "No NVIDIA GPUs found.");
+}
+
+TEST(LocaleIsUtf8, FirstSetVariableDecides) {
+  EXPECT_TRUE(locale_is_utf8(nullptr, nullptr, "en_US.UTF-8"));
+  EXPECT_TRUE(locale_is_utf8("C.utf8", nullptr, nullptr));
+  EXPECT_FALSE(locale_is_utf8("C", nullptr, "en_US.UTF-8"));  // LC_ALL wins
+  EXPECT_TRUE(locale_is_utf8("", "", "de_DE.utf8"));          // empty counts as unset
+  EXPECT_FALSE(locale_is_utf8(nullptr, nullptr, nullptr));
+  EXPECT_FALSE(locale_is_utf8(nullptr, nullptr, "POSIX"));
+}
+
+}  // namespace
+}  // namespace gpumon::cli
