@@ -2,6 +2,7 @@
 #include "cli/watch_command.h"
 
 #include <chrono>
+#include <cmath>
 #include <thread>
 
 #include "cli/arg_parse.h"
@@ -20,7 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::chrono::milliseconds interval_of(const WatchFlags& flags) {
-  return std::chrono::milliseconds(static_cast<long long>(flags.interval_s * 1000.0 + 0.5));
+  return std::chrono::milliseconds(std::llround(flags.interval_s * 1000.0));
 }
 
 // Not a terminal: the snapshot text every interval, separated by blank lines.

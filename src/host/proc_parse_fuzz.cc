@@ -10,6 +10,7 @@
 #include "host/proc_parse.h"
 #include "host/text_clean.h"
 
+// NOLINTNEXTLINE(readability-identifier-naming): the name libFuzzer calls
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)gpumon::host::parse_stat(text);
