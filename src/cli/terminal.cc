@@ -6,6 +6,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -31,6 +32,9 @@ struct State {
   termios saved{};
   bool atexit_registered = false;
 };
+constexpr std::array<int, 5> kHandledSignals = {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP};
+// What the signals did before the live view (SIG_IGN under nohup, say), to put back after it.
+std::array<struct sigaction, kHandledSignals.size()> g_previous{};
 State g_state;
 
 void write_all(int fd, std::string_view text) {
@@ -72,12 +76,12 @@ extern "C" void on_tstp(int /*sig*/) {
   g_state.suspend = 1;
 }
 
-void install(int sig, void (*handler)(int)) {
+void install(int sig, void (*handler)(int), struct sigaction* previous = nullptr) {
   struct sigaction sa {};
   sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: poll() returns EINTR so the loop reacts at once
-  ::sigaction(sig, &sa, nullptr);
+  ::sigaction(sig, &sa, previous);
 }
 
 }  // namespace
@@ -101,11 +105,14 @@ std::unique_ptr<FullScreen> FullScreen::enter(int in_fd, int out_fd, std::string
     std::atexit(at_exit);
     g_state.atexit_registered = true;
   }
-  install(SIGINT, on_quit_signal);
-  install(SIGTERM, on_quit_signal);
-  install(SIGHUP, on_quit_signal);
-  install(SIGWINCH, on_winch);
-  install(SIGTSTP, on_tstp);
+  for (std::size_t i = 0; i < kHandledSignals.size(); ++i) {
+    const int sig = kHandledSignals[i];
+    install(sig,
+            sig == SIGWINCH  ? on_winch
+            : sig == SIGTSTP ? on_tstp
+                             : on_quit_signal,
+            &g_previous[i]);
+  }
   screen->setup();
   return screen;
 }
@@ -127,7 +134,9 @@ void FullScreen::setup() {
 
 FullScreen::~FullScreen() {
   restore();
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGWINCH, SIGTSTP}) ::signal(sig, SIG_DFL);
+  for (std::size_t i = 0; i < kHandledSignals.size(); ++i) {
+    ::sigaction(kHandledSignals[i], &g_previous[i], nullptr);
+  }
 }
 
 void FullScreen::restore() {
