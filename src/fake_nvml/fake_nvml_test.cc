@@ -114,7 +114,7 @@ TEST_F(FakeNvml, MemoryV2ChecksTheStructVersionAndAddsUp) {
   m.version = nvml::kMemoryV2Version;
   ASSERT_EQ(fn().device_get_memory_info_v2(h, &m), NVML_SUCCESS);
   EXPECT_EQ(m.total, 150754820096ULL);
-  EXPECT_EQ(m.reserved, 481296384ULL);
+  EXPECT_EQ(m.reserved, 644939776ULL);
   EXPECT_EQ(m.used, 126701535232ULL);
   EXPECT_EQ(m.free, m.total - m.reserved - m.used);
   nvmlMemory_t v1{};

@@ -29,7 +29,7 @@ TEST_F(FakeNvmlTime, OffsetJumpsToALaterScenarioTime) {
 }
 
 TEST_F(FakeNvmlTime, EnergyIsTheIntegralOfPower) {
-  open("idle-h200", 0, 100);  // 76 W, 100x faster than real time
+  open("idle-h200", 0, 100);  // 81.2 W, 100x faster than real time
   const nvmlDevice_t h = device(0);
   unsigned long long e0 = 0, e1 = 0;
   ASSERT_EQ(fn().device_get_total_energy_consumption(h, &e0), NVML_SUCCESS);
@@ -37,7 +37,7 @@ TEST_F(FakeNvmlTime, EnergyIsTheIntegralOfPower) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_EQ(fn().device_get_total_energy_consumption(h, &e1), NVML_SUCCESS);
   const double scenario_s = ms_since(t0) / 1000 * 100;
-  EXPECT_NEAR(static_cast<double>(e1 - e0), 76000 * scenario_s, 76000 * scenario_s * 0.03);
+  EXPECT_NEAR(static_cast<double>(e1 - e0), 81200 * scenario_s, 81200 * scenario_s * 0.03);
   EXPECT_GE(e0, 98765432100ULL);  // starts at energy_at_start_mj
 }
 

@@ -129,7 +129,7 @@ struct DeviceSpec {
   std::string pci_bus_id;  ///< "00000000:18:00.0"
   unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
   std::uint32_t pci_device_id = 0x233510DE;  ///< device << 16 | vendor (H200 SXM)
-  std::uint32_t pci_subsystem_id = 0x18A810DE;
+  std::uint32_t pci_subsystem_id = 0x18BF10DE;
   unsigned minor_number = 0;
   std::uint64_t memory_total_bytes = 150754820096ULL;
   std::uint64_t memory_reserved_bytes = 0;

@@ -107,7 +107,7 @@ TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
   EXPECT_LE(s.utilization_gpu_pct.value_or(101), 100U);
   EXPECT_TRUE(s.utilization_memory_pct.has_value());
   EXPECT_EQ(s.memory_total_bytes.value_or(0), 150754820096ULL);
-  EXPECT_EQ(s.memory_reserved_bytes.value_or(0), 481296384ULL);
+  EXPECT_EQ(s.memory_reserved_bytes.value_or(0), 644939776ULL);
   EXPECT_EQ(s.memory_used_bytes.value_or(0), 126701535232ULL);
   EXPECT_EQ(s.memory_free_bytes.value_or(0) + s.memory_used_bytes.value_or(0) +
                 s.memory_reserved_bytes.value_or(0),
