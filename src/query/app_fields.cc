@@ -30,7 +30,7 @@ std::vector<AppField> make_app_fields() {
       "Name of the process's executable as the driver reports it."},
      {}, [](const S& s) { return to_cell(s.process.name); }},
     {{"used_gpu_memory", {"used_memory"}, "MiB", "bytes", Style::kMib,
-      "Device memory this process holds (CSV: MiB rounded down; JSON: bytes)."},
+      "Device memory this process holds (CSV: MiB rounded up; JSON: bytes)."},
      {}, [](const S& s) { return to_cell(s.process.used_memory_bytes); }},
   };
   // clang-format on

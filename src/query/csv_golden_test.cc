@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "query/test_backend.h"
+#include "query/value_format.h"
 
 namespace gpumon::query::testing {
 namespace {
@@ -150,7 +151,7 @@ TEST(CsvGolden, AllFieldsOnOneLineBusy) {
   DeviceSample& s = backend->samples[0];
   s.wall_time = local_time(row.substr(0, row.find(',')));
   constexpr std::uint64_t kMiB = 1ULL << 20;
-  s.memory_used_bytes = 22 * kMiB + 5;
+  s.memory_used_bytes = 21 * kMiB + 5;  // 21.000005 MiB prints 22
   s.memory_free_bytes = 143135 * kMiB;
   s.power_draw_w = 80.55;
   s.power_draw_instant_w = 123.69;
@@ -159,6 +160,21 @@ TEST(CsvGolden, AllFieldsOnOneLineBusy) {
   const RunResult r = run_query({kAllFields, "--format=csv"}, backend);
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, expected);
+}
+
+// nvidia-smi rounds memory up to whole MiB (measured on the H200: 615.0625 MiB prints 616,
+// 139827.125 MiB prints 139828).
+TEST(CsvCell, MemoryRoundsUpToWholeMiB) {
+  FieldInfo mib{"memory.used", {}, "MiB", "bytes", CsvStyle::kMib, "", false, false};
+  auto cell = [&](std::uint64_t bytes) { return csv_cell(Cell(Scalar(bytes)), mib, true); };
+  EXPECT_EQ(cell(0), "0 MiB");
+  EXPECT_EQ(cell(1), "1 MiB");
+  EXPECT_EQ(cell(1048576), "1 MiB");
+  EXPECT_EQ(cell(1048577), "2 MiB");
+  EXPECT_EQ(cell(644939776), "616 MiB");
+  EXPECT_EQ(cell(146619367424), "139828 MiB");
+  EXPECT_EQ(cell(UINT64_MAX), "17592186044416 MiB");
+  EXPECT_EQ(csv_cell(Cell(Scalar(std::uint64_t{1048577})), mib, false), "2");
 }
 
 // A German-style locale (decimal comma, thousands dot) must not leak into the output: every

@@ -88,8 +88,8 @@ Expected<std::vector<unsigned>> select_devices(std::string_view id_list,
   for (const std::string& id : ids) {
     const std::optional<unsigned> index = match_device(id, devices);
     if (!index) {
-      return QueryError{kExitNoDevice, "No devices were found\ngpumon: -i " + quoted(id) +
-                                           " matches none of the " +
+      return QueryError{kExitNoDevice, "No devices were found\ngpumon: -i " +
+                                           quote_for_message(id) + " matches none of the " +
                                            std::to_string(devices.size()) + " GPU(s) here.\n"};
     }
     out.push_back(*index);

@@ -28,7 +28,7 @@ using Cell = Reading<Scalar>;
 /// capture in testdata/nvidia-smi/h200).
 enum class CsvStyle : std::uint8_t {
   kPlain,      ///< text as is, integers in decimal
-  kMib,        ///< bytes shown as whole MiB, rounded down: "143771"
+  kMib,        ///< bytes shown as whole MiB, rounded up like nvidia-smi: "143771"
   kFixed2,     ///< two decimals: "78.91" (watts)
   kFixed3,     ///< three decimals: "1234.567" (joules)
   kPstate,     ///< "P0"

@@ -93,7 +93,7 @@ std::vector<GpuField> make_gpu_fields() {
       "An external power-brake signal (e.g. from the power supply) lowers clocks."},
      G::kClockEvents, reason_active<kClockEventHwPowerBrakeSlowdown>},
     {{"memory.total", {}, "MiB", "bytes", Style::kMib,
-      "Device memory size (CSV: MiB rounded down; JSON: bytes)."},
+      "Device memory size (CSV: MiB, rounded up as nvidia-smi does; JSON: bytes)."},
      {}, [](const S& s) { return to_cell(s.device.memory_total_bytes); }},
     {{"memory.reserved", {}, "MiB", "bytes", Style::kMib,
       "Device memory set aside by the driver and firmware."},

@@ -72,7 +72,7 @@ TEST_F(FixedZone, JsonlOneObjectPerLineWithBaseUnits) {
   EXPECT_EQ(gpu["name"], "NVIDIA H200");  // the canonical name, though asked as gpu_name
   EXPECT_FALSE(gpu.contains("gpu_name"));
   EXPECT_EQ(gpu["memory.used"], 0);
-  EXPECT_EQ(gpu["memory.free"], 143156ULL * 1048576 + 1048575);  // bytes, not MiB
+  EXPECT_EQ(gpu["memory.free"], 150109880320ULL);  // bytes, not MiB
   EXPECT_DOUBLE_EQ(gpu["power.draw"].get<double>(), 78.91);
   EXPECT_EQ(gpu["pstate"], 0);
   EXPECT_EQ(gpu["persistence_mode"], true);

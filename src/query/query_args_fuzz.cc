@@ -91,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(resolve_fields(gpu_fields(), word, "--query-gpu"));
     check(select_devices(word, devices()));
     (void)parse_pci_bus_id(word);
-    (void)quoted(word);
+    (void)quote_for_message(word);
   }
   return 0;
 }

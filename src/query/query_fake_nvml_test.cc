@@ -3,9 +3,12 @@
 // library (build/fake-nvml/libnvidia-ml.so.1) playing the shipped scenarios.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -16,7 +19,39 @@ namespace gpumon::query {
 namespace {
 
 const std::string kFakeLibrary = GPUMON_QUERY_FAKE_NVML;
-const std::string kScenarios = std::string(GPUMON_SOURCE_DIR) + "/testdata/scenarios/";
+
+// The H200 of testdata/nvidia-smi/h200 (cases.txt, "all csv"), as a scenario of our own so that
+// tuning the shipped scenarios cannot break these tests. The bytes are those NVML gave there.
+constexpr const char* kH200 = R"({
+  "name": "query-h200", "description": "gpumon query's end-to-end H200",
+  "driver_version": "580.159.04",
+  "devices": [{
+    "name": "NVIDIA H200", "uuid": "GPU-5ca1ab1e-0000-4000-8000-000000000000",
+    "serial": "1650000000000", "pci_bus_id": "00000000:00:06.0", "pci_device_id": "0x233510DE",
+    "memory_total_bytes": 150754820096, "memory_reserved_bytes": 644939776,
+    "power_limit_mw": 700000, "unsupported": ["fan_speed_pct"],
+    "fields": {"utilization_gpu_pct": 0, "utilization_memory_pct": 0, "memory_used_bytes": 0,
+               "temperature_gpu_c": 38, "temperature_memory_c": 40, "power_draw_mw": 78910,
+               "power_instant_mw": 78910, "sm_clock_mhz": 345, "graphics_clock_mhz": 345,
+               "mem_clock_mhz": 3201, "pstate": 0, "clock_event_reasons": 1},
+    "processes": [{"pid": 848, "name": "python3", "used_memory_bytes": 96100000000}]
+  }]
+})";
+
+// Two GPUs; GPU 1 answers GPU_IS_LOST from scenario time 5 s on.
+constexpr const char* kLost = R"({
+  "name": "query-lost", "description": "GPU 1 falls off the bus at 5 s",
+  "device_template": {"name": "NVIDIA H200", "unsupported": ["fan_speed_pct"],
+                      "fields": {"utilization_gpu_pct": 95, "power_draw_mw": 610000}},
+  "repeat_devices": 2,
+  "devices": [{"pci_bus_id": "00000000:18:00.0"},
+              {"pci_bus_id": "00000000:2A:00.0", "lost_at_s": 5.0}]
+})";
+
+constexpr const char* kNoDriver = R"({
+  "name": "query-no-driver", "description": "nvmlInit answers DRIVER_NOT_LOADED",
+  "init": {"error": "DRIVER_NOT_LOADED"}, "devices": []
+})";
 
 // Sets environment variables for one test and restores them after.
 class ScopedEnv {
@@ -55,8 +90,16 @@ class FakeNvml : public ::testing::Test {
     env_.set("GPUMON_FAKE_TIME_OFFSET_S", "0");
     env_.set("GPUMON_FAKE_TIME_SCALE", "1");
   }
-  void play(const std::string& scenario) {
-    env_.set("GPUMON_FAKE_SCENARIO", kScenarios + scenario + ".json");
+  // Writes `json` to a scenario file and points the fake library at it.
+  void play(const char* json) {
+    const std::string path = ::testing::TempDir() + "gpumon-query-scenario-" +
+                             std::to_string(getpid()) + "-" + std::to_string(files_++) + ".json";
+    std::ofstream(path) << json;
+    paths_.push_back(path);
+    env_.set("GPUMON_FAKE_SCENARIO", path);
+  }
+  void TearDown() override {
+    for (const std::string& p : paths_) std::remove(p.c_str());
   }
   Result query(const std::vector<std::string>& args) {
     std::ostringstream out, err;
@@ -64,6 +107,8 @@ class FakeNvml : public ::testing::Test {
     return {rc, out.str(), err.str()};
   }
   ScopedEnv env_;
+  std::vector<std::string> paths_;
+  int files_ = 0;
 };
 
 std::vector<std::string> lines(const std::string& text) {
@@ -73,39 +118,67 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-TEST_F(FakeNvml, IdleH200LooksLikeTheCapture) {
-  play("idle-h200");
-  const Result r =
-      query({"--query-gpu=index,name,pci.bus_id,driver_version,pstate,fan.speed,"
-             "memory.total,memory.used,memory.reserved,power.limit,clocks.sm,"
-             "clocks_event_reasons.active,clocks_event_reasons.gpu_idle,count",
-             "--format=csv"});
+// nvidia-smi's bytes from the capture, timestamp aside, through the real loader and backend.
+TEST_F(FakeNvml, H200MatchesTheCaptureByteForByte) {
+  play(kH200);
+  const std::string fields =
+      "index,name,gpu_name,uuid,gpu_uuid,serial,pci.bus_id,gpu_bus_id,driver_version,pstate,"
+      "fan.speed,temperature.gpu,temperature.memory,utilization.gpu,utilization.memory,"
+      "memory.total,memory.used,memory.free,memory.reserved,power.draw,power.draw.instant,"
+      "power.limit,enforced.power.limit,clocks.sm,clocks.current.sm,clocks.mem,"
+      "clocks.current.memory,clocks.gr,clocks.max.sm,clocks.max.memory,clocks.max.gr,"
+      "clocks_event_reasons.active,clocks_throttle_reasons.active,"
+      "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_thermal_slowdown,"
+      "ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,"
+      "ecc.mode.current,persistence_mode,count,pci.device_id";
+  // cases.txt "all csv" and "all nounits" without timestamp, power.draw.average, compute_mode.
+  const std::string header =
+      "index, name, name, uuid, uuid, serial, pci.bus_id, pci.bus_id, driver_version, pstate, "
+      "fan.speed [%], temperature.gpu, temperature.memory, utilization.gpu [%], "
+      "utilization.memory [%], memory.total [MiB], memory.used [MiB], memory.free [MiB], "
+      "memory.reserved [MiB], power.draw [W], power.draw.instant [W], power.limit [W], "
+      "enforced.power.limit [W], clocks.current.sm [MHz], clocks.current.sm [MHz], "
+      "clocks.current.memory [MHz], clocks.current.memory [MHz], clocks.current.graphics [MHz], "
+      "clocks.max.sm [MHz], clocks.max.memory [MHz], clocks.max.graphics [MHz], "
+      "clocks_event_reasons.active, clocks_event_reasons.active, "
+      "clocks_event_reasons.sw_power_cap, clocks_event_reasons.hw_thermal_slowdown, "
+      "ecc.errors.corrected.volatile.total, ecc.errors.uncorrected.volatile.total, "
+      "ecc.mode.current, persistence_mode, count, pci.device_id\n";
+  const std::string ids =
+      "0, NVIDIA H200, NVIDIA H200, GPU-5ca1ab1e-0000-4000-8000-000000000000, "
+      "GPU-5ca1ab1e-0000-4000-8000-000000000000, 1650000000000, 00000000:00:06.0, "
+      "00000000:00:06.0, 580.159.04, P0, [N/A], 38, 40, ";
+  const std::string tail =
+      "0x0000000000000001, 0x0000000000000001, Not Active, Not Active, 0, 0, Enabled, Enabled, "
+      "1, 0x233510DE\n";
+  Result r = query({"--query-gpu=" + fields, "--format=csv"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.err, "gpumon: simulated GPUs (scenario idle-h200)\n");  // stderr, never in the CSV
-  const auto out = lines(r.out);
-  ASSERT_EQ(out.size(), 2U);
-  EXPECT_EQ(out[0],
-            "index, name, pci.bus_id, driver_version, pstate, fan.speed [%], memory.total [MiB], "
-            "memory.used [MiB], memory.reserved [MiB], power.limit [W], clocks.current.sm [MHz], "
-            "clocks_event_reasons.active, clocks_event_reasons.gpu_idle, count");
-  EXPECT_EQ(out[1],
-            "0, NVIDIA H200, 00000000:18:00.0, 580.159.04, P0, [N/A], 143771 MiB, 0 MiB, 459 MiB, "
-            "700.00 W, 345 MHz, 0x0000000000000001, Active, 1");
+  EXPECT_EQ(r.err, "gpumon: simulated GPUs (scenario query-h200)\n");  // never in the CSV
+  EXPECT_EQ(r.out, header + ids +
+                       "0 %, 0 %, 143771 MiB, 0 MiB, 143156 MiB, 616 MiB, 78.91 W, 78.91 W, "
+                       "700.00 W, 700.00 W, 345 MHz, 345 MHz, 3201 MHz, 3201 MHz, 345 MHz, "
+                       "1980 MHz, 3201 MHz, 1980 MHz, " +
+                       tail);
+  r = query({"--query-gpu=" + fields, "--format=csv,nounits"});
+  EXPECT_EQ(r.out, header + ids +
+                       "0, 0, 143771, 0, 143156, 616, 78.91, 78.91, 700.00, 700.00, 345, 345, "
+                       "3201, 3201, 345, 1980, 3201, 1980, " +
+                       tail);
 }
 
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
-  play("idle-h200");
-  const Result r = query({"--query-gpu=uuid,memory.total", "--format=jsonl", "-i", "18:00.0"});
+  play(kH200);
+  const Result r = query({"--query-gpu=uuid,memory.reserved", "--format=jsonl", "-i", "00:06.0"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("\"simulated\":\"idle-h200\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"uuid\":\"GPU-0c3a9e71-42d8-4f16-b5e2-7a19c0d4e8f3\","
-                       "\"memory.total\":150754820096"),
+  EXPECT_NE(r.out.find("\"simulated\":\"query-h200\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"uuid\":\"GPU-5ca1ab1e-0000-4000-8000-000000000000\","
+                       "\"memory.reserved\":644939776"),
             std::string::npos)
       << r.out;
 }
 
 TEST_F(FakeNvml, OnlyTheNeededNvmlCallsAreMade) {
-  play("idle-h200");
+  play(kH200);
   void* lib = dlopen(kFakeLibrary.c_str(), RTLD_NOW | RTLD_LOCAL);  // keeps one instance loaded
   ASSERT_NE(lib, nullptr);
   auto count =
@@ -125,7 +198,7 @@ TEST_F(FakeNvml, OnlyTheNeededNvmlCallsAreMade) {
 }
 
 TEST_F(FakeNvml, LostGpuRowsWhileTheOtherContinues) {
-  play("gpu-lost");  // GPU 1 answers GPU_IS_LOST from scenario time 5.0 s on
+  play(kLost);
   env_.set("GPUMON_FAKE_TIME_OFFSET_S", "4.7");
   const Result r = query({"--query-gpu=index,utilization.gpu,power.draw", "--format=csv,noheader",
                           "-lms", "300", "-c", "3"});
@@ -139,14 +212,12 @@ TEST_F(FakeNvml, LostGpuRowsWhileTheOtherContinues) {
 }
 
 TEST_F(FakeNvml, ComputeApps) {
-  play("gpu-lost");
+  play(kH200);
   const Result r = query({"--query-compute-apps=pid,process_name,gpu_bus_id,used_memory",
                           "--format=csv,noheader,nounits"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out,
-            // 96100000000 bytes = 91648.4 MiB, shown rounded down
-            "31000, python3, 00000000:18:00.0, 91648\n"
-            "31001, python3, 00000000:2A:00.0, 91648\n");
+  // 96100000000 bytes = 91648.4 MiB, shown rounded up as nvidia-smi does.
+  EXPECT_EQ(r.out, "848, python3, 00000000:00:06.0, 91649\n");
 }
 
 TEST_F(FakeNvml, NoDriverIsOneActionableLine) {
@@ -159,7 +230,7 @@ TEST_F(FakeNvml, NoDriverIsOneActionableLine) {
   EXPECT_EQ(r.out, "");
 
   env_.set("GPUMON_NVML_LIBRARY", kFakeLibrary);
-  play("init-no-driver");
+  play(kNoDriver);
   r = query({"--query-gpu=index"});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err.rfind("gpumon: NVML initialisation failed", 0), 0U) << r.err;

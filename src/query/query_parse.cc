@@ -23,7 +23,7 @@ bool parse_unsigned(std::string_view text, std::uint64_t* value) {
 
 }  // namespace
 
-std::string quoted(std::string_view text) {
+std::string quote_for_message(std::string_view text) {
   constexpr std::size_t kMax = 40;
   std::string out = "\"";
   for (char c : text.substr(0, kMax)) {
@@ -67,8 +67,9 @@ Expected<OutputFormat> parse_format(std::string_view text) {
     } else if (item == "jsonl") {
       jsonl = true;
     } else {
-      return QueryError{kExitUsage, "Format modifier is not recognized.\ngpumon: " + quoted(item) +
-                                        " is not one of csv, noheader, nounits, json, jsonl.\n"};
+      return QueryError{kExitUsage,
+                        "Format modifier is not recognized.\ngpumon: " + quote_for_message(item) +
+                            " is not one of csv, noheader, nounits, json, jsonl.\n"};
     }
   }
   if (int{csv} + int{json} + int{jsonl} > 1) {
@@ -85,7 +86,7 @@ Expected<OutputFormat> parse_format(std::string_view text) {
 Expected<std::chrono::milliseconds> parse_loop_seconds(std::string_view text) {
   const auto bad = [&] {
     return usage_error("--loop wants a positive number of seconds (e.g. 1 or 0.5), got " +
-                       quoted(text) + ".");
+                       quote_for_message(text) + ".");
   };
   double seconds = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -94,10 +95,11 @@ Expected<std::chrono::milliseconds> parse_loop_seconds(std::string_view text) {
     return bad();
   }
   if (seconds > static_cast<double>(kMaxInterval.count()) / 1000.0) {
-    return usage_error("--loop " + quoted(text) + " is longer than the maximum of one week.");
+    return usage_error("--loop " + quote_for_message(text) +
+                       " is longer than the maximum of one week.");
   }
   const auto ms = static_cast<std::int64_t>(std::llround(seconds * 1000.0));
-  if (ms < 1) return usage_error("--loop " + quoted(text) + " is shorter than 1 ms.");
+  if (ms < 1) return usage_error("--loop " + quote_for_message(text) + " is shorter than 1 ms.");
   return std::chrono::milliseconds(ms);
 }
 
@@ -105,10 +107,11 @@ Expected<std::chrono::milliseconds> parse_loop_ms(std::string_view text) {
   std::uint64_t ms = 0;
   if (!parse_unsigned(text, &ms) || ms == 0) {
     return usage_error("--loop-ms wants a positive whole number of milliseconds, got " +
-                       quoted(text) + ".");
+                       quote_for_message(text) + ".");
   }
   if (ms > static_cast<std::uint64_t>(kMaxInterval.count())) {
-    return usage_error("--loop-ms " + quoted(text) + " is longer than the maximum of one week.");
+    return usage_error("--loop-ms " + quote_for_message(text) +
+                       " is longer than the maximum of one week.");
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
@@ -116,8 +119,8 @@ Expected<std::chrono::milliseconds> parse_loop_ms(std::string_view text) {
 Expected<std::uint64_t> parse_count(std::string_view text) {
   std::uint64_t n = 0;
   if (!parse_unsigned(text, &n) || n == 0) {
-    return usage_error("--count wants a whole number of samples, 1 or more, got " + quoted(text) +
-                       ".");
+    return usage_error("--count wants a whole number of samples, 1 or more, got " +
+                       quote_for_message(text) + ".");
   }
   return n;
 }

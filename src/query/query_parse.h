@@ -34,7 +34,7 @@ std::vector<std::string> split_list(std::string_view text);
 
 /// `text` in double quotes for an error message: at most 40 characters, control characters
 /// shown as '?'.
-std::string quoted(std::string_view text);
+std::string quote_for_message(std::string_view text);
 
 /// Longest loop interval accepted: one week (keeps the schedule's arithmetic far from overflow).
 inline constexpr std::chrono::milliseconds kMaxInterval{7LL * 24 * 3600 * 1000};

@@ -148,10 +148,11 @@ DeviceSample h200_idle_sample() {
   s.utilization_gpu_pct = 0U;
   s.utilization_memory_pct = 0U;
   s.memory_total_bytes = 143771 * kMiB;
-  // Not whole MiB: CSV must round down, JSON must keep the bytes.
-  s.memory_reserved_bytes = 616 * kMiB + 409600;
+  // The bytes NVML gave on the H200 (615.0625 and 143155.9375 MiB): nvidia-smi printed 616 and
+  // 143156, so CSV rounds up; JSON keeps the bytes.
+  s.memory_reserved_bytes = std::uint64_t{644939776};
   s.memory_used_bytes = 0U;
-  s.memory_free_bytes = 143156 * kMiB + 1048575;
+  s.memory_free_bytes = std::uint64_t{150109880320};
   s.temperature_gpu_c = 38U;
   s.temperature_memory_c = 40U;
   s.power_draw_w = 78.91;

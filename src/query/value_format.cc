@@ -8,6 +8,8 @@
 namespace gpumon::query {
 namespace {
 
+constexpr std::uint64_t kMibMask = (std::uint64_t{1} << 20) - 1;
+
 std::string sanitized(std::string_view text) {
   std::string out(text);
   for (char& c : out) {
@@ -32,7 +34,8 @@ std::string csv_text(const Scalar& value, CsvStyle style) {
   }
   const std::uint64_t n = std::get<std::uint64_t>(value);
   switch (style) {
-    case CsvStyle::kMib: return fmt::format("{}", n >> 20);  // bytes / 2^20, rounded down
+    // Rounded up, as nvidia-smi does (H200, driver 580: 644939776 B = 615.06 MiB prints 616).
+    case CsvStyle::kMib: return fmt::format("{}", (n >> 20) + ((n & kMibMask) != 0 ? 1 : 0));
     case CsvStyle::kPstate: return fmt::format("P{}", n);
     case CsvStyle::kHexMask: return fmt::format("0x{:016x}", n);
     default: return fmt::format("{}", n);
