@@ -3,6 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "query/field_help.h"
 #include "query/gpu_fields.h"
 
 namespace gpumon::query {
@@ -108,6 +113,17 @@ TEST(Registry, NamesAreUniqueAndDescribed) {
     EXPECT_NE(f.extract, nullptr) << f.info.name;
   }
   EXPECT_GE(seen.size(), 45U);
+}
+
+// docs/query.md pastes both help texts; they must stay what the command prints.
+TEST(Registry, DocsCarryTheCurrentFieldLists) {
+  std::ifstream in(std::string(GPUMON_SOURCE_DIR) + "/docs/query.md");
+  ASSERT_TRUE(in);
+  const std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(docs.find(gpu_fields_help()), std::string::npos)
+      << "docs/query.md: paste the output of gpumon query --help-query-gpu";
+  EXPECT_NE(docs.find(app_fields_help()), std::string::npos)
+      << "docs/query.md: paste the output of gpumon query --help-query-compute-apps";
 }
 
 }  // namespace
