@@ -32,7 +32,7 @@ struct DeviceStatic {
 /// Driver-wide facts.
 struct SystemInfo {
   Reading<std::string> driver_version;  ///< "580.159.04"
-  Reading<std::string> nvml_version;    ///< "12.580.159.04"
+  Reading<std::string> nvml_version;    ///< "13.580.159.04"
   Reading<int> cuda_driver_version;     ///< 13000 = CUDA 13.0
   /// Non-empty when the GPUs are simulated by gpumon's fake NVML: the scenario's name.
   std::string simulated_scenario;
@@ -82,6 +82,22 @@ struct DeviceSample {
   Reading<std::uint64_t> clock_event_reasons;  ///< ClockEventReason bits
   Reading<std::uint64_t> ecc_corrected_volatile;
   Reading<std::uint64_t> ecc_uncorrected_volatile;
+
+  // Filled by the sampler (issue 7), not by GpuBackend::sample():
+  // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the
+  // previous GPM sample (at least 0.1 s).
+  Reading<double> sm_active_ratio;
+  Reading<double> sm_occupancy_ratio;
+  Reading<double> tensor_active_ratio;
+  Reading<double> dram_bw_util_ratio;
+  Reading<double> gpm_window_s;
+  // The driver's sample buffers (nvmlDeviceGetSamples) over the interval since the previous
+  // read, so short spikes a 1 s poll misses are kept.
+  Reading<double> power_max_w;
+  Reading<unsigned> utilization_gpu_max_pct;
+  // PCIe throughput, only when asked (each read blocks about 20 ms).
+  Reading<double> pcie_tx_bytes_per_s;
+  Reading<double> pcie_rx_bytes_per_s;
 };
 
 /// A compute process on a GPU, with what /proc says about it on this host.
