@@ -202,7 +202,7 @@ class FdBuf : public std::streambuf {
   int fd_;
 };
 
-detail::QueryEnvironment real_clock_env(std::shared_ptr<TestBackend> backend) {
+detail::QueryEnvironment real_clock_env(const std::shared_ptr<TestBackend>& backend) {
   detail::QueryEnvironment env;
   env.open_backend = [backend](std::string*) -> std::unique_ptr<GpuBackend> {
     struct Shared final : GpuBackend {

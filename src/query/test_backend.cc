@@ -192,8 +192,8 @@ bool ManualClock::sleep_until(TimePoint deadline) {
   return !stop;
 }
 
-RunResult run_query(const std::vector<std::string>& args, std::shared_ptr<TestBackend> backend,
-                    LoopClock* clock) {
+RunResult run_query(const std::vector<std::string>& args,
+                    const std::shared_ptr<TestBackend>& backend, LoopClock* clock) {
   ManualClock fallback;
   detail::QueryEnvironment env;
   env.open_backend = [backend](std::string* error) -> std::unique_ptr<GpuBackend> {

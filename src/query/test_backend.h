@@ -68,7 +68,7 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-RunResult run_query(const std::vector<std::string>& args, std::shared_ptr<TestBackend> backend,
-                    LoopClock* clock = nullptr);
+RunResult run_query(const std::vector<std::string>& args,
+                    const std::shared_ptr<TestBackend>& backend, LoopClock* clock = nullptr);
 
 }  // namespace gpumon::query::testing
