@@ -42,7 +42,7 @@ kill $lp 2>/dev/null; wait $lp 2>/dev/null
 log "bench: sample cost vs raw NVML"
 build-release/gpumon_bench_sample --blocks 30 --samples 200 --out "$work/bench-sample.json" | tee "$work/bench-sample.txt"
 log "bench: query vs nvidia-smi"
-python3 bench/query_vs_nvidia_smi.py --gpumon $g --blocks 20 --out "$work/bench-query.json" | tee "$work/bench-query.txt"
+python3 bench/query_vs_nvidia_smi.py --gpumon $g --blocks 20 --long 15 --short 3 --out "$work/bench-query.json" | tee "$work/bench-query.txt"
 
 log "capture scenarios"
 python3 tools/capture_scenario.py --duration 20 --interval 0.1 --name h200-idle --out "$work/h200-idle.json" >"$work/capture-idle.txt" 2>&1
