@@ -36,8 +36,45 @@ static struct {
   ecc_fn ecc;
   fields_fn fields;
   dev_t_ devs[1024];
+  unsigned skip[1024]; /* per device: bit k set = call k answered NOT_SUPPORTED at open */
   unsigned n;
 } g;
+
+enum { kNotSupported = 3 };
+
+/* Makes call k on device d unless it was found unsupported; 1 when it succeeded. The first
+ * pass (probe != 0) records NOT_SUPPORTED, as gpumon does, so both arms make the same calls. */
+static int call(unsigned d, int k, int rc_if_called, int probe) {
+  if (probe && rc_if_called == kNotSupported) g.skip[d] |= 1u << k;
+  return rc_if_called == 0;
+}
+#define CALL(k, expr) ((g.skip[i] & (1u << (k))) ? 0 : call(i, (k), (expr), probe))
+
+static int sample_device(unsigned i, int probe) {
+  dev_t_ d = g.devs[i];
+  util_t u;
+  mem2_t m = {40u | (2u << 24), 0, 0, 0, 0};
+  unsigned v;
+  int p;
+  unsigned long long r;
+  field_t f[2] = {{82, 0, 0, 0, 0, 0, 0}, {186, 0, 0, 0, 0, 0, 0}};
+  int ok = 0;
+  ok += CALL(0, g.util(d, &u));
+  ok += CALL(1, g.mem2(d, &m));
+  ok += CALL(2, g.temp(d, 0, &v));
+  ok += CALL(3, g.power(d, &v));
+  ok += CALL(4, g.limit(d, &v));
+  ok += CALL(5, g.clock(d, 1, &v));
+  ok += CALL(6, g.clock(d, 2, &v));
+  ok += CALL(7, g.clock(d, 0, &v));
+  ok += CALL(8, g.pstate(d, &p));
+  ok += CALL(9, g.fan(d, &v));
+  ok += CALL(10, g.reasons(d, &r));
+  ok += CALL(11, g.ecc(d, 0, 0, &r));
+  ok += CALL(12, g.ecc(d, 1, 0, &r));
+  ok += CALL(13, g.fields(d, 2, f));
+  return ok;
+}
 
 int raw_nvml_open(const char* path) {
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -63,33 +100,12 @@ int raw_nvml_open(const char* path) {
   if (g.n > 1024) g.n = 1024;
   for (unsigned i = 0; i < g.n; ++i)
     if (handle(i, &g.devs[i]) != 0) return -1;
+  for (unsigned i = 0; i < g.n; ++i) sample_device(i, 1);
   return (int)g.n;
 }
 
 int raw_nvml_sample_all(void) {
   int ok = 0;
-  for (unsigned i = 0; i < g.n; ++i) {
-    dev_t_ d = g.devs[i];
-    util_t u;
-    mem2_t m = {40u | (2u << 24), 0, 0, 0, 0};
-    unsigned v;
-    int p;
-    unsigned long long r;
-    field_t f[2] = {{82, 0, 0, 0, 0, 0, 0}, {186, 0, 0, 0, 0, 0, 0}};
-    ok += g.util(d, &u) == 0;
-    ok += g.mem2(d, &m) == 0;
-    ok += g.temp(d, 0, &v) == 0;
-    ok += g.power(d, &v) == 0;
-    ok += g.limit(d, &v) == 0;
-    ok += g.clock(d, 1, &v) == 0;
-    ok += g.clock(d, 2, &v) == 0;
-    ok += g.clock(d, 0, &v) == 0;
-    ok += g.pstate(d, &p) == 0;
-    ok += g.fan(d, &v) == 0;
-    ok += g.reasons(d, &r) == 0;
-    ok += g.ecc(d, 0, 0, &r) == 0;
-    ok += g.ecc(d, 1, 0, &r) == 0;
-    ok += g.fields(d, 2, f) == 0;
-  }
+  for (unsigned i = 0; i < g.n; ++i) ok += sample_device(i, 0);
   return ok;
 }

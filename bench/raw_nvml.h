@@ -9,7 +9,8 @@ extern "C" {
 
 /* dlopen()s `path` and calls nvmlInit; returns the device count, or -1. */
 int raw_nvml_open(const char* path);
-/* Reads every cheap field of every device once; returns how many calls succeeded. */
+/* Reads every cheap field of every device once, skipping calls that answered NOT_SUPPORTED
+ * when the device was opened (as gpumon does); returns how many calls succeeded. */
 int raw_nvml_sample_all(void);
 
 #ifdef __cplusplus

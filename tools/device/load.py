@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """GPU load for side-by-side checks: bf16 matrix products, with short host-side pauses so the
-utilization and clock readings move. usage: python3 load.py SECONDS [HOLD_GIB]"""
+utilization and clock readings move (none with "steady").
+usage: python3 load.py SECONDS [HOLD_GIB] [steady]"""
 import sys
 import time
 
@@ -12,11 +13,12 @@ a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
 print("load: ready", flush=True)
 end = time.time() + seconds
 step = 0
+steady = len(sys.argv) > 3 and sys.argv[3] == "steady"
 while time.time() < end:
     for _ in range(20):
         a = (a @ a).clamp_(-1, 1)
     torch.cuda.synchronize()
     step += 1
-    if step % 10 == 0:
+    if not steady and step % 10 == 0:
         time.sleep(0.05)  # a stall, like a slow data loader
 print(f"load: done after {step} steps", flush=True)
