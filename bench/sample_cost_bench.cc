@@ -48,10 +48,14 @@ int main(int argc, char** argv) {
   int samples = 200;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : ""; };
-    if (!std::strcmp(argv[i], "--library")) library = next();
-    else if (!std::strcmp(argv[i], "--blocks")) blocks = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--samples")) samples = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--out")) out_path = next();
+    if (!std::strcmp(argv[i], "--library"))
+      library = next();
+    else if (!std::strcmp(argv[i], "--blocks"))
+      blocks = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--samples"))
+      samples = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--out"))
+      out_path = next();
     else {
       std::fprintf(stderr, "usage: %s [--library PATH] [--blocks N] [--samples N] [--out F]\n",
                    argv[0]);
@@ -102,7 +106,8 @@ int main(int argc, char** argv) {
 
   auto ratio = [&](std::size_t num, std::size_t den) {
     std::vector<double> r;
-    for (int b = 0; b < blocks; ++b) r.push_back(arms[num].per_block_us[b] / arms[den].per_block_us[b]);
+    for (int b = 0; b < blocks; ++b)
+      r.push_back(arms[num].per_block_us[b] / arms[den].per_block_us[b]);
     return r;
   };
   const auto gpumon_ratio = ratio(1, 0);

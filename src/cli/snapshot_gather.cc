@@ -22,7 +22,7 @@ MetricSet snapshot_metrics() {
   return MetricSet(MetricGroup::kUtilization) | MetricGroup::kMemory | MetricGroup::kTemperature |
          MetricGroup::kMemoryTemperature | MetricGroup::kPower | MetricGroup::kPowerLimit |
          MetricGroup::kSmClock | MetricGroup::kMemClock | MetricGroup::kPstate |
-         MetricGroup::kClockEvents | MetricGroup::kEcc;
+         MetricGroup::kClockEvents | MetricGroup::kEcc | MetricGroup::kStaticDetails;
 }
 
 std::string host_name() {
@@ -46,12 +46,12 @@ Snapshot gather_snapshot(GpuBackend& backend, host::ProcessInspector& inspector,
   std::vector<GpuProcess> gpu_processes;
   for (unsigned i = 0; i < backend.device_count(); ++i) {
     GpuSnapshot g;
+    g.sample = backend.sample(i, what);  // first: it loads the static details we show
     g.info = backend.device(i);
     clean(g.info.name);
     clean(g.info.uuid);
     clean(g.info.serial);
     clean(g.info.pci_bus_id);
-    g.sample = backend.sample(i, what);
     Reading<std::vector<GpuProcess>> procs = backend.processes(i);
     if (procs) {
       g.process_count = procs.value().size();

@@ -32,14 +32,22 @@ enum class MetricGroup : std::uint32_t {
   kPstate = 1U << 11,
   kFan = 1U << 12,
   kClockEvents = 1U << 13,
-  kEcc = 1U << 14,               ///< ecc_{corrected,uncorrected}_volatile
+  kEcc = 1U << 14,  ///< ecc_{corrected,uncorrected}_volatile
+  /// Not a reading: the slow static facts of DeviceStatic (max clocks, persistence and ECC
+  /// modes; about 11 ms per H200). They are read once, by the first sample() that asks for
+  /// them; until then device() reports them as kNotAvailable. Asking again costs nothing.
+  kStaticDetails = 1U << 15,
 };
 
 class MetricSet {
  public:
   constexpr MetricSet() = default;
   constexpr MetricSet(MetricGroup g) : bits_(static_cast<std::uint32_t>(g)) {}  // NOLINT
-  static constexpr MetricSet all() { MetricSet s; s.bits_ = (1U << 15) - 1; return s; }
+  static constexpr MetricSet all() {
+    MetricSet s;
+    s.bits_ = (1U << 16) - 1;
+    return s;
+  }
   /// Every group that costs microseconds (all but energy).
   static constexpr MetricSet cheap() {
     MetricSet s = all();
@@ -47,7 +55,10 @@ class MetricSet {
     return s;
   }
   constexpr bool has(MetricGroup g) const { return (bits_ & static_cast<std::uint32_t>(g)) != 0; }
-  constexpr MetricSet& operator|=(MetricSet o) { bits_ |= o.bits_; return *this; }
+  constexpr MetricSet& operator|=(MetricSet o) {
+    bits_ |= o.bits_;
+    return *this;
+  }
   friend constexpr MetricSet operator|(MetricSet a, MetricSet b) { return a |= b; }
   constexpr bool empty() const { return bits_ == 0; }
   constexpr std::uint32_t bits() const { return bits_; }
@@ -62,7 +73,8 @@ class GpuBackend {
 
   virtual const SystemInfo& system() const = 0;
   virtual unsigned device_count() const = 0;
-  /// Static facts of GPU `index` (< device_count()).
+  /// Static facts of GPU `index` (< device_count()); the slow ones only once a sample asked
+  /// for MetricGroup::kStaticDetails.
   virtual const DeviceStatic& device(unsigned index) const = 0;
 
   /// Reads the groups in `what` for GPU `index`. Never throws; failures become Missing reasons.

@@ -14,13 +14,13 @@ namespace gpumon {
 
 /// What does not change while the process runs (read once, at open).
 struct DeviceStatic {
-  unsigned index = 0;                   ///< NVML index (PCI bus order)
-  Reading<std::string> name;            ///< "NVIDIA H200"
-  Reading<std::string> uuid;            ///< "GPU-xxxxxxxx-..." (sensitive: not shown by default)
-  Reading<std::string> serial;          ///< board serial (sensitive: never shown by default)
-  Reading<std::string> pci_bus_id;      ///< "00000000:18:00.0"
-  Reading<std::uint32_t> pci_device_id; ///< device id << 16 | vendor id
-  Reading<unsigned> minor_number;       ///< /dev/nvidiaN
+  unsigned index = 0;                    ///< NVML index (PCI bus order)
+  Reading<std::string> name;             ///< "NVIDIA H200"
+  Reading<std::string> uuid;             ///< "GPU-xxxxxxxx-..." (sensitive: not shown by default)
+  Reading<std::string> serial;           ///< board serial (sensitive: never shown by default)
+  Reading<std::string> pci_bus_id;       ///< "00000000:18:00.0"
+  Reading<std::uint32_t> pci_device_id;  ///< device id << 16 | vendor id
+  Reading<unsigned> minor_number;        ///< /dev/nvidiaN
   Reading<std::uint64_t> memory_total_bytes;
   Reading<unsigned> max_sm_clock_mhz;
   Reading<unsigned> max_mem_clock_mhz;
@@ -69,15 +69,15 @@ struct DeviceSample {
   Reading<std::uint64_t> memory_used_bytes;
   Reading<std::uint64_t> memory_free_bytes;
   Reading<unsigned> temperature_gpu_c;
-  Reading<unsigned> temperature_memory_c;    ///< HBM temperature (field value 82)
-  Reading<double> power_draw_w;              ///< 1 s average on Ampere and newer
-  Reading<double> power_draw_instant_w;      ///< field value 186
-  Reading<double> power_limit_w;             ///< enforced limit
-  Reading<std::uint64_t> energy_mj;          ///< since driver load
+  Reading<unsigned> temperature_memory_c;  ///< HBM temperature (field value 82)
+  Reading<double> power_draw_w;            ///< 1 s average on Ampere and newer
+  Reading<double> power_draw_instant_w;    ///< field value 186
+  Reading<double> power_limit_w;           ///< enforced limit
+  Reading<std::uint64_t> energy_mj;        ///< since driver load
   Reading<unsigned> sm_clock_mhz;
   Reading<unsigned> mem_clock_mhz;
   Reading<unsigned> graphics_clock_mhz;
-  Reading<unsigned> pstate;                  ///< 0..15
+  Reading<unsigned> pstate;  ///< 0..15
   Reading<unsigned> fan_speed_pct;
   Reading<std::uint64_t> clock_event_reasons;  ///< ClockEventReason bits
   Reading<std::uint64_t> ecc_corrected_volatile;
@@ -102,12 +102,12 @@ struct DeviceSample {
 
 /// A compute process on a GPU, with what /proc says about it on this host.
 struct GpuProcess {
-  unsigned pid = 0;                            ///< as NVML reports it (host PID namespace)
+  unsigned pid = 0;  ///< as NVML reports it (host PID namespace)
   unsigned gpu_index = 0;
-  Reading<std::uint64_t> used_memory_bytes;    ///< missing under some MIG / vGPU setups
-  Reading<unsigned> gpu_instance_id;           ///< MIG only
-  Reading<unsigned> compute_instance_id;       ///< MIG only
-  Reading<std::string> name;                   ///< nvmlSystemGetProcessName (full path)
+  Reading<std::uint64_t> used_memory_bytes;  ///< missing under some MIG / vGPU setups
+  Reading<unsigned> gpu_instance_id;         ///< MIG only
+  Reading<unsigned> compute_instance_id;     ///< MIG only
+  Reading<std::string> name;                 ///< nvmlSystemGetProcessName (full path)
   // Host details; kNoPermission or kNotAvailable when /proc hides them (hidepid, containers).
   Reading<std::string> user;
   Reading<std::string> command_line;

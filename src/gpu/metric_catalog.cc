@@ -55,9 +55,13 @@ std::optional<double> as_double(const Reading<T>& r) {
 
 }  // namespace
 
-std::span<const MetricInfo, kMetricCount> metric_catalog() { return kCatalog; }
+std::span<const MetricInfo, kMetricCount> metric_catalog() {
+  return kCatalog;
+}
 
-const MetricInfo& metric_info(MetricId id) { return kCatalog[static_cast<std::size_t>(id)]; }
+const MetricInfo& metric_info(MetricId id) {
+  return kCatalog[static_cast<std::size_t>(id)];
+}
 
 std::optional<MetricId> metric_by_name(std::string_view name) {
   for (const auto& m : kCatalog)

@@ -48,18 +48,13 @@ Reading<T> read_value(Fn fn, Args... args) {
 Missing missing_from(nvmlReturn_t rc) {
   switch (rc) {
     case NVML_ERROR_NOT_SUPPORTED:
-    case NVML_ERROR_FUNCTION_NOT_FOUND:
-      return Missing::kNotSupported;
-    case NVML_ERROR_NO_PERMISSION:
-      return Missing::kNoPermission;
-    case NVML_ERROR_GPU_IS_LOST:
-      return Missing::kGpuLost;
+    case NVML_ERROR_FUNCTION_NOT_FOUND: return Missing::kNotSupported;
+    case NVML_ERROR_NO_PERMISSION: return Missing::kNoPermission;
+    case NVML_ERROR_GPU_IS_LOST: return Missing::kGpuLost;
     case NVML_ERROR_NOT_FOUND:
     case NVML_ERROR_NO_DATA:
-    case NVML_ERROR_NOT_READY:
-      return Missing::kNotAvailable;
-    default:
-      return Missing::kError;
+    case NVML_ERROR_NOT_READY: return Missing::kNotAvailable;
+    default: return Missing::kError;
   }
 }
 
@@ -67,20 +62,22 @@ std::string init_failure_message(nvmlReturn_t rc, const std::string& nvml_text) 
   const std::string head = "NVML initialisation failed (" + nvml_text + "): ";
   switch (rc) {
     case NVML_ERROR_DRIVER_NOT_LOADED:
-      return head + "the NVIDIA kernel driver is not loaded. Check that this machine has an "
-                    "NVIDIA GPU and that `nvidia-smi` works (load the driver with `modprobe nvidia`).";
+      return head +
+             "the NVIDIA kernel driver is not loaded. Check that this machine has an "
+             "NVIDIA GPU and that `nvidia-smi` works (load the driver with `modprobe nvidia`).";
     case NVML_ERROR_NO_PERMISSION:
-      return head + "no permission to open the GPU device files (/dev/nvidia*). Run as a user "
-                    "with access to them (often the `video` group).";
+      return head +
+             "no permission to open the GPU device files (/dev/nvidia*). Run as a user "
+             "with access to them (often the `video` group).";
     case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
-      return head + "the NVIDIA driver was upgraded but the old kernel module is still loaded. "
-                    "Reboot, or reload the nvidia kernel modules.";
+      return head +
+             "the NVIDIA driver was upgraded but the old kernel module is still loaded. "
+             "Reboot, or reload the nvidia kernel modules.";
     case NVML_ERROR_LIBRARY_NOT_FOUND:
       return head + "the driver's libraries are incomplete. Reinstall the NVIDIA driver.";
     case NVML_ERROR_INSUFFICIENT_POWER:
       return head + "a GPU's power cables are not connected properly.";
-    default:
-      return head + "check `nvidia-smi` and the kernel log (`dmesg | grep -i nvrm`).";
+    default: return head + "check `nvidia-smi` and the kernel log (`dmesg | grep -i nvrm`).";
   }
 }
 
@@ -136,8 +133,8 @@ std::unique_ptr<NvmlBackend> NvmlBackend::open(const NvmlOpenOptions& options,
       d.handle = nullptr;
       d.lost = true;
       d.last_lost_probe = Clock::now();
-      const Missing why = missing_from(hrc) == Missing::kGpuLost ? Missing::kGpuLost
-                                                                 : missing_from(hrc);
+      const Missing why =
+          missing_from(hrc) == Missing::kGpuLost ? Missing::kGpuLost : missing_from(hrc);
       d.info.name = Reading<std::string>::missing(why);
       continue;
     }
@@ -172,6 +169,16 @@ void NvmlBackend::read_static(Device& d) {
   } else {
     d.info.pci_bus_id = Reading<std::string>::missing(Missing::kNotSupported);
   }
+  DeviceSample mem = sample(d.info.index, MetricGroup::kMemory);
+  d.info.memory_total_bytes = mem.memory_total_bytes;
+}
+
+// The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
+// ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap.
+void NvmlBackend::read_static_details(Device& d) {
+  const auto& fn = lib_->fn();
+  nvmlDevice_t h = d.handle;
+  d.details_loaded = true;
   d.info.max_sm_clock_mhz = read_value<unsigned>(fn.device_get_max_clock_info, h, NVML_CLOCK_SM);
   d.info.max_mem_clock_mhz = read_value<unsigned>(fn.device_get_max_clock_info, h, NVML_CLOCK_MEM);
   d.info.max_graphics_clock_mhz =
@@ -189,8 +196,6 @@ void NvmlBackend::read_static(Device& d) {
   } else {
     d.info.ecc_enabled = Reading<bool>::missing(Missing::kNotSupported);
   }
-  DeviceSample mem = sample(d.info.index, MetricGroup::kMemory);
-  d.info.memory_total_bytes = mem.memory_total_bytes;
 }
 
 Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {
@@ -253,6 +258,7 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
     mark_lost(s);
     return s;
   }
+  if (what.has(MetricGroup::kStaticDetails) && !d.details_loaded) read_static_details(d);
   const auto& fn = lib_->fn();
   nvmlDevice_t h = d.handle;
 
@@ -275,7 +281,10 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
     if (what.has(MetricGroup::kUtilization))
       s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(kNs);
   }
-  if (d.lost) { mark_lost(s); return s; }
+  if (d.lost) {
+    mark_lost(s);
+    return s;
+  }
 
   if (want(MetricGroup::kMemory)) {
     nvmlReturn_t rc = NVML_ERROR_FUNCTION_NOT_FOUND;
@@ -292,7 +301,8 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
         d.memory_v2_broken = true;
       }
     }
-    if (rc != NVML_SUCCESS && fn.device_get_memory_info != nullptr && rc != NVML_ERROR_GPU_IS_LOST) {
+    if (rc != NVML_SUCCESS && fn.device_get_memory_info != nullptr &&
+        rc != NVML_ERROR_GPU_IS_LOST) {
       nvmlMemory_t m{};
       rc = fn.device_get_memory_info(h, &m);
       if (rc == NVML_SUCCESS) {
@@ -311,7 +321,10 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
     s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
         Reading<std::uint64_t>::missing(kNs);
   }
-  if (d.lost) { mark_lost(s); return s; }
+  if (d.lost) {
+    mark_lost(s);
+    return s;
+  }
 
   // Single-value groups share one shape: call, convert, remember NOT_SUPPORTED.
   auto single = [&](MetricGroup g, auto fnptr, auto& out, auto raw_tag, auto convert,
@@ -335,8 +348,8 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   auto same = [](auto v) { return v; };
   auto milliwatts = [](unsigned mw) { return static_cast<double>(mw) / 1000.0; };
 
-  single(MetricGroup::kTemperature, fn.device_get_temperature, s.temperature_gpu_c, UintTag{},
-         same, NVML_TEMPERATURE_GPU);
+  single(MetricGroup::kTemperature, fn.device_get_temperature, s.temperature_gpu_c, UintTag{}, same,
+         NVML_TEMPERATURE_GPU);
   single(MetricGroup::kPower, fn.device_get_power_usage, s.power_draw_w, UintTag{}, milliwatts);
   single(MetricGroup::kPowerLimit, fn.device_get_enforced_power_limit, s.power_limit_w, UintTag{},
          milliwatts);
@@ -438,9 +451,10 @@ Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
       layout == nvml::ProcessInfoLayout::kNone) {
     return Result::missing(Missing::kNotSupported);
   }
-  const std::size_t stride = layout == nvml::ProcessInfoLayout::kV3   ? sizeof(nvmlProcessInfo_v3_t)
-                             : layout == nvml::ProcessInfoLayout::kV2 ? sizeof(nvmlProcessInfo_v2_t)
-                                                                      : sizeof(nvmlProcessInfo_v1_t);
+  const std::size_t stride = layout == nvml::ProcessInfoLayout::kV3 ? sizeof(nvmlProcessInfo_v3_t)
+                             : layout == nvml::ProcessInfoLayout::kV2
+                                 ? sizeof(nvmlProcessInfo_v2_t)
+                                 : sizeof(nvmlProcessInfo_v1_t);
   // Processes come and go between the sizing call and the read: retry a bounded number of
   // times with headroom (2n + 5, as nvitop does).
   std::vector<unsigned char> buf;
@@ -479,8 +493,8 @@ Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
     }
     if (fn.system_get_process_name != nullptr) {
       std::array<char, nvml::kProcessNameBufferSize> name{};
-      const nvmlReturn_t nrc = fn.system_get_process_name(proc.pid, name.data(),
-                                                          static_cast<unsigned>(name.size()));
+      const nvmlReturn_t nrc =
+          fn.system_get_process_name(proc.pid, name.data(), static_cast<unsigned>(name.size()));
       proc.name = nrc == NVML_SUCCESS ? Reading<std::string>(from_buffer(name.data(), name.size()))
                                       : Reading<std::string>::missing(missing_from(nrc));
     } else {

@@ -21,8 +21,8 @@ struct NvmlOpenOptions {
 struct NvmlOpenError {
   enum class Kind { kNoDriver, kBadLibrary, kInitFailed };
   Kind kind = Kind::kNoDriver;
-  int nvml_code = 0;     ///< for kInitFailed
-  std::string message;   ///< one line a user can act on
+  int nvml_code = 0;    ///< for kInitFailed
+  std::string message;  ///< one line a user can act on
 };
 
 class NvmlBackend final : public GpuBackend {
@@ -51,12 +51,14 @@ class NvmlBackend final : public GpuBackend {
     DeviceStatic info;
     MetricSet unsupported;
     bool lost = false;
+    bool details_loaded = false;    ///< read_static_details() ran
     bool memory_v2_broken = false;  ///< _v2 exists but rejects our struct: use v1
     std::chrono::steady_clock::time_point last_lost_probe{};
   };
 
   NvmlBackend() = default;
   void read_static(Device& d);
+  void read_static_details(Device& d);
   bool probe_lost(Device& d);
   Missing note_failure(Device& d, MetricGroup group, nvmlReturn_t rc);
   void mark_lost(DeviceSample& s) const;

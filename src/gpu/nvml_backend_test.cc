@@ -79,6 +79,7 @@ TEST(NvmlBackend, StaticInfoOfTheDemo) {
   ASSERT_EQ(b->device_count(), 8U);
   std::set<std::string> uuids;
   for (unsigned i = 0; i < 8; ++i) {
+    b->sample(i, MetricGroup::kStaticDetails);
     const DeviceStatic& d = b->device(i);
     EXPECT_EQ(d.index, i);
     EXPECT_EQ(d.name.value_or(""), "NVIDIA H200");
@@ -152,6 +153,25 @@ TEST(NvmlBackend, EccCountersAndProcessesOfTheDemo) {
     pids.insert(p.pid);
   }
   EXPECT_EQ(pids.size(), 8U);
+}
+
+TEST(NvmlBackend, SlowStaticFactsAreReadOnlyWhenAskedAndOnce) {
+  FakeScenario env("demo");
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  // Opening and a plain sample leave max clocks and modes unread (3 ms each on an H200).
+  b->sample(0, MetricSet(MetricGroup::kUtilization) | MetricGroup::kMemory);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetMaxClockInfo"), 0U);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetEccMode"), 0U);
+  EXPECT_EQ(b->device(0).max_sm_clock_mhz.why(), Missing::kNotAvailable);
+  EXPECT_EQ(b->device(0).name.value_or(""), "NVIDIA H200");  // identity is read at open
+  for (int i = 0; i < 3; ++i) b->sample(0, MetricGroup::kStaticDetails);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetMaxClockInfo"), 3U);  // SM, memory, graphics: once
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetEccMode"), 1U);
+  EXPECT_EQ(b->device(0).max_sm_clock_mhz.value_or(0), 1980U);
+  EXPECT_FALSE(b->device(1).max_sm_clock_mhz.has_value());  // per GPU
 }
 
 TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {

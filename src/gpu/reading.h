@@ -11,11 +11,11 @@ namespace gpumon {
 
 /// Why a reading has no value. Maps onto nvidia-smi's tokens where one exists.
 enum class Missing : std::uint8_t {
-  kNotAvailable,   ///< "[N/A]": the driver has no value right now, or it was not read
-  kNotSupported,   ///< "[Not Supported]": this GPU or driver cannot give it
-  kNoPermission,   ///< "[Insufficient Permissions]"
-  kGpuLost,        ///< the GPU fell off the bus ("[GPU is lost]")
-  kError,          ///< any other NVML error ("[Unknown Error]")
+  kNotAvailable,  ///< "[N/A]": the driver has no value right now, or it was not read
+  kNotSupported,  ///< "[Not Supported]": this GPU or driver cannot give it
+  kNoPermission,  ///< "[Insufficient Permissions]"
+  kGpuLost,       ///< the GPU fell off the bus ("[GPU is lost]")
+  kError,         ///< any other NVML error ("[Unknown Error]")
 };
 
 std::string_view to_string(Missing why);

@@ -56,7 +56,11 @@ typedef enum nvmlClockType_enum {
 } nvmlClockType_t;
 
 /// 0 (max performance) .. 15 (min); 32 = unknown.
-typedef enum nvmlPStates_enum { NVML_PSTATE_0 = 0, NVML_PSTATE_15 = 15, NVML_PSTATE_UNKNOWN = 32 } nvmlPstates_t;
+typedef enum nvmlPStates_enum {
+  NVML_PSTATE_0 = 0,
+  NVML_PSTATE_15 = 15,
+  NVML_PSTATE_UNKNOWN = 32
+} nvmlPstates_t;
 
 typedef enum nvmlMemoryErrorType_enum {
   NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
@@ -68,7 +72,10 @@ typedef enum nvmlEccCounterType_enum {
   NVML_AGGREGATE_ECC = 1
 } nvmlEccCounterType_t;
 
-typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
+typedef enum nvmlEnableState_enum {
+  NVML_FEATURE_DISABLED = 0,
+  NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
 
 typedef enum nvmlValueType_enum {
   NVML_VALUE_TYPE_DOUBLE = 0,
@@ -118,7 +125,7 @@ typedef struct nvmlPciInfo_st {
   unsigned int domain;
   unsigned int bus;
   unsigned int device;
-  unsigned int pciDeviceId;     ///< device id << 16 | vendor id
+  unsigned int pciDeviceId;  ///< device id << 16 | vendor id
   unsigned int pciSubSystemId;
   char busId[GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  ///< "00000000:18:00.0"
 } nvmlPciInfo_t;
@@ -132,7 +139,7 @@ typedef struct nvmlProcessInfo_v1_st {
 typedef struct nvmlProcessInfo_v2_st {
   unsigned int pid;
   unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;      ///< 0xFFFFFFFF when not MIG
+  unsigned int gpuInstanceId;  ///< 0xFFFFFFFF when not MIG
   unsigned int computeInstanceId;
 } nvmlProcessInfo_v2_t;
 
@@ -148,7 +155,7 @@ typedef struct nvmlProcessInfo_v3_st {
 typedef struct nvmlFieldValue_st {
   unsigned int fieldId;
   unsigned int scopeId;
-  long long timestamp;    ///< CPU time of the value, us since 1970
+  long long timestamp;  ///< CPU time of the value, us since 1970
   long long latencyUsec;
   nvmlValueType_t valueType;
   nvmlReturn_t nvmlReturn;

@@ -50,19 +50,23 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::load(std::string path, LoadError* erro
   std::string missing;
   int process_symbol = -1;
 
-#define GPUMON_NVML_RESOLVE(member, required, ...)                                        \
-  {                                                                                        \
-    void* sym = nullptr;                                                                   \
-    const int index = resolve(handle, {__VA_ARGS__}, &sym);                                \
-    std::initializer_list<const char*> names = {__VA_ARGS__};                              \
-    lib->fn_.member = reinterpret_cast<decltype(lib->fn_.member)>(sym);                    \
-    lib->symbols_.push_back(                                                               \
+#define GPUMON_NVML_RESOLVE(member, required, ...)                                            \
+  {                                                                                           \
+    void* sym = nullptr;                                                                      \
+    const int index = resolve(handle, {__VA_ARGS__}, &sym);                                   \
+    std::initializer_list<const char*> names = {__VA_ARGS__};                                 \
+    lib->fn_.member = reinterpret_cast<decltype(lib->fn_.member)>(sym);                       \
+    lib->symbols_.push_back(                                                                  \
         {#member, index >= 0 ? std::string(names.begin()[index]) : std::string(), required}); \
-    if (index < 0 && (required)) missing += std::string(missing.empty() ? "" : ", ") + *names.begin(); \
-    if (std::string_view(#member) == "device_get_compute_running_processes") process_symbol = index; \
+    if (index < 0 && (required))                                                              \
+      missing += std::string(missing.empty() ? "" : ", ") + *names.begin();                   \
+    if (std::string_view(#member) == "device_get_compute_running_processes")                  \
+      process_symbol = index;                                                                 \
   }
-#define GPUMON_NVML_REQUIRED(member, ret, params, ...) GPUMON_NVML_RESOLVE(member, true, __VA_ARGS__)
-#define GPUMON_NVML_OPTIONAL(member, ret, params, ...) GPUMON_NVML_RESOLVE(member, false, __VA_ARGS__)
+#define GPUMON_NVML_REQUIRED(member, ret, params, ...) \
+  GPUMON_NVML_RESOLVE(member, true, __VA_ARGS__)
+#define GPUMON_NVML_OPTIONAL(member, ret, params, ...) \
+  GPUMON_NVML_RESOLVE(member, false, __VA_ARGS__)
 #include "nvml/nvml_entry_points.inc"
 #undef GPUMON_NVML_REQUIRED
 #undef GPUMON_NVML_OPTIONAL
@@ -85,14 +89,9 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::load(std::string path, LoadError* erro
                                  ? ProcessInfoLayout::kV3
                                  : ProcessInfoLayout::kV2;
       break;
-    case 1:
-      lib->process_layout_ = ProcessInfoLayout::kV2;
-      break;
-    case 2:
-      lib->process_layout_ = ProcessInfoLayout::kV1;
-      break;
-    default:
-      lib->process_layout_ = ProcessInfoLayout::kNone;
+    case 1: lib->process_layout_ = ProcessInfoLayout::kV2; break;
+    case 2: lib->process_layout_ = ProcessInfoLayout::kV1; break;
+    default: lib->process_layout_ = ProcessInfoLayout::kNone;
   }
 
   if (auto* name = reinterpret_cast<const char* (*)()>(dlsym(handle, "gpumonFakeScenarioName"))) {

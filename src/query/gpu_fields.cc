@@ -55,7 +55,7 @@ std::vector<GpuField> make_gpu_fields() {
      {}, index_of},
     {{"persistence_mode", {}, "", "", Style::kEnabled,
       "Whether the driver stays loaded with no client (Enabled / Disabled; read at start)."},
-     {}, [](const S& s) { return to_cell(s.device.persistence_mode); }},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.persistence_mode); }},
     {{"fan.speed", {}, "%", "%", Style::kPlain,
       "Fan speed the driver asks for, in percent of maximum. Passively cooled boards have none.",
       true},
@@ -111,7 +111,7 @@ std::vector<GpuField> make_gpu_fields() {
      G::kUtilization, [](const S& s) { return to_cell(s.sample.utilization_memory_pct); }},
     {{"ecc.mode.current", {}, "", "", Style::kEnabled,
       "Whether ECC protects device memory now (Enabled / Disabled; read at start)."},
-     {}, [](const S& s) { return to_cell(s.device.ecc_enabled); }},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.ecc_enabled); }},
     {{"ecc.errors.corrected.volatile.total", {}, "", "", Style::kPlain,
       "Memory errors ECC corrected since the driver loaded."},
      G::kEcc, [](const S& s) { return to_cell(s.sample.ecc_corrected_volatile); }},
@@ -151,12 +151,12 @@ std::vector<GpuField> make_gpu_fields() {
      G::kMemClock, [](const S& s) { return to_cell(s.sample.mem_clock_mhz); }},
     {{"clocks.max.graphics", {"clocks.max.gr"}, "MHz", "MHz", Style::kPlain,
       "Highest graphics clock the GPU supports."},
-     {}, [](const S& s) { return to_cell(s.device.max_graphics_clock_mhz); }},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.max_graphics_clock_mhz); }},
     {{"clocks.max.sm", {}, "MHz", "MHz", Style::kPlain, "Highest SM clock the GPU supports."},
-     {}, [](const S& s) { return to_cell(s.device.max_sm_clock_mhz); }},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.max_sm_clock_mhz); }},
     {{"clocks.max.memory", {"clocks.max.mem"}, "MHz", "MHz", Style::kPlain,
       "Highest memory clock the GPU supports."},
-     {}, [](const S& s) { return to_cell(s.device.max_mem_clock_mhz); }},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.max_mem_clock_mhz); }},
   };
   // clang-format on
   return t;
