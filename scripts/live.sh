@@ -6,8 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --build-only
 scripts/build.sh dev
-if [ -z "${GPUMON_NVML_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
-  echo "No NVIDIA driver found: showing SIMULATED GPUs (scenario ${GPUMON_FAKE_SCENARIO:-demo})." >&2
+# Ask gpumon itself whether this machine's NVML works (the ldconfig cache can miss a driver
+# mounted into a container); if not, say why and show simulated GPUs instead.
+if [ -z "${GPUMON_NVML_LIBRARY:-}" ] && ! why=$(build/gpumon query --query-gpu=count --format=csv,noheader 2>&1 >/dev/null); then
+  echo "${why:-gpumon: no NVIDIA driver found}" >&2
+  echo "Showing SIMULATED GPUs instead (scenario ${GPUMON_FAKE_SCENARIO:-demo}); press q to quit." >&2
+  sleep 2
   export GPUMON_NVML_LIBRARY="$PWD/build/fake-nvml/libnvidia-ml.so.1"
   export GPUMON_FAKE_SCENARIO="${GPUMON_FAKE_SCENARIO:-demo}"
 fi

@@ -19,11 +19,14 @@ scripts/build.sh fuzz
 shopt -s nullglob
 for f in build-fuzz/*_fuzz; do
   name=$(basename "$f" _fuzz)
-  corpus=testdata/fuzz/$name
+  args=(-max_total_time="${GPUMON_FUZZ_SECONDS:-20}" -rss_limit_mb=1024)
+  [ -f "testdata/fuzz/$name.dict" ] && args+=(-dict="testdata/fuzz/$name.dict")
+  corpora=("build-fuzz/corpus-$name")
+  [ -d "testdata/fuzz/$name" ] && corpora+=("testdata/fuzz/$name")
   mkdir -p "build-fuzz/corpus-$name"
-  "$f" -max_total_time="${GPUMON_FUZZ_SECONDS:-20}" -rss_limit_mb=1024 "build-fuzz/corpus-$name" \
-    ${corpus:+$( [ -d "$corpus" ] && echo "$corpus")} >"build-fuzz/$name.log" 2>&1 ||
-    { echo "fuzz target $name failed:"; tail -40 "build-fuzz/$name.log"; exit 1; }
-  echo "fuzz $name: $(grep -c . "build-fuzz/$name.log") log lines, no crash"
+  if ! "$f" "${args[@]}" "${corpora[@]}" >"build-fuzz/$name.log" 2>&1; then
+    echo "fuzz target $name failed:"; tail -40 "build-fuzz/$name.log"; exit 1
+  fi
+  echo "fuzz $name: $(grep -o 'Done [0-9]* runs' "build-fuzz/$name.log"), no crash"
 done
 echo "== all tests passed"
