@@ -14,6 +14,11 @@ echo "== ASan+UBSan build and tests"
 scripts/build.sh asan
 ctest --preset asan -j "$jobs"
 
+echo "== ThreadSanitizer: the sampler and its ring buffer (only their targets, to stay fast)"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j "$jobs" --target gpumon_sampler_test gpumon_fake_nvml
+ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer'
+
 echo "== fuzz targets over their corpora (regression)"
 scripts/build.sh fuzz
 shopt -s nullglob

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+#include "sampler/sampler.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "host/proc_files.h"
+#include "host/user_names.h"
+#include "sampler/sample_errors.h"
+
+namespace gpumon {
+
+using std::chrono::duration_cast;
+using std::chrono::microseconds;
+
+struct Sampler::TaskState {
+  Task task;
+  MonoClock::duration period{};  // as scheduled now; 0 = every tick
+  MonoClock::time_point next_due{};
+  std::vector<char> done;  // once tasks: per GPU
+  TaskStats stats;
+  double total_cost_us = 0;
+};
+
+/// The processes' host details from /proc, read on the sampler thread.
+class Sampler::HostDetails {
+ public:
+  HostDetails() : inspector_(files_, users_) {}
+  host::ProcessInspector& inspector() { return inspector_; }
+
+ private:
+  host::DiskProcFiles files_;
+  host::UserNames users_;
+  host::ProcessInspector inspector_;
+};
+
+namespace {
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double to_us(MonoClock::duration d) {
+  return std::chrono::duration<double, std::micro>(d).count();
+}
+
+}  // namespace
+
+Sampler::Sampler(std::unique_ptr<GpuBackend> backend, SamplerConfig config,
+                 std::shared_ptr<Clock> clock)
+    : backend_(std::move(backend)),
+      config_(config),
+      clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
+      history_((validate(config), config.history_capacity)),
+      events_(config.event_capacity) {
+  if (!backend_) throw std::invalid_argument("sampler: no GPU backend");
+  system_ = backend_->system();
+  device_count_ = backend_->device_count();
+  lost_.assign(device_count_, 0);
+  for (unsigned i = 0; i < device_count_; ++i) devices_.push_back(backend_->device(i));
+  for (Task& t : make_builtin_tasks(config_)) add_task(std::move(t));
+  if (config_.processes && config_.host_process_details) {
+    host_ = std::make_unique<HostDetails>();
+    host_stats_.name = "host_details";  // one /proc pass for every GPU's processes
+  }
+}
+
+Sampler::~Sampler() {
+  stop();
+}
+
+void Sampler::add_sink(std::shared_ptr<SampleSink> sink) {
+  std::lock_guard lock(mutex_);
+  if (started_) throw std::logic_error("sampler: add sinks before start()");
+  if (sink) sinks_.push_back(std::move(sink));
+}
+
+void Sampler::add_task(Task task) {
+  std::lock_guard lock(mutex_);
+  if (started_) throw std::logic_error("sampler: add tasks before start()");
+  if (!task.run) throw std::invalid_argument("sampler: task '" + task.name + "' has no function");
+  TaskState s;
+  s.period = task.period.count() > 0 ? MonoClock::duration(std::max(task.period, config_.interval))
+                                     : MonoClock::duration(0);
+  s.done.assign(task.once ? device_count_ : 0, 0);
+  s.stats.name = task.name;
+  s.task = std::move(task);
+  tasks_.push_back(std::move(s));
+}
+
+void Sampler::start() {
+  std::lock_guard join_lock(join_mutex_);  // thread_ is guarded by join_mutex_
+  std::lock_guard lock(mutex_);
+  if (started_) throw std::logic_error("sampler: start() called twice");
+  if (stop_.requested()) throw std::logic_error("sampler: start() after stop()");
+  started_ = true;
+  thread_ = std::thread([this] { run(); });
+}
+
+void Sampler::stop() {
+  std::lock_guard join_lock(join_mutex_);
+  stop_.request();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Sampler::running() const {
+  std::lock_guard lock(mutex_);
+  return started_ && !stop_.requested();
+}
+
+std::vector<DeviceStatic> Sampler::devices() const {
+  std::lock_guard lock(mutex_);
+  return devices_;
+}
+
+SamplerStats Sampler::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::vector<ProcessSnapshot> Sampler::latest_processes() const {
+  std::lock_guard lock(mutex_);
+  return processes_;
+}
+
+void Sampler::run() noexcept {
+  const MonoClock::duration interval = config_.interval;
+  SamplerStats stats;
+  const MonoClock::time_point t0 = clock_->now();
+  for (TaskState& t : tasks_) t.next_due = t0;
+  std::uint64_t k = 0;
+  while (true) {
+    const MonoClock::time_point started = clock_->now();
+    try {
+      tick(started, stats);
+    } catch (...) {
+      ++stats.exceptions;
+    }
+    const MonoClock::time_point finished = clock_->now();
+    const MonoClock::duration took = finished - started;
+    ++stats.ticks;
+    if (took > interval) ++stats.overruns;
+    stats.last_tick = started;
+    stats.last_tick_duration_us = to_us(took);
+    stats.max_tick_duration_us = std::max(stats.max_tick_duration_us, to_us(took));
+    stats.thread_cpu_s = thread_cpu_seconds();
+    ++k;
+    if (t0 + k * interval < finished) {  // overran: skip the slots already gone, stay aligned
+      const auto next_k = static_cast<std::uint64_t>((finished - t0) / interval) + 1;
+      stats.missed_ticks += next_k - k;
+      k = next_k;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      stats.tasks.clear();
+      for (TaskState& t : tasks_) {
+        t.stats.period = duration_cast<microseconds>(t.period);
+        t.stats.mean_cost_us =
+            t.stats.runs ? t.total_cost_us / static_cast<double>(t.stats.runs) : 0;
+        stats.tasks.push_back(t.stats);
+      }
+      if (host_) stats.tasks.push_back(host_stats_);
+      stats_ = stats;
+    }
+    if (clock_->sleep_until(t0 + k * interval, stop_)) break;
+  }
+}
+
+void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
+  TickSample tick = std::move(spare_);
+  tick.gpus.clear();
+  tick.mono_time = now;
+  tick.wall_time = clock_->wall_now();
+  std::vector<char> due(tasks_.size(), 0);
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    due[t] = tasks_[t].task.once || now >= tasks_[t].next_due;
+  }
+  std::vector<ProcessSnapshot> snapshots;
+  bool details_read = false;
+  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+    // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick.
+    if (stop_.requested()) return;
+    GpuTickOutput out;
+    out.sample.index = gpu;
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      TaskState& task = tasks_[t];
+      if (!due[t] || (task.task.once && task.done[gpu])) continue;
+      if (t > 0 && out.sample.lost) break;  // the metrics task found it lost: nothing to ask
+      if (run_task(task, gpu, out, stats) && task.task.once) {
+        task.done[gpu] = !out.sample.lost;
+        details_read = true;
+      }
+    }
+    stats.nvml_errors += count_errors(out.sample);
+    if (out.processes) {
+      if (!*out.processes) {
+        if (out.processes->why() == Missing::kError) ++stats.nvml_errors;
+      } else {
+        snapshots.push_back({gpu, tick.wall_time, out.processes->value()});
+        for (GpuProcess& p : snapshots.back().processes) p.gpu_index = gpu;
+      }
+    }
+    if (static_cast<bool>(lost_[gpu]) != out.sample.lost) {
+      lost_[gpu] = out.sample.lost;
+      emit({gpu, out.sample.lost ? GpuEvent::Kind::kLost : GpuEvent::Kind::kRecovered, 0,
+            tick.wall_time, now},
+           stats);
+    }
+    tick.gpus.push_back(std::move(out.sample));
+  }
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    if (due[t] && !tasks_[t].task.once) after_task(tasks_[t], now);
+  }
+  stats.lost_gpus.clear();
+  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+    if (lost_[gpu]) stats.lost_gpus.push_back(gpu);
+  }
+  if (details_read) {
+    std::vector<DeviceStatic> devices;
+    for (unsigned i = 0; i < device_count_; ++i) devices.push_back(backend_->device(i));
+    std::lock_guard lock(mutex_);
+    devices_ = std::move(devices);
+  }
+  for_each_sink(stats, [&](SampleSink& s) { s.on_tick(tick); });
+  spare_ = history_.push(std::move(tick));
+  if (!snapshots.empty()) publish_processes(snapshots, stats);
+}
+
+bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats) {
+  const MonoClock::time_point before = clock_->now();
+  bool ok = true;
+  try {
+    task.task.run(*backend_, gpu, out);
+  } catch (...) {
+    ++task.stats.exceptions;
+    ++stats.exceptions;
+    ok = false;
+  }
+  const double cost = to_us(clock_->now() - before);
+  ++task.stats.runs;
+  task.total_cost_us += cost;
+  task.stats.max_cost_us = std::max(task.stats.max_cost_us, cost);
+  return ok;
+}
+
+void Sampler::after_task(TaskState& task, MonoClock::time_point tick_time) {
+  if (task.period.count() == 0) return;
+  // Bounded rate: stretch the period so that one round over every GPU costs at most
+  // slow_task_cpu_share of the period (measured mean once known, else the estimate).
+  const double cost_us = task.stats.runs ? task.total_cost_us / static_cast<double>(task.stats.runs)
+                                         : static_cast<double>(task.task.estimated_cost.count());
+  const auto floor = std::chrono::duration<double, std::micro>(cost_us * device_count_ /
+                                                               config_.slow_task_cpu_share);
+  const auto wanted = MonoClock::duration(std::max(task.task.period, config_.interval));
+  const auto stretched = duration_cast<MonoClock::duration>(floor);
+  task.period = std::max(wanted, stretched);
+  while (task.next_due <= tick_time) task.next_due += task.period;
+}
+
+void Sampler::publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats) {
+  if (host_) {
+    std::vector<unsigned> pids;
+    for (const ProcessSnapshot& s : snapshots) {
+      for (const GpuProcess& p : s.processes) pids.push_back(p.pid);
+    }
+    const MonoClock::time_point before = clock_->now();
+    try {
+      std::vector<host::HostProcessInfo> infos = host_->inspector().inspect(pids, before);
+      std::size_t k = 0;
+      for (ProcessSnapshot& s : snapshots) {
+        for (GpuProcess& p : s.processes) {
+          const host::HostProcessInfo& h = infos.at(k++);
+          p.user = h.user;
+          p.command_line = h.command_line;
+          p.cpu_percent = h.cpu_percent;
+          p.host_memory_rss_bytes = h.rss_bytes;
+        }
+      }
+    } catch (...) {
+      ++host_stats_.exceptions;
+      ++stats.exceptions;
+    }
+    const double cost = to_us(clock_->now() - before);
+    ++host_stats_.runs;
+    host_total_us_ += cost;
+    host_stats_.max_cost_us = std::max(host_stats_.max_cost_us, cost);
+    host_stats_.mean_cost_us = host_total_us_ / static_cast<double>(host_stats_.runs);
+  }
+  for (const ProcessSnapshot& s : snapshots) {
+    for_each_sink(stats, [&](SampleSink& sink) { sink.on_processes(s); });
+  }
+  std::lock_guard lock(mutex_);
+  for (ProcessSnapshot& s : snapshots) {
+    if (processes_.size() < device_count_) processes_.resize(device_count_);
+    processes_[s.gpu] = std::move(s);
+  }
+}
+
+void Sampler::emit(const GpuEvent& event, SamplerStats& stats) {
+  (void)events_.push(event);
+  for_each_sink(stats, [&](SampleSink& s) { s.on_event(event); });
+}
+
+template <typename Fn>
+void Sampler::for_each_sink(SamplerStats& stats, Fn&& fn) {
+  for (const auto& sink : sinks_) {
+    try {
+      fn(*sink);
+    } catch (...) {
+      ++stats.sink_errors;
+    }
+  }
+}
+
+}  // namespace gpumon

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// Sampler: the one thread that makes every NVML call. It owns the GpuBackend, wakes on a
+// drift-free schedule (tick k at t0 + k * interval), runs the tasks that are due for every
+// GPU, and publishes each TickSample to history() and to the registered sinks, GpuEvents
+// (lost / recovered) to events() and the sinks, and ProcessSnapshots to the sinks.
+// See docs/sampler.md for the schedule and the reasons behind each rate.
+//
+// Thread-safety: configure (add_sink, add_task) before start(); after that every public
+// member is safe from any thread. Nothing throws out of the sampler thread: task, sink and
+// backend exceptions are caught and counted in stats().
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "host/process_inspector.h"
+#include "sampler/clock.h"
+#include "sampler/ring_buffer.h"
+#include "sampler/sample_sink.h"
+#include "sampler/sampler_config.h"
+#include "sampler/sampler_task.h"
+
+namespace gpumon {
+
+class Sampler {
+ public:
+  /// Takes the backend (not null). `clock` defaults to SteadyClock. Throws
+  /// std::invalid_argument for a config out of range (see validate()).
+  explicit Sampler(std::unique_ptr<GpuBackend> backend, SamplerConfig config = {},
+                   std::shared_ptr<Clock> clock = nullptr);
+  ~Sampler();  ///< stops
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  /// Before start() only (throws std::logic_error after). Sinks are called on the sampler
+  /// thread, in the order added.
+  void add_sink(std::shared_ptr<SampleSink> sink);
+  /// An extra task (GPM, sample buffers...), run after the built-in ones. Before start() only.
+  void add_task(Task task);
+
+  /// Starts the thread; the first tick is at once. Throws std::logic_error if called twice
+  /// or after stop() (a sampler runs once).
+  void start();
+  /// Wakes the thread, waits for the tick in progress to end and joins. Idempotent.
+  void stop();
+  bool running() const;
+
+  const SamplerConfig& config() const { return config_; }
+  /// Driver-wide facts, copied at construction.
+  const SystemInfo& system() const { return system_; }
+  unsigned device_count() const { return device_count_; }
+  /// Static facts of every GPU, refreshed after the static-details task ran.
+  std::vector<DeviceStatic> devices() const;
+  SamplerStats stats() const;
+  /// The newest process snapshot of every GPU (empty until the first process read).
+  std::vector<ProcessSnapshot> latest_processes() const;
+
+  const RingBuffer<TickSample>& history() const { return history_; }
+  const RingBuffer<GpuEvent>& events() const { return events_; }
+
+ private:
+  struct TaskState;
+  class HostDetails;
+
+  void run() noexcept;
+  void tick(MonoClock::time_point now, SamplerStats& stats);
+  bool run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats);
+  void after_task(TaskState& task, MonoClock::time_point tick_time);
+  void publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
+  void emit(const GpuEvent& event, SamplerStats& stats);
+  template <typename Fn>
+  void for_each_sink(SamplerStats& stats, Fn&& fn);
+
+  std::unique_ptr<GpuBackend> backend_;
+  SamplerConfig config_;
+  std::shared_ptr<Clock> clock_;
+  SystemInfo system_;
+  unsigned device_count_ = 0;
+  std::vector<std::shared_ptr<SampleSink>> sinks_;
+  std::vector<TaskState> tasks_;
+  std::unique_ptr<HostDetails> host_;
+  RingBuffer<TickSample> history_;
+  RingBuffer<GpuEvent> events_;
+
+  // Sampler thread only.
+  std::vector<char> lost_;
+  TickSample spare_;  // the tick evicted from history_, reused for its allocations
+  TaskStats host_stats_;
+  double host_total_us_ = 0;
+
+  mutable std::mutex mutex_;  // guards what follows
+  SamplerStats stats_;
+  std::vector<DeviceStatic> devices_;
+  std::vector<ProcessSnapshot> processes_;
+  bool started_ = false;
+
+  StopSignal stop_;
+  std::thread thread_;
+  std::mutex join_mutex_;  // guards thread_; serialises start() and stop()
+};
+
+}  // namespace gpumon

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: MIT
+// What the sampler reads and how often, and the statistics it keeps about itself.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_backend.h"
+#include "sampler/sample_sink.h"
+
+namespace gpumon {
+
+struct SamplerConfig {
+  /// Time between ticks: 10 ms (100 Hz) to 60 s.
+  std::chrono::milliseconds interval{1000};
+  /// Groups read every tick. kEnergy and kStaticDetails here are moved to their own tasks.
+  MetricSet metrics = MetricSet(MetricGroup::kUtilization) | MetricGroup::kMemory |
+                      MetricGroup::kTemperature | MetricGroup::kMemoryTemperature |
+                      MetricGroup::kPower | MetricGroup::kPowerInstant | MetricGroup::kPowerLimit |
+                      MetricGroup::kSmClock | MetricGroup::kMemClock | MetricGroup::kGraphicsClock |
+                      MetricGroup::kPstate | MetricGroup::kFan | MetricGroup::kClockEvents |
+                      MetricGroup::kEcc;
+  bool energy = true;  ///< read energy_mj (about 2.4 ms per H200 per read)
+  /// Energy period; raised to the interval when shorter.
+  std::chrono::milliseconds energy_period{1000};
+  bool static_details = true;  ///< read kStaticDetails once per GPU (about 11 ms per H200)
+  bool processes = true;       ///< read the compute processes of every GPU
+  /// Process-list period; raised to the interval when shorter.
+  std::chrono::milliseconds process_period{2000};
+  /// Fill the processes' host details (user, command line, CPU %, RSS) from /proc.
+  bool host_process_details = true;
+  /// Ticks kept in Sampler::history(). Memory: capacity * GPUs * sizeof(DeviceSample).
+  std::size_t history_capacity = 3600;
+  std::size_t event_capacity = 1024;  ///< GpuEvents kept in Sampler::events()
+  /// A slow task (one with a period) is stretched so that its measured cost over all GPUs
+  /// stays under this share of one core: period >= cost per GPU * GPUs / share.
+  double slow_task_cpu_share = 0.05;
+};
+
+/// Throws std::invalid_argument, naming the setting, when `config` is out of range.
+void validate(const SamplerConfig& config);
+
+struct TaskStats {
+  std::string name;
+  std::chrono::microseconds period{0};  ///< as scheduled now (0: every tick)
+  std::uint64_t runs = 0;               ///< calls, one per GPU per due tick
+  double mean_cost_us = 0;              ///< injected-clock time around one call
+  double max_cost_us = 0;
+  std::uint64_t exceptions = 0;  ///< calls that threw (caught)
+};
+
+/// Thread-safety: a copy, returned by Sampler::stats().
+struct SamplerStats {
+  std::uint64_t ticks = 0;
+  std::uint64_t overruns = 0;      ///< ticks that took longer than the interval
+  std::uint64_t missed_ticks = 0;  ///< schedule slots skipped because a tick overran
+  std::uint64_t nvml_errors = 0;   ///< readings that came back Missing::kError
+  std::uint64_t exceptions = 0;    ///< caught on the sampler thread (tasks and the tick)
+  std::uint64_t sink_errors = 0;   ///< sink calls that threw
+  MonoClock::time_point last_tick{};
+  double last_tick_duration_us = 0;
+  double max_tick_duration_us = 0;
+  double thread_cpu_s = 0;  ///< CPU time of the sampler thread (CLOCK_THREAD_CPUTIME_ID)
+  std::vector<unsigned> lost_gpus;
+  std::vector<TaskStats> tasks;
+};
+
+}  // namespace gpumon

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// The sampler on the real loader and backend over gpumon's fake NVML library, in real time.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fake_nvml/fake_test_env.h"
+#include "gpu/nvml_backend.h"
+#include "sampler/sampler.h"
+#include "sampler/testing/recording_sink.h"
+
+namespace gpumon {
+namespace {
+
+using fake::testing::FakeScenario;
+using fake::testing::kFakeLibrary;
+using std::chrono::milliseconds;
+using testing::RecordingSink;
+
+std::unique_ptr<GpuBackend> open_fake() {
+  NvmlOpenOptions options;
+  options.library_path = kFakeLibrary;
+  NvmlOpenError error;
+  std::unique_ptr<GpuBackend> backend = NvmlBackend::open(options, &error);
+  EXPECT_NE(backend, nullptr) << error.message;
+  return backend;
+}
+
+struct RealRun {
+  std::shared_ptr<RecordingSink> sink = std::make_shared<RecordingSink>();
+  std::unique_ptr<Sampler> sampler;
+
+  RealRun(milliseconds interval, milliseconds span) {
+    auto backend = open_fake();
+    if (!backend) return;
+    SamplerConfig c;
+    c.interval = interval;
+    sampler = std::make_unique<Sampler>(std::move(backend), c);
+    sampler->add_sink(sink);
+    sampler->start();
+    std::this_thread::sleep_for(span);
+    sampler->stop();
+  }
+};
+
+TEST(SamplerFakeNvml, DemoAt100HzForHalfASecond) {
+  FakeScenario env("demo");
+  RealRun run(milliseconds(10), milliseconds(500));
+  ASSERT_TRUE(run.sampler);
+  const auto ticks = run.sink->ticks();
+  // About 50; a loaded or sanitized machine may overrun some ticks, never add any.
+  EXPECT_GE(ticks.size(), 25U);
+  EXPECT_LE(ticks.size(), 52U);
+  for (const TickSample& t : ticks) {
+    ASSERT_EQ(t.gpus.size(), 8U);
+    EXPECT_TRUE(t.gpus[7].utilization_gpu_pct.has_value());
+    EXPECT_TRUE(t.gpus[0].memory_used_bytes.has_value());
+  }
+  EXPECT_TRUE(ticks.front().gpus[0].energy_mj.has_value());  // the first tick reads energy
+  const SamplerStats s = run.sampler->stats();
+  EXPECT_EQ(s.ticks, ticks.size());
+  EXPECT_EQ(s.nvml_errors, 0U);
+  EXPECT_TRUE(s.lost_gpus.empty());
+  EXPECT_EQ(run.sink->processes().size(), 8U);  // one process read (2 s period) per GPU
+  const auto devices = run.sampler->devices();
+  ASSERT_EQ(devices.size(), 8U);
+  EXPECT_TRUE(devices[0].max_sm_clock_mhz.has_value());  // static details were read
+}
+
+TEST(SamplerFakeNvml, LostGpuEmitsAnEventAndTheOtherContinues) {
+  FakeScenario env("gpu-lost", /*offset_s=*/4.7);  // GPU 1 is lost at 5 s
+  RealRun run(milliseconds(50), milliseconds(800));
+  ASSERT_TRUE(run.sampler);
+  const auto events = run.sink->events();
+  ASSERT_EQ(events.size(), 1U);
+  EXPECT_EQ(events[0].gpu, 1U);
+  EXPECT_EQ(events[0].kind, GpuEvent::Kind::kLost);
+  const auto ticks = run.sink->ticks();
+  ASSERT_GE(ticks.size(), 8U);
+  EXPECT_FALSE(ticks.front().gpus[1].lost);
+  EXPECT_TRUE(ticks.back().gpus[1].lost);
+  for (const TickSample& t : ticks) {
+    EXPECT_FALSE(t.gpus[0].lost);
+    EXPECT_TRUE(t.gpus[0].utilization_gpu_pct.has_value());
+  }
+  EXPECT_EQ(run.sampler->stats().lost_gpus, std::vector<unsigned>{1});
+}
+
+TEST(SamplerFakeNvml, SixtyFourGpus) {
+  FakeScenario env("many-gpus-64");
+  RealRun run(milliseconds(100), milliseconds(500));
+  ASSERT_TRUE(run.sampler);
+  const auto ticks = run.sink->ticks();
+  ASSERT_GE(ticks.size(), 3U);
+  for (const TickSample& t : ticks) {
+    ASSERT_EQ(t.gpus.size(), 64U);
+    EXPECT_TRUE(t.gpus[63].power_draw_w.has_value());
+  }
+  EXPECT_TRUE(run.sampler->stats().lost_gpus.empty());
+}
+
+}  // namespace
+}  // namespace gpumon

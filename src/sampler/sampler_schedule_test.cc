@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// The sampler's schedule on a fake clock: tick times, slow tasks at their rates, overruns.
+#include <gtest/gtest.h>
+
+#include "sampler/testing/fake_run.h"
+
+namespace gpumon {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeRun;
+
+SamplerConfig every_100ms() {
+  SamplerConfig c;
+  c.interval = milliseconds(100);
+  return c;
+}
+
+TEST(SamplerSchedule, EveryTickAtT0PlusKIntervals) {
+  FakeRun run(2, every_100ms());
+  run.backend->set_cost(MetricGroup::kUtilization, milliseconds(3));  // ticks take time
+  run.run_for(seconds(10));
+  const auto ticks = run.sink->ticks();
+  ASSERT_EQ(ticks.size(), 100U);
+  for (std::size_t k = 0; k < ticks.size(); ++k) {
+    ASSERT_EQ(ticks[k].mono_time, run.t0 + k * milliseconds(100)) << k;
+    ASSERT_EQ(ticks[k].gpus.size(), 2U);
+    EXPECT_EQ(ticks[k].gpus[1].index, 1U);
+  }
+  const SamplerStats s = run.sampler->stats();
+  EXPECT_EQ(s.ticks, 100U);
+  EXPECT_EQ(s.overruns, 0U);
+  EXPECT_EQ(s.last_tick, run.t0 + milliseconds(9900));
+  EXPECT_EQ(run.sampler->history().size(), 100U);
+}
+
+TEST(SamplerSchedule, NoDriftOver10000Ticks) {
+  SamplerConfig c;
+  c.interval = milliseconds(10);
+  c.history_capacity = 16;
+  FakeRun run(2, c);
+  run.backend->set_cost(MetricGroup::kUtilization, std::chrono::microseconds(1700));
+  run.run_for(seconds(100));
+  const auto ticks = run.sink->ticks();
+  ASSERT_EQ(ticks.size(), 10000U);
+  for (std::size_t k = 0; k < ticks.size(); ++k) {
+    ASSERT_EQ(ticks[k].mono_time, run.t0 + k * milliseconds(10)) << k;
+  }
+  EXPECT_EQ(run.sampler->stats().overruns, 0U);
+  EXPECT_EQ(run.sampler->history().size(), 16U);  // bounded however long it ran
+  EXPECT_EQ(run.sampler->history().total_pushed(), 10000U);
+}
+
+TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
+  FakeRun run(2, every_100ms());  // energy every 1 s, processes every 2 s by default
+  run.run_for(seconds(10));
+  for (unsigned gpu = 0; gpu < 2; ++gpu) {
+    EXPECT_EQ(run.calls(gpu, MetricGroup::kUtilization).size(), 100U);
+    const auto energy = run.calls(gpu, MetricGroup::kEnergy);
+    ASSERT_EQ(energy.size(), 10U);
+    for (std::size_t k = 0; k < energy.size(); ++k) EXPECT_EQ(energy[k], run.t0 + k * seconds(1));
+    const auto procs = run.process_calls(gpu);
+    ASSERT_EQ(procs.size(), 5U);
+    for (std::size_t k = 0; k < procs.size(); ++k) EXPECT_EQ(procs[k], run.t0 + k * seconds(2));
+    const auto details = run.calls(gpu, MetricGroup::kStaticDetails);
+    ASSERT_EQ(details.size(), 1U);  // once, in the first tick
+    EXPECT_EQ(details[0], run.t0);
+  }
+  // Energy appears in the ticks that read it, not in the others.
+  const auto ticks = run.sink->ticks();
+  EXPECT_TRUE(ticks[10].gpus[0].energy_mj.has_value());
+  EXPECT_FALSE(ticks[11].gpus[0].energy_mj.has_value());
+  EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
+  const SamplerStats s = run.sampler->stats();
+  ASSERT_EQ(s.tasks.size(), 4U);
+  EXPECT_EQ(s.tasks[0].name, "metrics");
+  EXPECT_EQ(s.tasks[0].runs, 200U);
+  EXPECT_EQ(s.tasks[1].name, "energy");
+  EXPECT_EQ(s.tasks[1].period, seconds(1));
+  EXPECT_EQ(s.tasks[3].name, "processes");
+  EXPECT_EQ(s.tasks[3].period, seconds(2));
+}
+
+TEST(SamplerSchedule, SlowPeriodsNeverFasterThanTheInterval) {
+  SamplerConfig c;
+  c.interval = milliseconds(500);
+  c.energy_period = milliseconds(10);
+  c.process_period = milliseconds(10);
+  FakeRun run(1, c);
+  run.run_for(seconds(10));
+  EXPECT_EQ(run.calls(0, MetricGroup::kEnergy).size(), 20U);
+  EXPECT_EQ(run.process_calls(0).size(), 20U);
+}
+
+TEST(SamplerSchedule, CostlySlowTaskIsStretchedToItsCpuShare) {
+  SamplerConfig c = every_100ms();
+  c.processes = false;
+  FakeRun run(8, c);
+  run.backend->set_cost(MetricGroup::kEnergy, milliseconds(10));
+  run.run_for(seconds(16));
+  // 10 ms x 8 GPUs at most 5 % of the period: every 1.6 s instead of every 1 s.
+  const auto energy = run.calls(0, MetricGroup::kEnergy);
+  ASSERT_EQ(energy.size(), 10U);
+  EXPECT_EQ(energy[1], run.t0 + milliseconds(1600));
+  const TaskStats t = run.sampler->stats().tasks[1];
+  EXPECT_EQ(t.period, milliseconds(1600));
+  EXPECT_DOUBLE_EQ(t.mean_cost_us, 10000);
+  EXPECT_DOUBLE_EQ(t.max_cost_us, 10000);
+  EXPECT_EQ(t.runs, 80U);
+}
+
+TEST(SamplerSchedule, OverrunsAreCountedAndTheScheduleStaysAligned) {
+  SamplerConfig c;
+  c.interval = milliseconds(10);
+  c.energy = c.processes = c.static_details = false;
+  FakeRun run(1, c);
+  run.backend->set_cost(MetricGroup::kUtilization, milliseconds(25));
+  run.run_for(milliseconds(300));
+  const auto ticks = run.sink->ticks();
+  ASSERT_EQ(ticks.size(), 10U);
+  for (std::size_t k = 0; k < ticks.size(); ++k) {
+    EXPECT_EQ(ticks[k].mono_time, run.t0 + k * milliseconds(30));  // slots 0, 3, 6, ...
+  }
+  const SamplerStats s = run.sampler->stats();
+  EXPECT_EQ(s.overruns, 10U);
+  EXPECT_EQ(s.missed_ticks, 20U);
+  EXPECT_DOUBLE_EQ(s.last_tick_duration_us, 25000);
+  EXPECT_DOUBLE_EQ(s.max_tick_duration_us, 25000);
+}
+
+TEST(SamplerSchedule, ExtraTaskRunsAtItsPeriod) {
+  FakeRun run(2, every_100ms());
+  Task gpm{"gpm", milliseconds(500), false, std::chrono::microseconds(100),
+           [](GpuBackend&, unsigned, GpuTickOutput& out) { out.sample.gpm_window_s = 0.5; }};
+  run.sampler->add_task(gpm);
+  run.run_for(seconds(2));
+  const auto ticks = run.sink->ticks();
+  ASSERT_EQ(ticks.size(), 20U);
+  for (std::size_t k = 0; k < ticks.size(); ++k) {
+    EXPECT_EQ(ticks[k].gpus[1].gpm_window_s.has_value(), k % 5 == 0) << k;
+  }
+  EXPECT_EQ(run.sampler->stats().tasks.back().runs, 8U);
+}
+
+}  // namespace
+}  // namespace gpumon

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#include "sampler/sampler_task.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace gpumon {
+
+using std::chrono::milliseconds;
+
+void validate(const SamplerConfig& config) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("sampler: " + what); };
+  if (config.interval < milliseconds(10) || config.interval > milliseconds(60000)) {
+    fail("interval must be between 10 ms (100 Hz) and 60 s, got " +
+         std::to_string(config.interval.count()) + " ms");
+  }
+  if (config.energy && config.energy_period.count() <= 0) fail("energy period must be > 0");
+  if (config.processes && config.process_period.count() <= 0) fail("process period must be > 0");
+  if (config.history_capacity == 0) fail("history capacity must be at least 1 tick");
+  if (config.event_capacity == 0) fail("event capacity must be at least 1");
+  if (!(config.slow_task_cpu_share > 0 && config.slow_task_cpu_share <= 1)) {
+    fail("slow task CPU share must be in (0, 1]");
+  }
+}
+
+std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
+  std::vector<Task> tasks;
+  const std::uint32_t moved = static_cast<std::uint32_t>(MetricGroup::kEnergy) |
+                              static_cast<std::uint32_t>(MetricGroup::kStaticDetails);
+  MetricSet metrics;
+  for (std::uint32_t bit = 1; bit != 0 && bit <= MetricSet::all().bits(); bit <<= 1) {
+    if ((config.metrics.bits() & bit) != 0 && (bit & moved) == 0) {
+      metrics |= static_cast<MetricGroup>(bit);
+    }
+  }
+  // Cheap tier (DESIGN.md: 0.3-19 us per call): every tick.
+  tasks.push_back({"metrics", milliseconds(0), false, std::chrono::microseconds(50),
+                   [metrics](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+                     out.sample = b.sample(gpu, metrics);
+                   }});
+  if (config.energy) {
+    // Slow tier (about 2.4 ms of busy CPU per H200): its own period, never above 1 Hz by default.
+    tasks.push_back({"energy", std::max(config.energy_period, config.interval), false,
+                     std::chrono::microseconds(2400),
+                     [](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+                       out.sample.energy_mj = b.sample(gpu, MetricGroup::kEnergy).energy_mj;
+                     }});
+  }
+  if (config.static_details) {
+    // About 11 ms per H200 and never changes: once.
+    tasks.push_back({"static_details", milliseconds(0), true, std::chrono::microseconds(11000),
+                     [](GpuBackend& b, unsigned gpu, GpuTickOutput&) {
+                       (void)b.sample(gpu, MetricGroup::kStaticDetails);
+                     }});
+  }
+  if (config.processes) {
+    // Cheap per call, but the list changes slowly and host details cost /proc reads.
+    tasks.push_back({"processes", std::max(config.process_period, config.interval), false,
+                     std::chrono::microseconds(20),
+                     [](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+                       out.processes = b.processes(gpu);
+                     }});
+  }
+  return tasks;
+}
+
+}  // namespace gpumon
