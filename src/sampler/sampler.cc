@@ -17,9 +17,9 @@ using std::chrono::microseconds;
 
 struct Sampler::TaskState {
   Task task;
-  MonoClock::duration period{};  // as scheduled now; 0 = every tick
-  MonoClock::time_point next_due{};
-  std::vector<char> done;  // once tasks: per GPU
+  MonoClock::duration period{};                 // as scheduled now; 0 = every tick
+  std::vector<MonoClock::time_point> next_due;  // per GPU
+  std::vector<char> done;                       // once tasks: per GPU
   TaskStats stats;
   double total_cost_us = 0;
 };
@@ -131,7 +131,15 @@ void Sampler::run() noexcept {
   const MonoClock::duration interval = config_.interval;
   SamplerStats stats;
   const MonoClock::time_point t0 = clock_->now();
-  for (TaskState& t : tasks_) t.next_due = t0;
+  for (TaskState& t : tasks_) {
+    // A spread task starts GPU g g/n of the way through its period, on a tick boundary, so
+    // one tick makes at most about n * interval / period of its slow calls.
+    const std::int64_t ticks_per_period = t.period / interval;
+    t.next_due.assign(device_count_, t0);
+    for (unsigned gpu = 0; t.task.spread && gpu < device_count_; ++gpu) {
+      t.next_due[gpu] += (ticks_per_period * gpu / device_count_) * interval;
+    }
+  }
   std::uint64_t k = 0;
   while (true) {
     const MonoClock::time_point started = clock_->now();
@@ -175,10 +183,6 @@ void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   tick.gpus.clear();
   tick.mono_time = now;
   tick.wall_time = clock_->wall_now();
-  std::vector<char> due(tasks_.size(), 0);
-  for (std::size_t t = 0; t < tasks_.size(); ++t) {
-    due[t] = tasks_[t].task.once || now >= tasks_[t].next_due;
-  }
   std::vector<ProcessSnapshot> snapshots;
   bool details_read = false;
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
@@ -188,11 +192,15 @@ void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
     out.sample.index = gpu;
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       TaskState& task = tasks_[t];
-      if (!due[t] || (task.task.once && task.done[gpu])) continue;
+      if (task.task.once ? static_cast<bool>(task.done[gpu]) : now < task.next_due[gpu]) continue;
       if (t > 0 && out.sample.lost) break;  // the metrics task found it lost: nothing to ask
-      if (run_task(task, gpu, out, stats) && task.task.once) {
-        task.done[gpu] = !out.sample.lost;
-        details_read = true;
+      const bool ok = run_task(task, gpu, out, stats);
+      if (task.task.once) {
+        task.done[gpu] = ok && !out.sample.lost;
+        details_read = details_read || ok;
+      } else if (task.period.count() > 0) {
+        update_period(task);  // the cost just measured may stretch it
+        while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
       }
     }
     stats.nvml_errors += count_errors(out.sample);
@@ -211,9 +219,6 @@ void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
            stats);
     }
     tick.gpus.push_back(std::move(out.sample));
-  }
-  for (std::size_t t = 0; t < tasks_.size(); ++t) {
-    if (due[t] && !tasks_[t].task.once) after_task(tasks_[t], now);
   }
   stats.lost_gpus.clear();
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
@@ -247,8 +252,7 @@ bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, Sample
   return ok;
 }
 
-void Sampler::after_task(TaskState& task, MonoClock::time_point tick_time) {
-  if (task.period.count() == 0) return;
+void Sampler::update_period(TaskState& task) {
   // Bounded rate: stretch the period so that one round over every GPU costs at most
   // slow_task_cpu_share of the period (measured mean once known, else the estimate).
   const double cost_us = task.stats.runs ? task.total_cost_us / static_cast<double>(task.stats.runs)
@@ -258,7 +262,6 @@ void Sampler::after_task(TaskState& task, MonoClock::time_point tick_time) {
   const auto wanted = MonoClock::duration(std::max(task.task.period, config_.interval));
   const auto stretched = duration_cast<MonoClock::duration>(floor);
   task.period = std::max(wanted, stretched);
-  while (task.next_due <= tick_time) task.next_due += task.period;
 }
 
 void Sampler::publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats) {

@@ -67,7 +67,7 @@ class Sampler {
   void run() noexcept;
   void tick(MonoClock::time_point now, SamplerStats& stats);
   bool run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats);
-  void after_task(TaskState& task, MonoClock::time_point tick_time);
+  void update_period(TaskState& task);
   void publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
   void emit(const GpuEvent& event, SamplerStats& stats);
   template <typename Fn>

@@ -2,6 +2,8 @@
 // The sampler's schedule on a fake clock: tick times, slow tasks at their rates, overruns.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "sampler/testing/fake_run.h"
 
 namespace gpumon {
@@ -59,7 +61,9 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
     EXPECT_EQ(run.calls(gpu, MetricGroup::kUtilization).size(), 100U);
     const auto energy = run.calls(gpu, MetricGroup::kEnergy);
     ASSERT_EQ(energy.size(), 10U);
-    for (std::size_t k = 0; k < energy.size(); ++k) EXPECT_EQ(energy[k], run.t0 + k * seconds(1));
+    for (std::size_t k = 0; k < energy.size(); ++k) {  // spread: GPU 1 half a period later
+      EXPECT_EQ(energy[k], run.t0 + k * seconds(1) + gpu * milliseconds(500));
+    }
     const auto procs = run.process_calls(gpu);
     ASSERT_EQ(procs.size(), 5U);
     for (std::size_t k = 0; k < procs.size(); ++k) EXPECT_EQ(procs[k], run.t0 + k * seconds(2));
@@ -71,6 +75,8 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   const auto ticks = run.sink->ticks();
   EXPECT_TRUE(ticks[10].gpus[0].energy_mj.has_value());
   EXPECT_FALSE(ticks[11].gpus[0].energy_mj.has_value());
+  EXPECT_FALSE(ticks[10].gpus[1].energy_mj.has_value());
+  EXPECT_TRUE(ticks[15].gpus[1].energy_mj.has_value());
   EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
   const SamplerStats s = run.sampler->stats();
   ASSERT_EQ(s.tasks.size(), 4U);
@@ -108,6 +114,27 @@ TEST(SamplerSchedule, CostlySlowTaskIsStretchedToItsCpuShare) {
   EXPECT_DOUBLE_EQ(t.mean_cost_us, 10000);
   EXPECT_DOUBLE_EQ(t.max_cost_us, 10000);
   EXPECT_EQ(t.runs, 80U);
+}
+
+TEST(SamplerSchedule, SlowTaskIsSpreadSoNoTickOverruns) {
+  SamplerConfig c;
+  c.interval = milliseconds(10);  // 8 energy reads of 2.4 ms in one tick would take 19 ms
+  c.processes = false;
+  FakeRun run(8, c);
+  run.backend->set_cost(MetricGroup::kEnergy, std::chrono::microseconds(2400));
+  run.run_for(seconds(5));
+  std::set<MonoClock::time_point> ticks_with_energy;
+  for (unsigned gpu = 0; gpu < 8; ++gpu) {
+    const auto energy = run.calls(gpu, MetricGroup::kEnergy);
+    ASSERT_EQ(energy.size(), 5U) << gpu;
+    EXPECT_EQ(energy[0], run.t0 + (100 * gpu / 8) * milliseconds(10));  // g/8 of 100 ticks
+    ticks_with_energy.insert(energy.begin(), energy.end());
+  }
+  EXPECT_EQ(ticks_with_energy.size(), 40U);  // never two GPUs' reads in one tick
+  const SamplerStats s = run.sampler->stats();
+  EXPECT_EQ(s.overruns, 0U);
+  EXPECT_EQ(s.ticks, 500U);
+  EXPECT_DOUBLE_EQ(s.max_tick_duration_us, 2400);
 }
 
 TEST(SamplerSchedule, OverrunsAreCountedAndTheScheduleStaysAligned) {

@@ -44,7 +44,8 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
                      std::chrono::microseconds(2400),
                      [](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
                        out.sample.energy_mj = b.sample(gpu, MetricGroup::kEnergy).energy_mj;
-                     }});
+                     },
+                     /*spread=*/true});
   }
   if (config.static_details) {
     // About 11 ms per H200 and never changes: once.

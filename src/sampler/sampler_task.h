@@ -35,6 +35,9 @@ struct Task {
   /// Reads GPU `gpu` into `out`. Not called for a GPU the metrics task found lost this tick.
   /// May throw: the sampler catches and counts it.
   std::function<void(GpuBackend& backend, unsigned gpu, GpuTickOutput& out)> run;
+  /// Spread the GPUs over the period (GPU g due g/n of the way through it) instead of reading
+  /// them all in one tick: for slow reads, so no single tick overruns the interval.
+  bool spread = false;
 };
 
 /// The tasks `config` asks for, metrics first: "metrics" (config.metrics, every tick),
