@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// C exports: event sets. Each set delivers every scenario XID event of its registered devices
-// once, as soon as the event's scenario time has passed (also events from before the
+// C exports: event sets. Every scenario event (XID or ECC) of a registered device and type is
+// delivered once, as soon as its scenario time has passed (also events from before the
 // registration, so that tests started at a later scenario time still see them).
 #include <algorithm>
 #include <chrono>
@@ -19,19 +19,21 @@ constexpr unsigned long long kSupportedEvents = gpumon::nvml::kEventTypeSingleBi
                                                 gpumon::nvml::kEventTypeDoubleBitEccError |
                                                 gpumon::nvml::kEventTypeXidCriticalError;
 
-// One attempt: delivers the earliest due event, or says when the next one falls due.
+// One attempt: delivers the earliest due event of a registered type, or says when the next one
+// falls due. Every scenario event is delivered once per nvmlInit, through whichever set asks.
 nvmlReturn_t try_deliver(Runtime& rt, nvmlEventSet_t set, nvmlEventData_t* data, bool v2,
                          double* next_due_s) {
   const double now = rt.now_s();
   *next_due_s = std::numeric_limits<double>::infinity();
   const gpumon::fake::XidEvent* best = nullptr;
   std::pair<unsigned, std::size_t> best_key;
+  auto& delivered = rt.delivered_events();
   for (const auto& [index, mask] : set->masks) {
     const DeviceState* d = rt.device(index);
-    if (d == nullptr || (mask & gpumon::nvml::kEventTypeXidCriticalError) == 0) continue;
+    if (d == nullptr) continue;
     const auto& events = d->spec->xid_events;
     for (std::size_t i = 0; i < events.size(); ++i) {
-      if (set->delivered.count({index, i}) != 0) continue;
+      if ((events[i].event_type & mask) == 0 || delivered.count({index, i}) != 0) continue;
       if (events[i].at_s > now) {
         *next_due_s = std::min(*next_due_s, events[i].at_s);
         break;  // sorted: the rest are later
@@ -44,11 +46,25 @@ nvmlReturn_t try_deliver(Runtime& rt, nvmlEventSet_t set, nvmlEventData_t* data,
     }
   }
   if (best == nullptr) return NVML_ERROR_TIMEOUT;
-  set->delivered.insert(best_key);
+  delivered.insert(best_key);
   data->device = Runtime::handle(best_key.first);
-  data->eventType = gpumon::nvml::kEventTypeXidCriticalError;
+  data->eventType = best->event_type;
   data->eventData = best->xid;
   if (v2) data->gpuInstanceId = data->computeInstanceId = gpumon::nvml::kNoMigInstance;
+  return NVML_SUCCESS;
+}
+
+// What a wait answers besides events: a scenario error rule on the wait (checked against each
+// registered device, e.g. UNKNOWN), or GPU_IS_LOST while a registered device is lost.
+nvmlReturn_t wait_failure(Runtime& rt, nvmlEventSet_t set, int symbol) {
+  const double now = rt.now_s();
+  for (const auto& [index, mask] : set->masks) {
+    DeviceState* d = rt.device(index);
+    if (d == nullptr) continue;
+    if (d->spec->lost_at(now)) return NVML_ERROR_GPU_IS_LOST;
+    if (const nvmlReturn_t rc = d->rule_error(std::nullopt, symbol, now); rc != NVML_SUCCESS)
+      return rc;
+  }
   return NVML_SUCCESS;
 }
 
@@ -67,6 +83,7 @@ nvmlReturn_t wait_impl(int symbol, nvmlEventSet_t set, nvmlEventData_t* data,
         if (!rt.initialized()) return NVML_ERROR_UNINITIALIZED;
         if (data == nullptr || !rt.valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
         if (try_deliver(rt, set, data, v2, &next_due_s) == NVML_SUCCESS) return NVML_SUCCESS;
+        if (const nvmlReturn_t rc = wait_failure(rt, set, symbol); rc != NVML_SUCCESS) return rc;
         until_due_s = rt.real_seconds_until(next_due_s);
       }
       const auto now = std::chrono::steady_clock::now();
@@ -101,6 +118,9 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device,
     if (!Runtime::get().valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
     if (eventTypes == 0 || (eventTypes & ~kSupportedEvents) != 0) return NVML_ERROR_NOT_SUPPORTED;
     if (const nvmlReturn_t rc = d.check(Field::kEvents, symbol, t); rc != NVML_SUCCESS) return rc;
+    constexpr unsigned long long kEcc =
+        gpumon::nvml::kEventTypeSingleBitEccError | gpumon::nvml::kEventTypeDoubleBitEccError;
+    if ((eventTypes & kEcc) != 0 && !d.spec->ecc_enabled) return NVML_ERROR_NOT_SUPPORTED;
     set->masks[d.index] |= eventTypes;
     return NVML_SUCCESS;
   });

@@ -29,6 +29,9 @@ std::vector<ErrorRule> parse_errors(const Node& n, ParseContext& ctx);
 std::vector<LatencyRule> parse_latencies(const Node& n, ParseContext& ctx);
 std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, ParseContext& ctx);
 std::vector<XidEvent> parse_xid_events(const Node& n, ParseContext& ctx);
+std::vector<XidEvent> parse_ecc_events(const Node& n, ParseContext& ctx);
+/// Orders a device's events by time (stable: equal times keep their order).
+void sort_events(std::vector<XidEvent>& events);
 
 /// Replaces "{index}" / "{index:04x}" (0-padding, width, d|x|X) with the device index.
 std::string expand_placeholders(const Node& n, const std::string& text, unsigned index);

@@ -66,7 +66,8 @@ std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, P
   }
   for (std::size_t i = 0; i < out.size(); ++i) {
     const Node p = n.at(i);
-    p.expect_object({"pid", "name", "used_memory_bytes", "start_s", "end_s", "visible_from_call"});
+    p.expect_object({"pid", "name", "used_memory_bytes", "start_s", "end_s", "visible_from_call",
+                     "sm_util_pct", "mem_util_pct"});
     ProcessSpec& proc = out[i];
     const Node pid = p.at("pid");
     constexpr std::uint64_t kMaxPid = 0x7FFFFFFF;
@@ -94,6 +95,14 @@ std::vector<ProcessSpec> parse_processes(const Node& n, unsigned device_index, P
       if (proc.end_s <= proc.start_s) end->fail("must be > start_s");
     }
     if (auto from = p.get("visible_from_call")) proc.visible_from_call = from->uint(1ULL << 40U);
+    if (auto sm = p.get("sm_util_pct")) {
+      proc.sm_util_pct =
+          parse_series(*sm, false, noise_stream(ctx.seed, device_index, 2000U + i), ctx);
+    }
+    if (auto mem = p.get("mem_util_pct")) {
+      proc.mem_util_pct =
+          parse_series(*mem, false, noise_stream(ctx.seed, device_index, 3000U + i), ctx);
+    }
   }
   return out;
 }
@@ -107,9 +116,29 @@ std::vector<XidEvent> parse_xid_events(const Node& n, ParseContext& ctx) {
     out[i].at_s = e.at("at_s").number(0, kMaxTimeS);
     out[i].xid = e.at("xid").uint(0xFFFFFFFFULL);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const XidEvent& a, const XidEvent& b) { return a.at_s < b.at_s; });
   return out;
+}
+
+std::vector<XidEvent> parse_ecc_events(const Node& n, ParseContext& ctx) {
+  std::vector<XidEvent> out(n.expect_array(kMaxEventsPerDevice));
+  spend_items(n, out.size(), ctx);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const Node e = n.at(i);
+    e.expect_object({"at_s", "type"});
+    out[i].at_s = e.at("at_s").number(0, kMaxTimeS);
+    const std::string type = e.at("type").string(16);
+    if (type != "single_bit" && type != "double_bit") {
+      e.at("type").fail("must be \"single_bit\" or \"double_bit\"");
+    }
+    out[i].event_type =
+        type == "single_bit" ? 0x1 : 0x2;  // nvmlEventType{Single,Double}BitEccError
+  }
+  return out;
+}
+
+void sort_events(std::vector<XidEvent>& events) {
+  std::stable_sort(events.begin(), events.end(),
+                   [](const XidEvent& a, const XidEvent& b) { return a.at_s < b.at_s; });
 }
 
 }  // namespace gpumon::fake::detail

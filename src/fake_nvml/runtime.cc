@@ -111,6 +111,7 @@ std::string Runtime::load(Latency* latency) {
   }
   offset_s_ = offset;
   scale_ = scale;
+  delivered_events_.clear();
   start_ = std::chrono::steady_clock::now();
   start_wall_ = std::chrono::system_clock::now();
   latency->us = scenario_->init_latency_us;
@@ -175,7 +176,10 @@ nvmlReturn_t Runtime::gate(DeviceState& d, int symbol, double t, Latency* latenc
     }
     return false;
   };
-  if (!pick(d.spec->latencies)) pick(scenario_->latencies);
+  if (!pick(d.spec->latencies) && !pick(scenario_->latencies) &&
+      call_matches("nvmlDeviceGetPcieThroughput", name)) {
+    *latency = {kPcieThroughputLatencyUs, true};  // the driver's ~20 ms counting window
+  }
   if (d.spec->lost_at(t)) return NVML_ERROR_GPU_IS_LOST;
   return d.rule_error(std::nullopt, symbol, t);
 }
@@ -216,6 +220,13 @@ nvmlEventSet_t Runtime::new_event_set() {
 
 void Runtime::free_event_set(nvmlEventSet_t set) {
   event_sets_.erase(set);
+}
+
+nvmlGpmSample_t Runtime::new_gpm_sample() {
+  auto sample = std::make_unique<nvmlGpmSample_st>();
+  nvmlGpmSample_t raw = sample.get();
+  gpm_samples_.emplace(raw, std::move(sample));
+  return raw;
 }
 
 }  // namespace gpumon::fake

@@ -29,10 +29,17 @@ struct nvmlDevice_st {
   unsigned index;
 };
 
-/// XID events registered per device, and which of them this set has already delivered.
+/// Event types registered per device. Which scenario events were delivered is kept by the
+/// Runtime (each is delivered once per nvmlInit, so a rebuilt set does not repeat them).
 struct nvmlEventSet_st {
   std::map<unsigned, unsigned long long> masks;  ///< device index -> registered event types
-  std::set<std::pair<unsigned, std::size_t>> delivered;
+};
+
+/// A GPM sample buffer: the device and scenario time of the last nvmlGpmSampleGet into it.
+struct nvmlGpmSample_st {
+  bool filled = false;
+  unsigned device = 0;
+  double t_s = 0;
 };
 
 namespace gpumon::fake {
@@ -46,6 +53,9 @@ consteval int checked_symbol() {
 }
 /// The index of an exported symbol, checked at compile time against the entry-point list.
 #define GPUMON_FAKE_SYM(name) ::gpumon::fake::checked_symbol<::gpumon::fake::symbol_index(#name)>()
+
+/// How long nvmlDeviceGetPcieThroughput takes unless a scenario says otherwise (H200: ~20.9 ms).
+inline constexpr double kPcieThroughputLatencyUs = 20000;
 
 /// Time an entry point takes, applied after the mutex is released.
 struct Latency {
@@ -102,6 +112,12 @@ class Runtime {
   nvmlEventSet_t new_event_set();
   bool valid_event_set(nvmlEventSet_t set) const { return event_sets_.count(set) != 0; }
   void free_event_set(nvmlEventSet_t set);
+  /// (device index, event index) pairs already delivered through any set since nvmlInit.
+  std::set<std::pair<unsigned, std::size_t>>& delivered_events() { return delivered_events_; }
+
+  nvmlGpmSample_t new_gpm_sample();
+  bool valid_gpm_sample(nvmlGpmSample_t sample) const { return gpm_samples_.count(sample) != 0; }
+  void free_gpm_sample(nvmlGpmSample_t sample) { gpm_samples_.erase(sample); }
 
  private:
   Runtime() = default;
@@ -120,6 +136,8 @@ class Runtime {
   std::string last_report_;
   std::array<char, 256> name_{};
   std::map<nvmlEventSet_t, std::unique_ptr<nvmlEventSet_st>> event_sets_;
+  std::set<std::pair<unsigned, std::size_t>> delivered_events_;
+  std::map<nvmlGpmSample_t, std::unique_ptr<nvmlGpmSample_st>> gpm_samples_;
 };
 
 /// Runs `body()` for an entry point that needs no device: counts the call, checks nvmlInit,

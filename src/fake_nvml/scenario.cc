@@ -24,6 +24,12 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "clock_event_reasons",
     "ecc_corrected_volatile",
     "ecc_uncorrected_volatile",
+    "sm_active_pct",
+    "sm_occupancy_pct",
+    "tensor_active_pct",
+    "dram_bw_util_pct",
+    "pcie_tx_kb_per_s",
+    "pcie_rx_kb_per_s",
     "name",
     "uuid",
     "serial",
@@ -35,6 +41,7 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "processes",
     "samples",
     "events",
+    "process_utilization",
 };
 
 }  // namespace

@@ -36,6 +36,12 @@ enum class Field : std::uint8_t {
   kClockEventReasons,
   kEccCorrectedVolatile,
   kEccUncorrectedVolatile,
+  kSmActivePct,      ///< GPM SM_UTIL
+  kSmOccupancyPct,   ///< GPM SM_OCCUPANCY
+  kTensorActivePct,  ///< GPM ANY_TENSOR_UTIL
+  kDramBwUtilPct,    ///< GPM DRAM_BW_UTIL
+  kPcieTxKbPerS,
+  kPcieRxKbPerS,
   // Static facts (no series).
   kName,
   kUuid,
@@ -48,10 +54,10 @@ enum class Field : std::uint8_t {
   kProcesses,
   kSamples,
   kEvents,
+  kProcessUtilization,
   kCount,
 };
-inline constexpr std::size_t kSeriesCount =
-    static_cast<std::size_t>(Field::kEccUncorrectedVolatile) + 1;
+inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieRxKbPerS) + 1;
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
 using FieldSet = std::bitset<kFieldCount>;
 
@@ -115,11 +121,17 @@ struct ProcessSpec {
   double start_s = -std::numeric_limits<double>::infinity();
   double end_s = std::numeric_limits<double>::infinity();
   std::uint64_t visible_from_call = 0;  ///< listed only from this process-list call on (1-based)
+  // nvmlDeviceGetProcessUtilization; a process without them has no utilization samples. Not
+  // clamped: a value over 100 reproduces the driver's bogus samples.
+  std::optional<Series> sm_util_pct;
+  std::optional<Series> mem_util_pct;
 };
 
+/// An NVML event: an XID ("xid_events") or an ECC error ("ecc_events").
 struct XidEvent {
   double at_s = 0;
-  std::uint64_t xid = 0;
+  std::uint64_t xid = 0;           ///< eventData; 0 for ECC events
+  std::uint64_t event_type = 0x8;  ///< nvmlEventType* bit: 0x8 XID, 0x1/0x2 ECC
 };
 
 struct DeviceSpec {
@@ -145,7 +157,8 @@ struct DeviceSpec {
   std::vector<ErrorRule> errors;
   std::vector<LatencyRule> latencies;
   std::vector<ProcessSpec> processes;
-  std::vector<XidEvent> xid_events;  ///< sorted by at_s
+  std::vector<XidEvent> xid_events;  ///< XID and ECC events, sorted by at_s
+  bool gpm_supported = false;        ///< default: true for Hopper/Blackwell names (H100, H200, ...)
   std::optional<double> lost_at_s;
   std::optional<double> recovers_at_s;
 

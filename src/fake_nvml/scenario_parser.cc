@@ -58,6 +58,14 @@ std::uint32_t parse_u32_or_hex(const Node& n) {
   return v;
 }
 
+// GPM exists from Hopper on: the data-centre Hopper and Blackwell names.
+bool gpm_by_name(const std::string& name) {
+  for (const char* model : {"H100", "H200", "H800", "H20", "GH200", "B100", "B200", "GB200"}) {
+    if (name.find(model) != std::string::npos) return true;
+  }
+  return false;
+}
+
 void default_series(DeviceSpec& d, Field f, double value) {
   d.at(f).value = value;
 }
@@ -85,6 +93,8 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "latency_us",
                    "processes",
                    "xid_events",
+                   "ecc_events",
+                   "gpm_supported",
                    "lost_at_s",
                    "recovers_at_s"});
   DeviceSpec d;
@@ -164,6 +174,13 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   if (auto v = n.get("latency_us")) d.latencies = detail::parse_latencies(*v, ctx);
   if (auto v = n.get("processes")) d.processes = detail::parse_processes(*v, index, ctx);
   if (auto v = n.get("xid_events")) d.xid_events = detail::parse_xid_events(*v, ctx);
+  if (auto v = n.get("ecc_events")) {
+    auto ecc = detail::parse_ecc_events(*v, ctx);
+    d.xid_events.insert(d.xid_events.end(), ecc.begin(), ecc.end());
+  }
+  detail::sort_events(d.xid_events);
+  d.gpm_supported = gpm_by_name(d.name);
+  if (auto v = n.get("gpm_supported")) d.gpm_supported = v->boolean();
   if (auto v = n.get("lost_at_s")) d.lost_at_s = v->number(0, kMaxTimeS);
   if (auto v = n.get("recovers_at_s")) {
     if (!d.lost_at_s) v->fail("needs lost_at_s");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/extra_reads.h"
 #include "gpu/gpu_types.h"
 
 namespace gpumon {
@@ -85,6 +86,42 @@ class GpuBackend {
   /// Compute processes on GPU `index` (NVML part only; host details are filled by HostInfo).
   /// Missing when the process list cannot be read.
   virtual Reading<std::vector<GpuProcess>> processes(unsigned index) = 0;
+
+  // The reads beyond the cheap sample (extra_reads.h). Each keeps its own per-GPU state (the
+  // previous GPM sample, the newest driver timestamp seen), so a caller just calls it on its
+  // schedule. A backend without them answers kNotSupported, which is the default here.
+
+  /// Whether GPU `index` has GPM; found out once (one NVML call), then remembered.
+  virtual bool gpm_supported(unsigned index) {
+    (void)index;
+    return false;
+  }
+  /// GPM ratios over the time since the previous call for this GPU. The first call only takes
+  /// the starting sample (kNotAvailable); a call less than 0.1 s after the previous one makes
+  /// no NVML call and answers kNotAvailable (NVML needs 100 ms between samples).
+  virtual Reading<GpmReading> read_gpm(unsigned index) {
+    (void)index;
+    return Reading<GpmReading>::missing(Missing::kNotSupported);
+  }
+  /// Every driver sample of `which` newer than the previous call's newest (all the buffer holds
+  /// on the first call), so polling at least every 2 s loses no power sample.
+  virtual Reading<DriverSamples> read_driver_samples(unsigned index, DriverBuffer which) {
+    (void)index;
+    (void)which;
+    return Reading<DriverSamples>::missing(Missing::kNotSupported);
+  }
+  /// Per-process utilization newer than the previous call (the last second on the first call);
+  /// samples over 100 % or not newer than the previous call are dropped. Newest per pid.
+  virtual Reading<std::vector<ProcessUtilization>> process_utilization(unsigned index) {
+    (void)index;
+    return Reading<std::vector<ProcessUtilization>>::missing(Missing::kNotSupported);
+  }
+  /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
+  virtual PcieThroughput pcie_throughput(unsigned index) {
+    (void)index;
+    return {Reading<double>::missing(Missing::kNotSupported),
+            Reading<double>::missing(Missing::kNotSupported)};
+  }
 };
 
 }  // namespace gpumon

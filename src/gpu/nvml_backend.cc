@@ -144,7 +144,9 @@ std::unique_ptr<NvmlBackend> NvmlBackend::open(const NvmlOpenOptions& options,
 }
 
 NvmlBackend::~NvmlBackend() {
-  if (lib_) lib_->fn().shutdown();
+  if (!lib_) return;
+  for (Device& d : devices_) release_gpm(d);
+  lib_->fn().shutdown();
 }
 
 void NvmlBackend::read_static(Device& d) {

@@ -2,7 +2,9 @@
 // NvmlBackend: GpuBackend over NVML loaded at run time (the driver's library or gpumon's fake).
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,12 @@ class NvmlBackend final : public GpuBackend {
   const DeviceStatic& device(unsigned index) const override { return devices_.at(index).info; }
   DeviceSample sample(unsigned index, MetricSet what) override;
   Reading<std::vector<GpuProcess>> processes(unsigned index) override;
+  // Implemented in nvml_extra_reads.cc.
+  bool gpm_supported(unsigned index) override;
+  Reading<GpmReading> read_gpm(unsigned index) override;
+  Reading<DriverSamples> read_driver_samples(unsigned index, DriverBuffer which) override;
+  Reading<std::vector<ProcessUtilization>> process_utilization(unsigned index) override;
+  PcieThroughput pcie_throughput(unsigned index) override;
 
   /// Time nvmlInit took, for `--debug` and benchmarks.
   std::chrono::microseconds init_duration() const { return init_duration_; }
@@ -46,6 +54,21 @@ class NvmlBackend final : public GpuBackend {
   MetricSet unsupported(unsigned index) const { return devices_.at(index).unsupported; }
 
  private:
+  /// Per-GPU state of the extra reads.
+  struct Extras {
+    enum class Gpm : std::uint8_t { kUnknown, kSupported, kUnsupported };
+    Gpm gpm = Gpm::kUnknown;
+    nvmlGpmSample_t gpm_prev = nullptr;  ///< the window's start, once gpm_have_prev
+    nvmlGpmSample_t gpm_next = nullptr;
+    bool gpm_have_prev = false;
+    std::chrono::steady_clock::time_point gpm_prev_time{};
+    std::array<unsigned long long, kDriverBufferCount> buffer_last_seen_us{};
+    std::array<bool, kDriverBufferCount> buffer_unsupported{};
+    unsigned long long process_util_last_seen_us = 0;
+    bool process_util_unsupported = false;
+    bool pcie_unsupported = false;
+  };
+
   struct Device {
     nvmlDevice_t handle = nullptr;
     DeviceStatic info;
@@ -54,6 +77,7 @@ class NvmlBackend final : public GpuBackend {
     bool details_loaded = false;    ///< read_static_details() ran
     bool memory_v2_broken = false;  ///< _v2 exists but rejects our struct: use v1
     std::chrono::steady_clock::time_point last_lost_probe{};
+    Extras extras;
   };
 
   NvmlBackend() = default;
@@ -63,6 +87,10 @@ class NvmlBackend final : public GpuBackend {
   Missing note_failure(Device& d, MetricGroup group, nvmlReturn_t rc);
   void mark_lost(DeviceSample& s) const;
   void read_field_values(Device& d, MetricSet what, DeviceSample& s);
+  // nvml_extra_reads.cc
+  bool detect_gpm(Device& d);
+  void release_gpm(Device& d);
+  Missing extra_failure(Device& d, nvmlReturn_t rc);
 
   std::unique_ptr<nvml::NvmlLibrary> lib_;
   SystemInfo system_;

@@ -35,6 +35,7 @@ class Reading {
   explicit operator bool() const { return has_value(); }
   const T& value() const { return *value_; }
   const T& operator*() const { return *value_; }
+  const T* operator->() const { return &*value_; }
   T value_or(T fallback) const { return value_.value_or(fallback); }
   /// Meaningful only when !has_value().
   Missing why() const { return why_; }

@@ -185,6 +185,58 @@ typedef struct nvmlSample_st {
   nvmlValue_t sampleValue;
 } nvmlSample_t;
 
+/// One process's utilization over the driver's last sample period
+/// (nvmlDeviceGetProcessUtilization).
+typedef struct nvmlProcessUtilizationSample_st {
+  unsigned int pid;
+  unsigned long long timeStamp;  ///< CPU time of the sample, us since 1970
+  unsigned int smUtil;           ///< %
+  unsigned int memUtil;          ///< %
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+typedef enum nvmlPcieUtilCounter_enum {
+  NVML_PCIE_UTIL_TX_BYTES = 0,
+  NVML_PCIE_UTIL_RX_BYTES = 1
+} nvmlPcieUtilCounter_t;
+
+// GPM (GPU Performance Monitoring, Hopper and newer), as nvml.h of API 12 declares it.
+typedef enum nvmlGpmMetricId_enum {
+  NVML_GPM_METRIC_GRAPHICS_UTIL = 1,    ///< % of time any compute/graphics app was active
+  NVML_GPM_METRIC_SM_UTIL = 2,          ///< % of SMs that were busy
+  NVML_GPM_METRIC_SM_OCCUPANCY = 3,     ///< % of warps active vs the theoretical maximum
+  NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5,  ///< % of time the SMs did any tensor operation
+  NVML_GPM_METRIC_DRAM_BW_UTIL = 10,    ///< % of DRAM bandwidth used vs the theoretical maximum
+  NVML_GPM_METRIC_MAX = 98              ///< array size of nvmlGpmMetricsGet_t for version 1
+} nvmlGpmMetricId_t;
+
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
+
+typedef struct nvmlGpmMetric_st {
+  unsigned int metricId;    ///< IN
+  nvmlReturn_t nvmlReturn;  ///< OUT: value is valid only when SUCCESS
+  double value;             ///< OUT
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;  ///< OUT: owned by NVML, may be NULL
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+  unsigned int version;     ///< kGpmMetricsGetVersion (NVML_GPM_METRICS_GET_VERSION)
+  unsigned int numMetrics;  ///< entries of metrics[] to fill
+  nvmlGpmSample_t sample1;  ///< the earlier sample
+  nvmlGpmSample_t sample2;  ///< the later sample
+  nvmlGpmMetric_t metrics[NVML_GPM_METRIC_MAX];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_st {
+  unsigned int version;  ///< kGpmSupportVersion (NVML_GPM_SUPPORT_VERSION)
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
+
 }  // extern "C"
 
 namespace gpumon::nvml {
@@ -193,6 +245,11 @@ inline constexpr unsigned int kStructVersion(std::size_t size, unsigned int vers
   return static_cast<unsigned int>(size) | (version << 24U);
 }
 inline constexpr unsigned int kMemoryV2Version = kStructVersion(sizeof(nvmlMemory_v2_t), 2);
+// GPM structs carry plain version numbers, not NVML_STRUCT_VERSION.
+inline constexpr unsigned int kGpmMetricsGetVersion = 1;
+inline constexpr unsigned int kGpmSupportVersion = 1;
+/// NVML refuses GPM metrics from two samples less than this apart (nvml.h, GPM functions).
+inline constexpr double kGpmMinWindowS = 0.1;
 
 inline constexpr unsigned kDeviceNameBufferSize = 96;
 inline constexpr unsigned kDeviceUuidBufferSize = 80;
@@ -236,5 +293,15 @@ static_assert(sizeof(nvmlProcessInfo_v3_t) == 32);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlSample_t) == 16);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(sizeof(nvmlGpmMetric_t) == 40);
+static_assert(offsetof(nvmlGpmMetric_t, value) == 8);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo) == 16);
+static_assert(offsetof(nvmlGpmMetricsGet_t, sample1) == 8);
+static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 98 * 40);
+static_assert(sizeof(nvmlGpmSupport_t) == 8);
 
 }  // namespace gpumon::nvml

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// What the reads beyond the cheap sample return: GPM, the driver's sample buffers, per-process
+// utilization and PCIe throughput. Plain data; units in the names. Each read costs between
+// 0.3 and 20 ms on an H200 (DESIGN.md), so the sampler schedules them apart from sample().
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpu/reading.h"
+
+namespace gpumon {
+
+/// GPM (Hopper and newer): averages over the window between two GPM samples, as ratios 0-1.
+struct GpmReading {
+  Reading<double> sm_active_ratio;      ///< share of SMs busy (NVML_GPM_METRIC_SM_UTIL)
+  Reading<double> sm_occupancy_ratio;   ///< resident warps / maximum (SM_OCCUPANCY)
+  Reading<double> tensor_active_ratio;  ///< share of time any tensor pipe ran (ANY_TENSOR_UTIL)
+  Reading<double> dram_bw_util_ratio;   ///< DRAM bandwidth / peak (DRAM_BW_UTIL)
+  double window_s = 0;                  ///< time between the two samples, >= 0.1 s
+};
+
+/// The driver's sample buffers that nvmlDeviceGetSamples reads.
+enum class DriverBuffer : std::uint8_t {
+  kPower,              ///< total board power, W (every 20 ms on an H200, ~2.4 s kept)
+  kGpuUtilization,     ///< kernel-active %, every 200 ms (~14 s kept)
+  kMemoryUtilization,  ///< memory-controller busy %, every 200 ms
+};
+inline constexpr unsigned kDriverBufferCount = 3;
+
+struct DriverSample {
+  std::uint64_t timestamp_us = 0;  ///< CPU time of the sample, us since 1970
+  double value = 0;                ///< W for kPower, % otherwise
+};
+
+/// The samples newer than the previous read of the same buffer, oldest first. Empty (with
+/// max and mean kNotAvailable) when the driver had none newer: an idle GPU's buffer runs dry.
+struct DriverSamples {
+  std::vector<DriverSample> samples;
+  Reading<double> max;
+  Reading<double> mean;
+};
+
+/// One process's utilization over the driver's last sample period.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  std::uint64_t timestamp_us = 0;  ///< CPU time of the sample, us since 1970
+  unsigned sm_util_pct = 0;        ///< 0-100: share of time its kernels ran
+  unsigned mem_util_pct = 0;       ///< 0-100: share of time it read or wrote device memory
+};
+
+/// PCIe throughput over the driver's ~20 ms counting window.
+struct PcieThroughput {
+  Reading<double> tx_bytes_per_s;  ///< from the GPU to the host
+  Reading<double> rx_bytes_per_s;  ///< from the host to the GPU
+};
+
+}  // namespace gpumon

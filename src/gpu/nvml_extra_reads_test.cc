@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+// NvmlBackend's extra reads (GPM, driver sample buffers, process utilization, PCIe) end to end
+// through the fake libnvidia-ml.so.1.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "fake_nvml/fake_test_env.h"
+#include "gpu/nvml_backend.h"
+
+namespace gpumon {
+namespace {
+
+using fake::testing::FakeScenario;
+using fake::testing::Hooks;
+using fake::testing::kFakeLibrary;
+using fake::testing::TempScenario;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<NvmlBackend> open_backend() {
+  NvmlOpenOptions options;
+  options.library_path = kFakeLibrary;
+  NvmlOpenError error;
+  auto backend = NvmlBackend::open(options, &error);
+  EXPECT_NE(backend, nullptr) << error.message;
+  return backend;
+}
+
+constexpr const char* kGpmScenario = R"({"devices": [
+  {"name": "NVIDIA H200", "fields": {"sm_active_pct": 72, "sm_occupancy_pct": 31,
+                                     "tensor_active_pct": 45, "dram_bw_util_pct": 58}},
+  {"name": "NVIDIA H200", "unsupported": ["tensor_active_pct"], "fields": {"sm_active_pct": 40}},
+  {"name": "NVIDIA A100-SXM4-80GB"},
+  {"name": "NVIDIA H200", "gpm_supported": false}]})";
+
+TEST(NvmlExtraReads, GpmGivesRatiosOverTheWindowBetweenTwoReads) {
+  TempScenario sc(kGpmScenario);
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->gpm_supported(0));
+  const auto first = b->read_gpm(0);  // takes the starting sample only
+  ASSERT_FALSE(first.has_value());
+  EXPECT_EQ(first.why(), Missing::kNotAvailable);
+  std::this_thread::sleep_for(milliseconds(120));
+  const auto r = b->read_gpm(0);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NEAR(r->sm_active_ratio.value_or(-1), 0.72, 1e-9);
+  EXPECT_NEAR(r->sm_occupancy_ratio.value_or(-1), 0.31, 1e-9);
+  EXPECT_NEAR(r->tensor_active_ratio.value_or(-1), 0.45, 1e-9);
+  EXPECT_NEAR(r->dram_bw_util_ratio.value_or(-1), 0.58, 1e-9);
+  EXPECT_GE(r->window_s, 0.1);
+  EXPECT_LT(r->window_s, 2.0);
+  std::this_thread::sleep_for(milliseconds(110));
+  const auto again = b->read_gpm(0);  // the next window starts where the last one ended
+  ASSERT_TRUE(again.has_value());
+  EXPECT_GE(again->window_s, 0.1);
+  EXPECT_LT(again->window_s, 2.0);
+}
+
+TEST(NvmlExtraReads, GpmRefusesWindowsUnder100MsWithoutCallingNvml) {
+  TempScenario sc(kGpmScenario);
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
+  ASSERT_FALSE(b->read_gpm(0).has_value());
+  hooks.reset_counts();
+  for (int i = 0; i < 5; ++i) {
+    const auto r = b->read_gpm(0);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.why(), Missing::kNotAvailable);
+  }
+  EXPECT_EQ(hooks.call_count("nvmlGpmSampleGet"), 0U);
+  EXPECT_EQ(hooks.call_count("nvmlGpmMetricsGet"), 0U);
+  std::this_thread::sleep_for(milliseconds(110));
+  EXPECT_TRUE(b->read_gpm(0).has_value());
+  EXPECT_EQ(hooks.call_count("nvmlGpmSampleGet"), 1U);
+  EXPECT_EQ(hooks.call_count("nvmlGpmMetricsGet"), 1U);
+}
+
+TEST(NvmlExtraReads, GpmUnsupportedIsFoundOnceAndOneMetricMayBeMissing) {
+  TempScenario sc(kGpmScenario);
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  for (unsigned gpu : {2U, 3U}) {  // an A100, and an H200 whose scenario turns GPM off
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_FALSE(b->gpm_supported(gpu));
+      const auto r = b->read_gpm(gpu);
+      ASSERT_FALSE(r.has_value());
+      EXPECT_EQ(r.why(), Missing::kNotSupported);
+    }
+  }
+  EXPECT_EQ(hooks.call_count("nvmlGpmQueryDeviceSupport"), 2U);  // once per GPU
+  EXPECT_EQ(hooks.call_count("nvmlGpmSampleGet"), 0U);
+  EXPECT_EQ(hooks.call_count("nvmlGpmSampleAlloc"), 0U);
+
+  ASSERT_FALSE(b->read_gpm(1).has_value());
+  std::this_thread::sleep_for(milliseconds(110));
+  const auto r = b->read_gpm(1);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_NEAR(r->sm_active_ratio.value_or(-1), 0.40, 1e-9);
+  EXPECT_EQ(r->tensor_active_ratio.why(), Missing::kNotSupported);
+  EXPECT_TRUE(r->dram_bw_util_ratio.has_value());
+}
+
+TEST(NvmlExtraReads, GpmOnALostGpu) {
+  TempScenario sc(R"({"devices": [{"name": "NVIDIA H200", "lost_at_s": 0.5}]})");
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  ASSERT_FALSE(b->read_gpm(0).has_value());
+  std::this_thread::sleep_for(milliseconds(600));
+  const auto r = b->read_gpm(0);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.why(), Missing::kGpuLost);
+  EXPECT_TRUE(b->sample(0, MetricGroup::kPower).lost);  // the backend knows it is lost
+}
+
+// Every timestamp of `all` is one period after the previous one: no sample lost or repeated.
+void expect_contiguous(const std::vector<DriverSample>& all, std::uint64_t period_us) {
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const auto step = static_cast<long long>(all[i].timestamp_us - all[i - 1].timestamp_us);
+    EXPECT_LE(std::llabs(step - static_cast<long long>(period_us)), 2) << "at sample " << i;
+  }
+}
+
+TEST(NvmlExtraReads, DriverBuffersLoseNothingAcrossReads) {
+  TempScenario sc(R"({"devices": [{"fields": {
+      "power_instant_mw": {"periodic": {"min": 400000, "max": 600000, "period_s": 0.5}},
+      "utilization_gpu_pct": 87}}]})");
+  FakeScenario env(sc.path(), 3);  // 3 s in: the 2.4 s power buffer is full
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const auto util = b->read_driver_samples(0, DriverBuffer::kGpuUtilization);
+  ASSERT_TRUE(util.has_value());
+  EXPECT_GE(util->samples.size(), 16U);  // 0.0, 0.2, ... 3.0 s (and on): all since t = 0
+  EXPECT_LE(util->samples.size(), 70U);
+  expect_contiguous(util->samples, 200000);
+  EXPECT_DOUBLE_EQ(util->max.value_or(0), 87.0);
+
+  std::vector<DriverSample> all;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) std::this_thread::sleep_for(milliseconds(300));
+    const auto r = b->read_driver_samples(0, DriverBuffer::kPower);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_FALSE(r->samples.empty());
+    EXPECT_LE(r->max.value_or(0), 600.0);
+    EXPECT_GE(r->max.value_or(0), r->mean.value_or(1e9));
+    EXPECT_GE(r->mean.value_or(0), 400.0);
+    if (i == 0) {
+      EXPECT_EQ(r->samples.size(), 120U);  // the whole buffer on the first read
+    }
+    all.insert(all.end(), r->samples.begin(), r->samples.end());
+  }
+  const double span_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  expect_contiguous(all, 20000);
+  // 120 at the start, then one per 20 ms between the first and the last read.
+  EXPECT_LE(static_cast<double>(all.size()), 120 + span_s / 0.02 + 1);
+  EXPECT_GE(all.size(), 120U + 600 / 20 - 1);
+}
+
+TEST(NvmlExtraReads, AnEmptyBufferIsNoneNotAnError) {
+  FakeScenario env("idle-h200", 0, 0.001);  // scenario time nearly stands still
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const auto first = b->read_driver_samples(0, DriverBuffer::kGpuUtilization);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->samples.size(), 1U);  // the sample at t = 0
+  const auto second = b->read_driver_samples(0, DriverBuffer::kGpuUtilization);
+  ASSERT_TRUE(second.has_value());  // NOT_FOUND: nothing newer
+  EXPECT_TRUE(second->samples.empty());
+  EXPECT_EQ(second->max.why(), Missing::kNotAvailable);
+}
+
+TEST(NvmlExtraReads, ProcessUtilizationIsFreshAndNeverOver100) {
+  TempScenario sc(R"({"devices": [{"processes": [
+      {"pid": 100, "name": "python3", "sm_util_pct": 61, "mem_util_pct": 23},
+      {"pid": 101, "name": "bogus", "sm_util_pct": 250},
+      {"pid": 102, "name": "idle"}]}]})");
+  FakeScenario env(sc.path(), 5);
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const auto first = b->process_utilization(0);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->size(), 1U);  // 101 reported 250 %: dropped; 102 had no utilization
+  EXPECT_EQ((*first)[0].pid, 100U);
+  EXPECT_EQ((*first)[0].sm_util_pct, 61U);
+  EXPECT_EQ((*first)[0].mem_util_pct, 23U);
+  const auto repeat = b->process_utilization(0);  // never the same sample twice
+  ASSERT_TRUE(repeat.has_value());
+  for (const auto& u : *repeat) EXPECT_GT(u.timestamp_us, (*first)[0].timestamp_us);
+  std::this_thread::sleep_for(milliseconds(220));
+  const auto later = b->process_utilization(0);
+  ASSERT_TRUE(later.has_value());
+  ASSERT_EQ(later->size(), 1U);
+  EXPECT_GE((*later)[0].timestamp_us, (*first)[0].timestamp_us + 200000 - 2);
+}
+
+TEST(NvmlExtraReads, PcieThroughputIsSlowAndAskedOnlyWhileSupported) {
+  TempScenario sc(R"({"devices": [
+      {"fields": {"pcie_tx_kb_per_s": 12000, "pcie_rx_kb_per_s": 3000}},
+      {"unsupported": ["pcie_tx_kb_per_s", "pcie_rx_kb_per_s"]}]})");
+  FakeScenario env(sc.path());
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const auto t0 = Clock::now();
+  const PcieThroughput p = b->pcie_throughput(0);
+  EXPECT_GE(std::chrono::duration<double>(Clock::now() - t0).count(), 0.039);  // 2 x 20 ms
+  EXPECT_DOUBLE_EQ(p.tx_bytes_per_s.value_or(0), 12000.0 * 1024);
+  EXPECT_DOUBLE_EQ(p.rx_bytes_per_s.value_or(0), 3000.0 * 1024);
+  const Hooks hooks = Hooks::get();
+  hooks.reset_counts();
+  for (int i = 0; i < 3; ++i) {
+    const PcieThroughput u = b->pcie_throughput(1);
+    EXPECT_EQ(u.tx_bytes_per_s.why(), Missing::kNotSupported);
+    EXPECT_EQ(u.rx_bytes_per_s.why(), Missing::kNotSupported);
+  }
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetPcieThroughput"), 1U);
+}
+
+}  // namespace
+}  // namespace gpumon
