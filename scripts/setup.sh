@@ -5,7 +5,7 @@
 set -euo pipefail
 
 build_pkgs=(build-essential cmake ninja-build pkg-config git
-  libcli11-dev nlohmann-json3-dev libfmt-dev libncurses-dev)
+  libcli11-dev nlohmann-json3-dev libfmt-dev libncurses-dev libsqlite3-dev libzstd-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3)
 
 pkgs=("${build_pkgs[@]}")

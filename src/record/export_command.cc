@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+#include "record/export_command.h"
+
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "record/export_format.h"
+#include "record/recording_reader.h"
+#include "record/sample_stream.h"
+
+namespace gpumon::record {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpumon export RUN.gpumon [--format csv|jsonl] [--metrics NAME,...] [--gpu N]\n"
+    "                     [--show-uuid] [--no-units]\n";
+
+struct ExportArgs {
+  std::string path;
+  bool jsonl = false;
+  std::vector<MetricId> metrics;  // empty: every metric with a value
+  std::optional<unsigned> gpu;
+  bool show_uuid = false;
+  bool units = true;
+  bool help = false;
+};
+
+std::string parse_metrics(std::string_view list, std::vector<MetricId>& out) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view name = list.substr(0, comma);
+    const auto id = metric_by_name(name);
+    if (!id) return "unknown metric '" + std::string(name) + "' (names: docs/recording.md)";
+    out.push_back(*id);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+  return out.empty() ? "--metrics needs at least one name" : "";
+}
+
+// Empty on success, else a usage message.
+std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string opt = args[i];
+    std::optional<std::string> value;
+    if (const auto eq = opt.find('='); opt.starts_with("--") && eq != std::string::npos) {
+      value = opt.substr(eq + 1);
+      opt.resize(eq);
+    }
+    auto take = [&]() -> std::optional<std::string> {
+      if (value) return value;
+      if (i + 1 < args.size()) return args[++i];
+      return std::nullopt;
+    };
+    if (opt == "-h" || opt == "--help") {
+      a.help = true;
+    } else if (opt == "--format") {
+      const auto v = take();
+      if (!v || (*v != "csv" && *v != "jsonl")) return "--format must be csv or jsonl";
+      a.jsonl = *v == "jsonl";
+    } else if (opt == "--metrics") {
+      const auto v = take();
+      if (!v) return "--metrics needs a list of names";
+      if (auto e = parse_metrics(*v, a.metrics); !e.empty()) return e;
+    } else if (opt == "--gpu") {
+      const auto v = take();
+      unsigned n = 0;
+      if (!v || v->empty() ||
+          std::from_chars(v->data(), v->data() + v->size(), n).ptr != v->data() + v->size())
+        return "--gpu needs a GPU index (0, 1, ...)";
+      a.gpu = n;
+    } else if (opt == "--show-uuid" && !value) {
+      a.show_uuid = true;
+    } else if (opt == "--no-units" && !value) {
+      a.units = false;
+    } else if (!opt.starts_with("-") && a.path.empty() && !value) {
+      a.path = opt;
+    } else {
+      return "unexpected argument '" + args[i] + "'";
+    }
+  }
+  if (a.path.empty() && !a.help) return "which recording? give its path";
+  return {};
+}
+
+}  // namespace
+
+int run_export_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ExportArgs a;
+  if (auto e = parse_args(args, a); !e.empty()) {
+    err << "gpumon export: " << e << '\n' << kUsage;
+    return kExportUsage;
+  }
+  if (a.help) {
+    out << kUsage;
+    return kExportOk;
+  }
+  std::string error;
+  auto reader = RecordingReader::open(a.path, error);
+  if (!reader) {
+    err << "gpumon export: " << error << '\n';
+    return kExportReadError;
+  }
+  std::map<unsigned, std::optional<std::string>> uuids;
+  for (const auto& d : reader->devices()) uuids[d.index] = d.uuid;
+  if (a.gpu && !uuids.contains(*a.gpu)) {
+    err << "gpumon export: " << a.path << ": no GPU " << *a.gpu << " in this recording ("
+        << uuids.size() << " GPUs)\n";
+    return kExportUsage;
+  }
+  ExportLayout layout{a.metrics, a.show_uuid, a.units};
+  if (layout.metrics.empty()) {
+    auto present = metrics_present(*reader, a.gpu);
+    if (auto* e = std::get_if<std::string>(&present)) {
+      err << "gpumon export: " << a.path << ": " << *e << '\n';
+      return kExportReadError;
+    }
+    const auto& bits = std::get<std::vector<bool>>(present);
+    for (std::size_t i = 0; i < bits.size(); ++i)
+      if (bits[i]) layout.metrics.push_back(static_cast<MetricId>(i));
+  }
+  if (!a.jsonl) write_csv_header(out, layout);
+  SampleStream stream(*reader, a.gpu);
+  SampleRow row;
+  while (stream.next(row)) {
+    const auto& uuid = uuids[row.gpu];
+    if (a.jsonl)
+      write_jsonl_row(out, layout, row, uuid);
+    else
+      write_csv_row(out, layout, row, uuid);
+  }
+  out.flush();
+  if (!stream.error().empty()) {
+    err << "gpumon export: " << a.path << ": " << stream.error() << '\n';
+    return kExportReadError;
+  }
+  return out ? kExportOk : kExportReadError;
+}
+
+}  // namespace gpumon::record

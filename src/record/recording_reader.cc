@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+#include "record/recording_reader.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "record/schema.h"
+
+namespace gpumon::record {
+namespace {
+
+using detail::Stmt;
+
+std::optional<std::string> opt_text(const Stmt& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.text(col);
+}
+
+std::optional<std::int64_t> opt_int(const Stmt& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.int64(col);
+}
+
+std::string check_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + ": " + std::strerror(errno);
+  if (S_ISDIR(st.st_mode)) return path + ": is a directory, not a gpumon recording";
+  if (!S_ISREG(st.st_mode)) return path + ": not a regular file, not a gpumon recording";
+  if (st.st_size == 0) return path + ": empty file, not a gpumon recording";
+  return {};
+}
+
+// A finished recording is one file of page_count pages; a shorter one was cut off (SQLite
+// would only notice when it reads a missing page).
+std::string check_length(detail::Db& db, const std::string& path) {
+  struct stat wal {};
+  if (::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) return {};
+  struct stat st {};
+  auto count = db.prepare("PRAGMA page_count");
+  auto size = db.prepare("PRAGMA page_size");
+  if (::stat(path.c_str(), &st) != 0 || count.step() != SQLITE_ROW || size.step() != SQLITE_ROW)
+    return {};
+  const std::int64_t expected = count.int64(0) * size.int64(0);
+  if (st.st_size >= expected) return {};
+  return "the recording is damaged (truncated: " + std::to_string(st.st_size) + " of " +
+         std::to_string(expected) + " bytes)";
+}
+
+}  // namespace
+
+std::unique_ptr<RecordingReader> RecordingReader::open(const std::string& path,
+                                                       std::string& error) {
+  if (error = check_file(path); !error.empty()) return nullptr;
+  std::unique_ptr<RecordingReader> r(new RecordingReader());
+  r->path_ = path;
+  if (r->db_.open(path, SQLITE_OPEN_READONLY, error) != SQLITE_OK) {
+    error = path + ": cannot open: " + error;
+    return nullptr;
+  }
+  if (error = r->load(); !error.empty()) {
+    error = path + ": " + error;
+    return nullptr;
+  }
+  return r;
+}
+
+std::string RecordingReader::load() {
+  if (auto e = detail::check_schema(db_); !e.empty()) return e;
+  if (auto e = check_length(db_, path_); !e.empty()) return e;
+  auto meta = db_.prepare("SELECT key, value FROM meta");
+  int rc = meta.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = meta.step()) == SQLITE_ROW) meta_[meta.text(0)] = meta.text(1);
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+
+  auto dev = db_.prepare(
+      "SELECT gpu, name, uuid, pci_bus_id, memory_total_bytes, max_sm_clock_mhz, "
+      "max_mem_clock_mhz, max_graphics_clock_mhz FROM devices ORDER BY gpu");
+  rc = dev.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = dev.step()) == SQLITE_ROW) {
+    RecordedDevice d;
+    d.index = static_cast<unsigned>(dev.int64(0));
+    d.name = opt_text(dev, 1);
+    d.uuid = opt_text(dev, 2);
+    d.pci_bus_id = opt_text(dev, 3);
+    d.memory_total_bytes = opt_int(dev, 4);
+    d.max_sm_clock_mhz = opt_int(dev, 5);
+    d.max_mem_clock_mhz = opt_int(dev, 6);
+    d.max_graphics_clock_mhz = opt_int(dev, 7);
+    devices_.push_back(std::move(d));
+  }
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+
+  auto met = db_.prepare("SELECT id, name, unit, quantum FROM metrics ORDER BY id");
+  rc = met.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = met.step()) == SQLITE_ROW) {
+    const std::int64_t id = met.int64(0);
+    if (id < 0 || id > 0xFFFF || !(met.real(3) > 0)) return "bad row in the metrics table";
+    if (metrics_.size() <= static_cast<std::size_t>(id)) metrics_.resize(id + 1);
+    metrics_[id] = RecordedMetric{met.text(1), met.text(2), met.real(3)};
+  }
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return {};
+}
+
+std::optional<std::string> RecordingReader::meta(const std::string& key) const {
+  auto it = meta_.find(key);
+  if (it == meta_.end()) return std::nullopt;
+  return it->second;
+}
+
+ReadResult<std::vector<RecordedEvent>> RecordingReader::events() const {
+  std::vector<RecordedEvent> out;
+  auto s = db_.prepare("SELECT gpu, time_ms, kind, value FROM events ORDER BY time_ms, id");
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
+    out.push_back({static_cast<unsigned>(s.int64(0)), s.int64(1), s.text(2), s.int64(3)});
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return out;
+}
+
+ReadResult<std::vector<RecordedProcess>> RecordingReader::processes() const {
+  std::vector<RecordedProcess> out;
+  auto s = db_.prepare(
+      "SELECT gpu, pid, name, max_used_memory_bytes, last_used_memory_bytes, first_seen_ms, "
+      "last_seen_ms FROM processes ORDER BY first_seen_ms, id");
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
+    out.push_back({static_cast<unsigned>(s.int64(0)), static_cast<unsigned>(s.int64(1)),
+                   opt_text(s, 2), opt_int(s, 3), opt_int(s, 4), s.int64(5), s.int64(6)});
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return out;
+}
+
+ReadResult<std::vector<ChunkRef>> RecordingReader::chunks(std::optional<unsigned> gpu) const {
+  std::vector<ChunkRef> out;
+  auto s = db_.prepare(
+      "SELECT id, gpu, first_time_ms, last_time_ms, ticks FROM sample_chunks "
+      "WHERE ?1 IS NULL OR gpu = ?1 ORDER BY gpu, first_time_ms, id");
+  if (gpu) s.bind(1, static_cast<std::int64_t>(*gpu));
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
+    out.push_back(
+        {s.int64(0), static_cast<unsigned>(s.int64(1)), s.int64(2), s.int64(3), s.int64(4)});
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return out;
+}
+
+ReadResult<ChunkData> RecordingReader::read_chunk(const ChunkRef& ref) const {
+  auto s = db_.prepare("SELECT data FROM sample_chunks WHERE id = ?");
+  s.bind(1, ref.id);
+  const int rc = s.ok() ? s.step() : sqlite3_errcode(db_.get());
+  if (rc == SQLITE_DONE) return "chunk " + std::to_string(ref.id) + " is missing";
+  if (rc != SQLITE_ROW) return detail::describe_error(db_, rc);
+  auto decoded = decode_chunk(s.blob(0));
+  if (auto* e = std::get_if<std::string>(&decoded))
+    return "the recording is damaged: samples of GPU " + std::to_string(ref.gpu) + " from " +
+           format_iso_ms(ref.first_time_ms) + ": " + *e;
+  return std::get<ChunkData>(std::move(decoded));
+}
+
+}  // namespace gpumon::record

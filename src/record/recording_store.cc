@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#include "record/recording_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record/schema.h"
+
+namespace gpumon::record::detail {
+namespace {
+
+int step_done(Stmt& s) {
+  const int rc = s.step();
+  s.reset();
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int insert_devices(Db& db, const std::vector<RecordedDevice>& devices) {
+  auto s = db.prepare(
+      "INSERT INTO devices(gpu, name, uuid, pci_bus_id, memory_total_bytes, max_sm_clock_mhz, "
+      "max_mem_clock_mhz, max_graphics_clock_mhz) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const auto& d : devices) {
+    s.bind(1, static_cast<std::int64_t>(d.index)).bind(2, d.name).bind(3, d.uuid);
+    s.bind(4, d.pci_bus_id).bind(5, d.memory_total_bytes).bind(6, d.max_sm_clock_mhz);
+    s.bind(7, d.max_mem_clock_mhz).bind(8, d.max_graphics_clock_mhz);
+    if (int rc = step_done(s); rc != SQLITE_OK) return rc;
+  }
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+RecordingStore::RecordingStore(Db db) : db_(std::move(db)) {}
+
+std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, bool overwrite,
+                                                       const RunInfo& run, std::int64_t start_ms,
+                                                       const std::vector<RecordedDevice>& devices,
+                                                       std::string& error) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!overwrite) {
+      error = path + ": already exists (choose another name, or overwrite it)";
+      return nullptr;
+    }
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+  }
+  Db db;
+  if (db.open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, error) != SQLITE_OK) {
+    error = path + ": cannot create the recording: " + error;
+    return nullptr;
+  }
+  int rc = db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+  if (rc == SQLITE_OK) rc = create_schema(db);
+  std::unique_ptr<RecordingStore> store(new RecordingStore(std::move(db)));
+  auto& s = *store;
+  s.insert_chunk_ = s.db_.prepare(
+      "INSERT INTO sample_chunks(gpu, first_time_ms, last_time_ms, ticks, data) "
+      "VALUES (?, ?, ?, ?, ?)");
+  s.update_chunk_ = s.db_.prepare(
+      "UPDATE sample_chunks SET first_time_ms = ?, last_time_ms = ?, ticks = ?, data = ? "
+      "WHERE id = ?");
+  s.insert_event_ = s.db_.prepare("INSERT INTO events(gpu, time_ms, kind, value) VALUES (?,?,?,?)");
+  s.insert_process_ = s.db_.prepare(
+      "INSERT INTO processes(gpu, pid, name, max_used_memory_bytes, last_used_memory_bytes, "
+      "first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  s.update_process_ = s.db_.prepare(
+      "UPDATE processes SET name = ?, max_used_memory_bytes = ?, last_used_memory_bytes = ?, "
+      "last_seen_ms = ? WHERE id = ?");
+  s.set_meta_ = s.db_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+  if (rc == SQLITE_OK) rc = s.begin();
+  if (rc == SQLITE_OK) rc = insert_devices(s.db_, devices);
+  const std::pair<const char*, std::string> meta[] = {
+      {"schema_version", std::to_string(kSchemaVersion)},
+      {"start_time", format_iso_ms(start_ms)},
+      {"start_time_ms", std::to_string(start_ms)},
+      {"hostname", run.hostname},
+      {"gpumon_version", run.gpumon_version},
+      {"command", run.command},
+      {"driver_version", run.driver_version},
+      {"simulated_scenario", run.simulated_scenario}};
+  for (const auto& [key, value] : meta)
+    if (rc == SQLITE_OK) rc = s.set_meta(key, value);
+  if (rc == SQLITE_OK) rc = s.commit();
+  if (rc != SQLITE_OK) {
+    error = path + ": cannot create the recording: " + s.message();
+    return nullptr;
+  }
+  return store;
+}
+
+int RecordingStore::begin() {
+  return db_.exec("BEGIN");
+}
+
+int RecordingStore::commit() {
+  return db_.exec("COMMIT");
+}
+
+void RecordingStore::rollback() {
+  if (!sqlite3_get_autocommit(db_.get())) db_.exec("ROLLBACK");
+}
+
+int RecordingStore::put_chunk(unsigned gpu, std::int64_t& row_id, std::int64_t first_ms,
+                              std::int64_t last_ms, std::int64_t ticks,
+                              std::span<const std::uint8_t> data) {
+  if (row_id != 0) {
+    update_chunk_.bind(1, first_ms).bind(2, last_ms).bind(3, ticks).bind(4, data).bind(5, row_id);
+    return step_done(update_chunk_);
+  }
+  insert_chunk_.bind(1, static_cast<std::int64_t>(gpu)).bind(2, first_ms).bind(3, last_ms);
+  insert_chunk_.bind(4, ticks).bind(5, data);
+  const int rc = step_done(insert_chunk_);
+  if (rc == SQLITE_OK) row_id = db_.last_insert_rowid();
+  return rc;
+}
+
+int RecordingStore::put_event(const RecordedEvent& e) {
+  insert_event_.bind(1, static_cast<std::int64_t>(e.gpu)).bind(2, e.time_ms);
+  insert_event_.bind(3, std::string_view(e.kind)).bind(4, e.value);
+  return step_done(insert_event_);
+}
+
+int RecordingStore::put_process(const RecordedProcess& p, std::int64_t& row_id) {
+  const std::optional<std::string_view> name =
+      p.name ? std::optional<std::string_view>(*p.name) : std::nullopt;
+  if (row_id != 0) {
+    update_process_.bind(1, name).bind(2, p.max_used_memory_bytes);
+    update_process_.bind(3, p.last_used_memory_bytes).bind(4, p.last_seen_ms).bind(5, row_id);
+    return step_done(update_process_);
+  }
+  insert_process_.bind(1, static_cast<std::int64_t>(p.gpu)).bind(2, std::int64_t{p.pid});
+  insert_process_.bind(3, name).bind(4, p.max_used_memory_bytes);
+  insert_process_.bind(5, p.last_used_memory_bytes).bind(6, p.first_seen_ms);
+  insert_process_.bind(7, p.last_seen_ms);
+  const int rc = step_done(insert_process_);
+  if (rc == SQLITE_OK) row_id = db_.last_insert_rowid();
+  return rc;
+}
+
+int RecordingStore::set_meta(std::string_view key, std::string_view value) {
+  set_meta_.bind(1, key).bind(2, value);
+  return step_done(set_meta_);
+}
+
+int RecordingStore::finish(std::int64_t end_ms) {
+  int rc = begin();
+  if (rc == SQLITE_OK) rc = set_meta("end_time", format_iso_ms(end_ms));
+  if (rc == SQLITE_OK) rc = set_meta("end_time_ms", std::to_string(end_ms));
+  if (rc == SQLITE_OK) rc = commit();
+  if (rc != SQLITE_OK) {
+    rollback();
+    return rc;
+  }
+  return db_.exec("PRAGMA journal_mode = DELETE");
+}
+
+}  // namespace gpumon::record::detail

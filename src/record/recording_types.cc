@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "record/recording_types.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace gpumon::record {
+namespace {
+
+template <typename T>
+std::optional<std::int64_t> as_int(const Reading<T>& r) {
+  if (!r.has_value()) return std::nullopt;
+  return static_cast<std::int64_t>(r.value());
+}
+
+std::optional<std::string> as_text(const Reading<std::string>& r) {
+  if (!r.has_value()) return std::nullopt;
+  return r.value();
+}
+
+}  // namespace
+
+RecordedDevice recorded_device(const DeviceStatic& d) {
+  RecordedDevice r;
+  r.index = d.index;
+  r.name = as_text(d.name);
+  r.uuid = as_text(d.uuid);
+  r.pci_bus_id = as_text(d.pci_bus_id);
+  r.memory_total_bytes = as_int(d.memory_total_bytes);
+  r.max_sm_clock_mhz = as_int(d.max_sm_clock_mhz);
+  r.max_mem_clock_mhz = as_int(d.max_mem_clock_mhz);
+  r.max_graphics_clock_mhz = as_int(d.max_graphics_clock_mhz);
+  return r;
+}
+
+std::int64_t to_unix_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+std::string format_iso_ms(std::int64_t unix_ms) {
+  const std::int64_t ms = ((unix_ms % 1000) + 1000) % 1000;
+  const std::time_t secs = static_cast<std::time_t>((unix_ms - ms) / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out(buf, n);
+  char frac[8];
+  std::snprintf(frac, sizeof frac, ".%03dZ", static_cast<int>(ms));
+  return out + frac;
+}
+
+}  // namespace gpumon::record

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+#include "record/recording_writer.h"
+
+#include <unistd.h>
+
+#include "record/recording_batcher.h"
+#include "record/recording_store.h"
+
+namespace gpumon::record {
+
+std::unique_ptr<RecordingWriter> RecordingWriter::create(const RecordingOptions& options,
+                                                         const RunInfo& run,
+                                                         const std::vector<DeviceStatic>& devices,
+                                                         std::string& error) {
+  std::vector<RecordedDevice> recorded;
+  for (const auto& d : devices) recorded.push_back(recorded_device(d));
+  auto store = detail::RecordingStore::create(options.path, options.overwrite, run,
+                                              to_unix_ms(WallClock::now()), recorded, error);
+  if (!store) return nullptr;
+  auto batcher = std::make_unique<detail::RecordingBatcher>(
+      std::move(store), options.chunk_max_ticks, options.chunk_max_span, options.path);
+  return std::unique_ptr<RecordingWriter>(new RecordingWriter(options, std::move(batcher)));
+}
+
+RecordingWriter::RecordingWriter(const RecordingOptions& options,
+                                 std::unique_ptr<detail::RecordingBatcher> batcher)
+    : options_(options), batcher_(std::move(batcher)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+RecordingWriter::~RecordingWriter() {
+  close();
+}
+
+void RecordingWriter::enqueue(Item item) {
+  if (stopped_.load(std::memory_order_relaxed)) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (closing_ || queue_.size() >= options_.queue_capacity) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  queue_.push_back(std::move(item));
+}
+
+// The copies may throw std::bad_alloc; a sink must not throw into the sampler: count it.
+void RecordingWriter::on_tick(const TickSample& tick) {
+  try {
+    enqueue(tick);
+  } catch (...) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void RecordingWriter::on_event(const GpuEvent& event) {
+  try {
+    enqueue(event);
+  } catch (...) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void RecordingWriter::on_processes(const ProcessSnapshot& snapshot) {
+  try {
+    enqueue(snapshot);
+  } catch (...) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void RecordingWriter::run() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    wake_.wait_for(lock, options_.flush_interval, [this] { return closing_; });
+    std::deque<Item> batch;
+    batch.swap(queue_);
+    const bool closing = closing_;
+    lock.unlock();
+
+    std::string error;
+    if (!stopped_.load()) {
+      error = write_batch(batch, closing);
+    } else {
+      dropped_.fetch_add(batch.size(), std::memory_order_relaxed);
+    }
+
+    lock.lock();
+    if (!error.empty()) {
+      error_ = std::move(error);
+      stopped_.store(true);
+    }
+    if (closing) break;
+  }
+  batcher_.reset();  // closes the database, in this thread
+}
+
+std::string RecordingWriter::write_batch(std::deque<Item>& batch, bool closing) noexcept {
+  try {
+    std::vector<TickSample> ticks;
+    std::vector<GpuEvent> events;
+    std::vector<ProcessSnapshot> snapshots;
+    for (auto& item : batch) {
+      if (auto* t = std::get_if<TickSample>(&item)) ticks.push_back(std::move(*t));
+      if (auto* e = std::get_if<GpuEvent>(&item)) events.push_back(*e);
+      if (auto* p = std::get_if<ProcessSnapshot>(&item)) snapshots.push_back(std::move(*p));
+    }
+    std::string error;
+    if (!batch.empty()) error = batcher_->write(ticks, events, snapshots);
+    if (error.empty() && closing) error = batcher_->finish();
+    ticks_written_.store(batcher_->ticks_committed());
+    return error;
+  } catch (const std::exception& e) {
+    return std::string("write error: recording stopped: ") + e.what();
+  }
+}
+
+void RecordingWriter::close() {
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+RecordingStatus RecordingWriter::status() const {
+  RecordingStatus s;
+  s.ticks_written = ticks_written_.load();
+  s.dropped = dropped_.load();
+  s.stopped = stopped_.load();
+  std::lock_guard lock(mu_);
+  s.error = error_;
+  return s;
+}
+
+RunInfo make_run_info(const SystemInfo& system, std::string gpumon_version, std::string command) {
+  RunInfo run;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) run.hostname = host;
+  run.gpumon_version = std::move(gpumon_version);
+  run.command = std::move(command);
+  if (system.driver_version) run.driver_version = *system.driver_version;
+  run.simulated_scenario = system.simulated_scenario;
+  return run;
+}
+
+}  // namespace gpumon::record

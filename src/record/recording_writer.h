@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+// RecordingWriter: a SampleSink that records ticks, events and process lists into a recording
+// file (docs/recording.md). The sampler thread only copies into a bounded queue (full queue:
+// the item is dropped and counted); a writer thread commits one SQLite transaction per flush
+// interval, so a kill -9 loses at most the last interval.
+//
+// When a write fails (disk full, I/O error) the recording stops: what was committed stays
+// readable, status() says why ("disk full: recording stopped at ..."), later items are dropped
+// and counted. The producer is never blocked on I/O and nothing throws out of the sink.
+//
+// Thread-safety: on_tick/on_event/on_processes from one producer thread at a time; status()
+// and close() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "record/recording_types.h"
+#include "sampler/sample_sink.h"
+
+namespace gpumon::record {
+
+namespace detail {
+class RecordingBatcher;
+}
+
+struct RecordingOptions {
+  std::string path;
+  bool overwrite = false;  ///< replace an existing file (else creating fails)
+  std::chrono::milliseconds flush_interval{1000};
+  std::size_t queue_capacity = 4096;  ///< ticks + events + process lists waiting to be written
+  std::size_t chunk_max_ticks = 600;  ///< a GPU's chunk closes after this many ticks...
+  std::chrono::seconds chunk_max_span{60};  ///< ...or this much wall time
+};
+
+struct RecordingStatus {
+  std::uint64_t ticks_written = 0;  ///< committed to the file
+  std::uint64_t dropped = 0;        ///< items not recorded: queue full, or after a stop
+  bool stopped = false;             ///< a write failed; nothing more is recorded
+  std::string error;                ///< why it stopped: "disk full: recording stopped at ..."
+};
+
+class RecordingWriter final : public SampleSink {
+ public:
+  /// Creates the file and starts the writer thread; nullptr and `error` set when the file
+  /// cannot be created (exists, no permission, not a directory).
+  static std::unique_ptr<RecordingWriter> create(const RecordingOptions& options,
+                                                 const RunInfo& run,
+                                                 const std::vector<DeviceStatic>& devices,
+                                                 std::string& error);
+  ~RecordingWriter() override;
+  RecordingWriter(const RecordingWriter&) = delete;
+  RecordingWriter& operator=(const RecordingWriter&) = delete;
+
+  void on_tick(const TickSample& tick) override;
+  void on_event(const GpuEvent& event) override;
+  void on_processes(const ProcessSnapshot& snapshot) override;
+
+  /// Writes what is queued and the end time, then closes the file. Idempotent; blocks for the
+  /// last write (call it from the thread that ends the run, not from the sampler).
+  void close();
+  RecordingStatus status() const;
+
+ private:
+  using Item = std::variant<TickSample, GpuEvent, ProcessSnapshot>;
+
+  RecordingWriter(const RecordingOptions& options,
+                  std::unique_ptr<detail::RecordingBatcher> batcher);
+  void enqueue(Item item);
+  void run();
+  /// Writes one batch (the last when `closing`); the error that stops the recording, or empty.
+  std::string write_batch(std::deque<Item>& batch, bool closing) noexcept;
+
+  RecordingOptions options_;
+  std::unique_ptr<detail::RecordingBatcher> batcher_;  // owned by the writer thread once it runs
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Item> queue_;
+  bool closing_ = false;
+  std::atomic<bool> stopped_{false};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<std::uint64_t> ticks_written_{0};
+  std::string error_;  // guarded by mu_
+  std::thread thread_;
+};
+
+/// Hostname, driver version and simulated scenario from the backend's system facts.
+RunInfo make_run_info(const SystemInfo& system, std::string gpumon_version, std::string command);
+
+}  // namespace gpumon::record
