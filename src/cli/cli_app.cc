@@ -11,6 +11,9 @@
 #ifdef GPUMON_HAVE_QUERY
 #include "query/query_command.h"
 #endif
+#ifdef GPUMON_HAVE_RECORD
+#include "cli/record_command.h"
+#endif
 
 namespace gpumon::cli {
 namespace {
@@ -25,11 +28,25 @@ int run_query(const std::vector<std::string>& args, const Console& console) {
 #endif
 }
 
+// `record` and `export` need SQLite and zstd (src/record builds only where they are found).
+int run_recording_command(const std::string& name, const std::vector<std::string>& args,
+                          const Console& console) {
+#ifdef GPUMON_HAVE_RECORD
+  return name == "record" ? run_record_command(args, console) : run_export(args, console);
+#else
+  (void)args;
+  console.err << "gpumon: `" << name
+              << "` is not part of this build (install libsqlite3-dev libzstd-dev and rebuild)\n";
+  return kExitUsage;
+#endif
+}
+
 int dispatch(const std::vector<std::string>& args, const Console& console) {
   if (args.empty()) return run_snapshot_command(args, console);
   const std::string& first = args.front();
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (first == "query") return run_query(rest, console);
+  if (first == "record" || first == "export") return run_recording_command(first, rest, console);
   if (first == "watch" || first == "-w" || first == "--watch")
     return run_watch_command(rest, console);
   if (first == "--version" || first == "-V" || first == "version") {
@@ -42,7 +59,7 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
   console.err << "gpumon: unknown command '" << first
-              << "'. Commands: watch, query (run 'gpumon --help').\n";
+              << "'. Commands: watch, query, record, export (run 'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -60,6 +77,10 @@ Usage:
   gpumon query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l S | -lms MS] [-i IDS]
   gpumon query --query-compute-apps=FIELDS --format=csv
                       nvidia-smi compatible queries (gpumon query --help)
+  gpumon record [-o FILE] [--interval MS] [-- COMMAND ARGS...]
+                      record every GPU into FILE until COMMAND exits (or Ctrl-C)
+  gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]
+                      a recording's samples back, exactly (docs/recording.md)
   gpumon --version
   gpumon --help
 

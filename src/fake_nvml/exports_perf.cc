@@ -162,16 +162,18 @@ nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSampl
 }
 
 // KB/s over the driver's ~20 ms counting window (the call takes that long: see Runtime::gate).
+// The counter is taken as unsigned int (same ABI as the enum), so any value a caller passes is
+// well defined here.
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device,
-                                                            nvmlPcieUtilCounter_t counter,
+                                                            unsigned int counter,
                                                             unsigned int* value) {
   return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetPcieThroughput), device,
                      [&](DeviceState& d, double t) {
                        if (value == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
                        Field f = Field::kPcieTxKbPerS;
-                       if (counter == NVML_PCIE_UTIL_RX_BYTES) {
+                       if (counter == static_cast<unsigned>(NVML_PCIE_UTIL_RX_BYTES)) {
                          f = Field::kPcieRxKbPerS;
-                       } else if (counter != NVML_PCIE_UTIL_TX_BYTES) {
+                       } else if (counter != static_cast<unsigned>(NVML_PCIE_UTIL_TX_BYTES)) {
                          return NVML_ERROR_INVALID_ARGUMENT;
                        }
                        double v = 0;

@@ -76,8 +76,10 @@ TEST_F(FakeNvmlPerf, PcieThroughputCountersAndEccRegistration) {
   EXPECT_EQ(kb, 0U);
   ASSERT_EQ(fn().device_get_pcie_throughput(device(0), NVML_PCIE_UTIL_RX_BYTES, &kb), NVML_SUCCESS);
   EXPECT_EQ(kb, 5120U);
-  EXPECT_EQ(fn().device_get_pcie_throughput(device(0), static_cast<nvmlPcieUtilCounter_t>(9), &kb),
-            NVML_ERROR_INVALID_ARGUMENT);
+  // An out-of-range counter, passed the way a C caller could (the fake takes unsigned int).
+  using RawPcie = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int*);
+  const auto raw_pcie = reinterpret_cast<RawPcie>(fn().device_get_pcie_throughput);
+  EXPECT_EQ(raw_pcie(device(0), 9U, &kb), NVML_ERROR_INVALID_ARGUMENT);
   nvmlEventSet_t set = nullptr;
   ASSERT_EQ(fn().event_set_create(&set), NVML_SUCCESS);
   EXPECT_EQ(fn().device_register_events(device(1), nvml::kEventTypeSingleBitEccError, set),

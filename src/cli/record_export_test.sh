@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `gpumon record -- COMMAND` on the demo scenario, then `gpumon export`: the command's exit
+# status comes back, every tick of every GPU is exported, bad use is refused.
+# usage: record_export_test.sh GPUMON FAKE_NVML_LIBRARY
+g=$1
+export GPUMON_NVML_LIBRARY=$2 GPUMON_FAKE_SCENARIO=demo
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*"; cat "$d/err" 2>/dev/null; exit 1; }
+
+"$g" record -o "$d/r.gpumon" --interval 100 -- sh -c 'sleep 1; exit 3' 2>"$d/err"
+rc=$?
+[ "$rc" = 3 ] || fail "record returned $rc, not the command's 3"
+grep -q "SIMULATED GPUs" "$d/err" || fail "no simulated label"
+grep -q "8 GPU(s)" "$d/err" || fail "no summary"
+
+rows=$("$g" export "$d/r.gpumon" --format csv | wc -l)
+[ "$rows" -ge 65 ] || fail "only $rows CSV lines for ~10 ticks of 8 GPUs"
+[ $(((rows - 1) % 8)) = 0 ] || fail "$rows lines: not a whole number of 8-GPU ticks"
+"$g" export "$d/r.gpumon" --format jsonl --gpu 3 | head -1 | grep -q '"gpu":3' || fail "jsonl --gpu 3"
+
+"$g" record -o "$d/r.gpumon" -- true 2>"$d/err" && fail "overwrote an existing recording"
+grep -q "already exists" "$d/err" || fail "no 'already exists' message"
+"$g" record --interval 5 2>"$d/err"
+[ $? = 2 ] || fail "--interval 5 accepted"
+"$g" record -o "$d/x.gpumon" -- /nonexistent/cmd 2>"$d/err"
+[ $? = 127 ] || fail "a command that cannot run must give 127"
+"$g" export "$d/none.gpumon" --format csv 2>"$d/err"
+[ $? = 1 ] || fail "export of a missing file must fail with 1"
+echo "record/export: ok"
