@@ -84,8 +84,8 @@ class GpuBackend {
   /// with lost = true without calling NVML more than once per `lost_retry` period.
   virtual DeviceSample sample(unsigned index, MetricSet what) = 0;
 
-  /// Compute processes on GPU `index` (NVML part only; host::ProcessInspector fills the host details).
-  /// Missing when the process list cannot be read.
+  /// Compute processes on GPU `index` (NVML part only; host::ProcessInspector fills the host
+  /// details). Missing when the process list cannot be read.
   virtual Reading<std::vector<GpuProcess>> processes(unsigned index) = 0;
 
   // The reads beyond the cheap sample (extra_reads.h). Each keeps its own per-GPU state (the
