@@ -30,11 +30,11 @@ struct TickSample {
 /// time of their own).
 struct GpuEvent {
   enum class Kind : std::uint8_t {
-    kXid,            ///< value = the XID (79 = fallen off the bus, 999 = unknown)
-    kEccSingleBit,   ///< value = 0
-    kEccDoubleBit,   ///< value = 0
-    kLost,           ///< the GPU stopped answering (GPU_IS_LOST)
-    kRecovered,      ///< a lost GPU answers again
+    kXid,           ///< value = the XID (79 = fallen off the bus, 999 = unknown)
+    kEccSingleBit,  ///< value = 0
+    kEccDoubleBit,  ///< value = 0
+    kLost,          ///< the GPU stopped answering (GPU_IS_LOST)
+    kRecovered,     ///< a lost GPU answers again
   };
   unsigned gpu = 0;
   Kind kind = Kind::kXid;
