@@ -41,8 +41,17 @@ TEST(CliApp, UnknownCommandIsAUsageError) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "gpumon: unknown command 'frobnicate'. Commands: watch, query (run 'gpumon "
-            "--help').\n");
+            "gpumon: unknown command 'frobnicate'. Commands: watch, query, record, export (run "
+            "'gpumon --help').\n");
+}
+
+TEST(CliApp, RecordAndExportAreDispatched) {
+  CliRun r = run({"record", "--bogus"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("gpumon record: unknown option '--bogus'"), std::string::npos) << r.err;
+  r = run({"export"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("export"), std::string::npos) << r.err;
 }
 
 TEST(CliApp, UnknownOptionIsAUsageError) {
