@@ -143,14 +143,15 @@ void Sampler::run() noexcept {
   std::uint64_t k = 0;
   while (true) {
     const MonoClock::time_point started = clock_->now();
+    bool dropped = false;  // stopped mid-tick: nothing was published, so it is not counted
     try {
-      tick(started, stats);
+      dropped = !tick(started, stats);
     } catch (...) {
       ++stats.exceptions;
     }
     const MonoClock::time_point finished = clock_->now();
     const MonoClock::duration took = finished - started;
-    ++stats.ticks;
+    if (!dropped) ++stats.ticks;
     if (took > interval) ++stats.overruns;
     stats.last_tick = started;
     stats.last_tick_duration_us = to_us(took);
@@ -178,7 +179,7 @@ void Sampler::run() noexcept {
   }
 }
 
-void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
+bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   TickSample tick = std::move(spare_);
   tick.gpus.clear();
   tick.mono_time = now;
@@ -187,7 +188,7 @@ void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   bool details_read = false;
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
     // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick.
-    if (stop_.requested()) return;
+    if (stop_.requested()) return false;
     GpuTickOutput out;
     out.sample.index = gpu;
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
@@ -233,6 +234,7 @@ void Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   for_each_sink(stats, [&](SampleSink& s) { s.on_tick(tick); });
   spare_ = history_.push(std::move(tick));
   if (!snapshots.empty()) publish_processes(snapshots, stats);
+  return true;
 }
 
 bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats) {

@@ -65,7 +65,8 @@ class Sampler {
   class HostDetails;
 
   void run() noexcept;
-  void tick(MonoClock::time_point now, SamplerStats& stats);
+  /// One tick; false when stop() interrupted it before it was published.
+  bool tick(MonoClock::time_point now, SamplerStats& stats);
   bool run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats);
   void update_period(TaskState& task);
   void publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
