@@ -16,6 +16,7 @@
 
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/testing/open_fake_backend.h"
 
 namespace gpumon {
 namespace {
@@ -29,12 +30,7 @@ using Clock = std::chrono::steady_clock;
 using Kind = GpuEvent::Kind;
 
 std::unique_ptr<NvmlBackend> open_backend() {
-  NvmlOpenOptions options;
-  options.library_path = kFakeLibrary;
-  NvmlOpenError error;
-  auto backend = NvmlBackend::open(options, &error);
-  EXPECT_NE(backend, nullptr) << error.message;
-  return backend;
+  return testing::open_fake_backend();
 }
 
 // Collects events from the watcher's thread.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fake_nvml/fake_test_env.h"
+#include "gpu/testing/open_fake_backend.h"
 
 namespace gpumon {
 namespace {
@@ -21,13 +22,7 @@ using fake::testing::TempScenario;
 using std::chrono::milliseconds;
 
 std::unique_ptr<NvmlBackend> open_backend(milliseconds lost_retry = milliseconds(5000)) {
-  NvmlOpenOptions options;
-  options.library_path = kFakeLibrary;
-  options.lost_retry = lost_retry;
-  NvmlOpenError error;
-  auto backend = NvmlBackend::open(options, &error);
-  EXPECT_NE(backend, nullptr) << error.message;
-  return backend;
+  return testing::open_fake_backend(lost_retry);
 }
 
 NvmlOpenError open_error(const std::string& library = kFakeLibrary) {

@@ -9,6 +9,7 @@
 
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/testing/open_fake_backend.h"
 
 namespace gpumon {
 namespace {
@@ -21,12 +22,7 @@ using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
 std::unique_ptr<NvmlBackend> open_backend() {
-  NvmlOpenOptions options;
-  options.library_path = kFakeLibrary;
-  NvmlOpenError error;
-  auto backend = NvmlBackend::open(options, &error);
-  EXPECT_NE(backend, nullptr) << error.message;
-  return backend;
+  return testing::open_fake_backend();
 }
 
 constexpr const char* kGpmScenario = R"({"devices": [

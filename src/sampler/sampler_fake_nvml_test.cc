@@ -6,6 +6,7 @@
 
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/testing/open_fake_backend.h"
 #include "sampler/sampler.h"
 #include "sampler/testing/recording_sink.h"
 
@@ -18,12 +19,7 @@ using std::chrono::milliseconds;
 using testing::RecordingSink;
 
 std::unique_ptr<GpuBackend> open_fake() {
-  NvmlOpenOptions options;
-  options.library_path = kFakeLibrary;
-  NvmlOpenError error;
-  std::unique_ptr<GpuBackend> backend = NvmlBackend::open(options, &error);
-  EXPECT_NE(backend, nullptr) << error.message;
-  return backend;
+  return testing::open_fake_backend();
 }
 
 struct RealRun {
