@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+#include "http/basic_auth.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "http/test_client.h"
+
+namespace gpumon {
+namespace {
+
+using testing::basic_authorization;
+using testing::bcrypt_hash;
+
+TEST(Base64, StrictDecoding) {
+  EXPECT_EQ(detail::base64_decode("YWxpY2U6cHc=").value(), "alice:pw");
+  EXPECT_EQ(detail::base64_decode("YQ==").value(), "a");
+  EXPECT_EQ(detail::base64_decode("").value(), "");
+  EXPECT_FALSE(detail::base64_decode("YQ="));
+  EXPECT_FALSE(detail::base64_decode("Y=Q="));
+  EXPECT_FALSE(detail::base64_decode("YQ==YQ=="));
+  EXPECT_FALSE(detail::base64_decode("YW!j"));
+}
+
+TEST(BasicAuth, GoodAndBadPasswords) {
+  BasicAuth auth({{"alice", bcrypt_hash("pw")}});
+  EXPECT_TRUE(auth.enabled());
+  EXPECT_EQ(auth.check(basic_authorization("alice:pw")).value(), "alice");
+  EXPECT_EQ(auth.check("basic  " + basic_authorization("alice:pw").substr(6)).value(), "alice");
+  EXPECT_FALSE(auth.check(basic_authorization("alice:PW")));
+  EXPECT_FALSE(auth.check(basic_authorization("alice:")));
+  EXPECT_FALSE(auth.check(basic_authorization("bob:pw")));
+  EXPECT_FALSE(auth.check(basic_authorization("alicepw")));
+  EXPECT_FALSE(auth.check(basic_authorization(std::string("alice:pw\0x", 10))));
+  EXPECT_FALSE(auth.check("Bearer abc"));
+  EXPECT_FALSE(auth.check("Basic"));
+  EXPECT_FALSE(auth.check("Basic !!!!"));
+  EXPECT_FALSE(auth.check(""));
+  EXPECT_FALSE(BasicAuth({}).enabled());
+}
+
+TEST(BasicAuth, SuccessIsCachedFailureIsNot) {
+  BasicAuth auth({{"alice", bcrypt_hash("pw")}});
+  ASSERT_TRUE(auth.check(basic_authorization("alice:pw")));
+  const auto runs = auth.bcrypt_runs();
+  ASSERT_TRUE(auth.check(basic_authorization("alice:pw")));
+  EXPECT_EQ(auth.bcrypt_runs(), runs);
+  EXPECT_FALSE(auth.check(basic_authorization("alice:wrong")));
+  EXPECT_FALSE(auth.check(basic_authorization("alice:wrong")));
+  EXPECT_EQ(auth.bcrypt_runs(), runs + 2);
+}
+
+// CVE-2022-46146: the cache key was the plain concatenation user + hash + password, so a user
+// name made of a real user and its hash matched the cached entry of that real user.
+TEST(BasicAuth, CacheKeyCannotBeForged) {
+  const auto hash = bcrypt_hash("pw");
+  BasicAuth auth({{"alice", hash}});
+  ASSERT_TRUE(auth.check(basic_authorization("alice:pw")));
+  EXPECT_FALSE(auth.check(basic_authorization("alice" + hash + ":pw")));
+  EXPECT_FALSE(auth.check(basic_authorization("alic:e" + hash + "pw")));
+  EXPECT_FALSE(auth.check(basic_authorization("alice:" + hash + "pw")));
+  EXPECT_FALSE(auth.check(basic_authorization(":alice" + hash + "pw")));
+}
+
+// An unknown user costs a bcrypt run too, so timing does not tell which names exist.
+TEST(BasicAuth, UnknownUserTakesAsLongAsAWrongPassword) {
+  BasicAuth auth({{"alice", bcrypt_hash("pw", 8)}});
+  auto time = [&](const std::string& credentials) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 4; ++i) EXPECT_FALSE(auth.check(basic_authorization(credentials)));
+    return std::chrono::steady_clock::now() - start;
+  };
+  const auto wrong = time("alice:nope");
+  const auto unknown = time("mallory:nope");
+  EXPECT_GT(unknown * 2, wrong);
+  EXPECT_GT(wrong * 2, unknown);
+  EXPECT_EQ(auth.bcrypt_runs(), 8u);
+}
+
+}  // namespace
+}  // namespace gpumon

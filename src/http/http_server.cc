@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+#include "http/http_server.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "http/http_server_impl.h"
+
+namespace gpumon {
+namespace {
+
+void mhd_log(void* cls, const char* format, va_list args) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  // After start-up MHD's messages are about clients (bad requests, resets): an attacker could
+  // flood the log with them, so only start-up messages are kept.
+  if (!impl->starting.load()) return;
+  char line[512];
+  std::vsnprintf(line, sizeof line, format, args);
+  std::lock_guard lock(impl->start_log_mutex);
+  impl->start_log += line;
+}
+
+MHD_OptionItem item(MHD_OPTION option, intptr_t value, void* ptr = nullptr) {
+  return MHD_OptionItem{option, value, ptr};
+}
+
+}  // namespace
+
+std::string insecure_listen_warning(const std::string& listen, bool loopback, bool tls, bool auth) {
+  if (loopback || (tls && auth)) return "";
+  std::string missing = !tls && !auth ? "without TLS and without basic auth"
+                        : !tls        ? "without TLS (basic-auth passwords cross in clear)"
+                                      : "without basic auth";
+  return "listening on " + listen + " beyond loopback " + missing +
+         ": anyone who reaches this port can read it (set --web.config.file, see "
+         "docs/exporter.md)";
+}
+
+HttpServer::HttpServer(ServerOptions options, Handler handler) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  impl_->handler = std::move(handler);
+  if (!impl_->options.counters) impl_->options.counters = std::make_shared<HttpCounters>();
+  if (!impl_->options.log) {
+    impl_->options.log = [](std::string_view line) {
+      std::cerr << "gpumon http: " << line << '\n';
+    };
+  }
+}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+std::string HttpServer::start() {
+  auto& s = *impl_;
+  if (s.daemon) return "the HTTP server is already started";
+  if (auto error = parse_listen_address(s.options.listen_address, s.address); !error.empty()) {
+    return error;
+  }
+  s.web_config = std::make_unique<WebConfigState>(s.options.web_config_file, s.options.log);
+  if (auto error = s.web_config->load(); !error.empty()) return error;
+  s.tls = s.web_config->current()->config.tls;
+
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (s.address.ipv6) flags |= s.address.any ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+  std::vector<MHD_OptionItem> items = {
+      item(MHD_OPTION_SOCK_ADDR, 0, &s.address.address),
+      item(MHD_OPTION_CONNECTION_LIMIT, s.options.max_connections),
+      item(MHD_OPTION_PER_IP_CONNECTION_LIMIT, s.options.max_connections_per_ip),
+      item(MHD_OPTION_CONNECTION_TIMEOUT,
+           static_cast<intptr_t>(s.options.connection_timeout.count())),
+      item(MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+           static_cast<intptr_t>(s.options.connection_memory_limit)),
+      item(MHD_OPTION_LISTEN_BACKLOG_SIZE, 128),
+  };
+  if (s.options.threads > 1) items.push_back(item(MHD_OPTION_THREAD_POOL_SIZE, s.options.threads));
+  if (s.tls) {
+    flags |= MHD_USE_TLS;
+    s.tls_priorities = s.tls->gnutls_priorities();
+    items.push_back(item(MHD_OPTION_HTTPS_MEM_KEY, 0, s.tls->key_pem.data()));
+    items.push_back(item(MHD_OPTION_HTTPS_MEM_CERT, 0, s.tls->cert_pem.data()));
+    items.push_back(item(MHD_OPTION_HTTPS_PRIORITIES, 0, s.tls_priorities.data()));
+    if (s.tls->require_client_cert) {
+      items.push_back(item(MHD_OPTION_HTTPS_MEM_TRUST, 0, s.tls->client_ca_pem.data()));
+    }
+  }
+  items.push_back(item(MHD_OPTION_END, 0));
+
+  s.starting = true;
+  s.start_log.clear();
+  s.daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::on_request, &s,
+                              MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &s, MHD_OPTION_ARRAY,
+                              items.data(), MHD_OPTION_END);
+  s.starting = false;
+  if (!s.daemon) {
+    std::lock_guard lock(s.start_log_mutex);
+    auto detail = s.start_log;
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) detail.pop_back();
+    return "cannot listen on " + s.options.listen_address + ": " +
+           (detail.empty() ? std::string("libmicrohttpd refused to start") : detail);
+  }
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(s.daemon, MHD_DAEMON_INFO_BIND_PORT);
+  s.port = info ? info->port : 0;
+  return "";
+}
+
+void HttpServer::stop() {
+  if (!impl_ || !impl_->daemon) return;
+  MHD_stop_daemon(impl_->daemon);
+  impl_->daemon = nullptr;
+  impl_->port = 0;
+}
+
+std::uint16_t HttpServer::port() const {
+  return impl_->port;
+}
+
+std::string HttpServer::security_warning() const {
+  const auto& s = *impl_;
+  if (!s.web_config) return "";
+  const bool auth = s.web_config->current()->auth->enabled();
+  return insecure_listen_warning(s.options.listen_address, s.address.loopback, s.tls.has_value(),
+                                 auth);
+}
+
+std::shared_ptr<HttpCounters> HttpServer::counters() const {
+  return impl_->options.counters;
+}
+
+}  // namespace gpumon

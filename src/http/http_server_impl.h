@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// HttpServer's state, shared by http_server.cc (daemon life) and http_dispatch.cc (requests).
+#pragma once
+
+#include <microhttpd.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "http/http_server.h"
+#include "http/listen_address.h"
+#include "http/web_config_state.h"
+
+namespace gpumon {
+
+struct HttpServer::Impl {
+  ServerOptions options;
+  Handler handler;
+  ListenAddress address;
+  std::unique_ptr<WebConfigState> web_config;
+  std::optional<TlsServerConfig> tls;  // as started; MHD keeps pointers into it
+  std::string tls_priorities;
+  MHD_Daemon* daemon = nullptr;
+  std::uint16_t port = 0;
+  std::atomic<unsigned> in_flight{0};
+
+  std::mutex start_log_mutex;
+  std::string start_log;  // MHD's messages while starting
+  std::atomic<bool> starting{false};
+
+  /// The MHD access handler (http_dispatch.cc).
+  static MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url,
+                               const char* method, const char* version, const char* upload_data,
+                               std::size_t* upload_data_size, void** request_state);
+};
+
+}  // namespace gpumon
