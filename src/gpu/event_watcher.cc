@@ -159,8 +159,8 @@ void EventWatcher::emit(unsigned gpu, GpuEvent::Kind kind, std::uint64_t value) 
   e.gpu = gpu;
   e.kind = kind;
   e.value = value;
-  e.wall_time = WallClock::now();
-  e.mono_time = MonoClock::now();
+  e.wall_time = std::chrono::system_clock::now();
+  e.mono_time = std::chrono::steady_clock::now();
   try {
     if (callback_) callback_(e);
   } catch (...) {  // a consumer's bug must not end event delivery

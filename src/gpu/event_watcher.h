@@ -24,12 +24,12 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/gpu_backend.h"
 #include "nvml/nvml_library.h"
-#include "sampler/sample_sink.h"
 
 namespace gpumon {
 
-class EventWatcher {
+class EventWatcher final : public EventStream {
  public:
   using Callback = std::function<void(const GpuEvent&)>;
 
@@ -48,7 +48,7 @@ class EventWatcher {
                Options options);
   EventWatcher(const nvml::NvmlLibrary& library, unsigned device_count, Callback callback)
       : EventWatcher(library, device_count, std::move(callback), Options{}) {}
-  ~EventWatcher();
+  ~EventWatcher() override;
   EventWatcher(const EventWatcher&) = delete;
   EventWatcher& operator=(const EventWatcher&) = delete;
 

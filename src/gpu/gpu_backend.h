@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,13 @@ class MetricSet {
   std::uint32_t bits_ = 0;
 };
 
+/// A running source of asynchronous GPU events (XID, ECC); destroying it stops it and waits
+/// until its callback can no longer run.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+};
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -118,6 +126,13 @@ class GpuBackend {
     return Reading<std::vector<ProcessUtilization>>::missing(Missing::kNotSupported);
   }
   /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
+  /// Starts delivering XID and ECC events of every GPU to `on_event`, from a thread of the
+  /// stream's own (so the callback must be thread-safe and quick, and must not call the backend).
+  /// nullptr when the backend has no event source (the default) or the driver refuses one.
+  virtual std::unique_ptr<EventStream> watch_events(std::function<void(const GpuEvent&)> on_event) {
+    (void)on_event;
+    return nullptr;
+  }
   virtual PcieThroughput pcie_throughput(unsigned index) {
     (void)index;
     return {Reading<double>::missing(Missing::kNotSupported),

@@ -100,6 +100,23 @@ struct DeviceSample {
   Reading<double> pcie_rx_bytes_per_s;
 };
 
+/// Something that happened to a GPU, stamped when gpumon learned of it (NVML events carry no
+/// time of their own).
+struct GpuEvent {
+  enum class Kind : std::uint8_t {
+    kXid,           ///< value = the XID (79 = fallen off the bus, 999 = unknown)
+    kEccSingleBit,  ///< value = 0
+    kEccDoubleBit,  ///< value = 0
+    kLost,          ///< the GPU stopped answering (GPU_IS_LOST)
+    kRecovered,     ///< a lost GPU answers again
+  };
+  unsigned gpu = 0;
+  Kind kind = Kind::kXid;
+  std::uint64_t value = 0;
+  std::chrono::system_clock::time_point wall_time{};
+  std::chrono::steady_clock::time_point mono_time{};
+};
+
 /// A compute process on a GPU, with what /proc says about it on this host.
 struct GpuProcess {
   unsigned pid = 0;  ///< as NVML reports it (host PID namespace)
@@ -113,6 +130,10 @@ struct GpuProcess {
   Reading<std::string> command_line;
   Reading<double> cpu_percent;
   Reading<std::uint64_t> host_memory_rss_bytes;
+  // From nvmlDeviceGetProcessUtilization (the sampler's processes task): the driver's newest
+  // sample for this pid since the previous read; kNotAvailable when the driver had none.
+  Reading<unsigned> sm_util_pct;   ///< 0-100: share of time its kernels ran
+  Reading<unsigned> mem_util_pct;  ///< 0-100: share of time it read or wrote device memory
 };
 
 }  // namespace gpumon

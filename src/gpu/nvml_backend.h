@@ -45,6 +45,8 @@ class NvmlBackend final : public GpuBackend {
   Reading<DriverSamples> read_driver_samples(unsigned index, DriverBuffer which) override;
   Reading<std::vector<ProcessUtilization>> process_utilization(unsigned index) override;
   PcieThroughput pcie_throughput(unsigned index) override;
+  /// An EventWatcher over this backend's library (event_watcher.h); the backend must outlive it.
+  std::unique_ptr<EventStream> watch_events(std::function<void(const GpuEvent&)> on_event) override;
 
   /// Time nvmlInit took, for `--debug` and benchmarks.
   std::chrono::microseconds init_duration() const { return init_duration_; }

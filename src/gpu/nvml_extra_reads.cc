@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "gpu/event_watcher.h"
 #include "gpu/nvml_backend.h"
 
 namespace gpumon {
@@ -262,6 +263,13 @@ PcieThroughput NvmlBackend::pcie_throughput(unsigned index) {
   out.rx_bytes_per_s = x.pcie_unsupported ? Reading<double>::missing(Missing::kNotSupported)
                                           : read(NVML_PCIE_UTIL_RX_BYTES);
   return out;
+}
+
+std::unique_ptr<EventStream> NvmlBackend::watch_events(
+    std::function<void(const GpuEvent&)> on_event) {
+  auto watcher = std::make_unique<EventWatcher>(*lib_, device_count(), std::move(on_event));
+  if (!watcher->start()) return nullptr;
+  return watcher;
 }
 
 }  // namespace gpumon

@@ -34,6 +34,7 @@ class Reading {
   bool has_value() const { return value_.has_value(); }
   explicit operator bool() const { return has_value(); }
   const T& value() const { return *value_; }
+  T& value() { return *value_; }  ///< only when has_value()
   const T& operator*() const { return *value_; }
   const T* operator->() const { return &*value_; }
   T value_or(T fallback) const { return value_.value_or(fallback); }

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <vector>
 
 #include "gpu/gpu_types.h"
@@ -24,23 +23,6 @@ struct TickSample {
   WallClock::time_point wall_time{};
   MonoClock::time_point mono_time{};
   std::vector<DeviceSample> gpus;
-};
-
-/// Something that happened to a GPU, stamped when gpumon learned of it (NVML events carry no
-/// time of their own).
-struct GpuEvent {
-  enum class Kind : std::uint8_t {
-    kXid,           ///< value = the XID (79 = fallen off the bus, 999 = unknown)
-    kEccSingleBit,  ///< value = 0
-    kEccDoubleBit,  ///< value = 0
-    kLost,          ///< the GPU stopped answering (GPU_IS_LOST)
-    kRecovered,     ///< a lost GPU answers again
-  };
-  unsigned gpu = 0;
-  Kind kind = Kind::kXid;
-  std::uint64_t value = 0;
-  WallClock::time_point wall_time{};
-  MonoClock::time_point mono_time{};
 };
 
 /// The compute processes of one GPU at one moment (NVML part plus host details).

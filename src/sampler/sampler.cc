@@ -55,7 +55,7 @@ Sampler::Sampler(std::unique_ptr<GpuBackend> backend, SamplerConfig config,
     : backend_(std::move(backend)),
       config_(config),
       clock_(clock ? std::move(clock) : std::make_shared<SteadyClock>()),
-      history_((validate(config), config.history_capacity)),
+      history_((validate(config), backend_ ? history_ticks(config, backend_->device_count()) : 1)),
       events_(config.event_capacity) {
   if (!backend_) throw std::invalid_argument("sampler: no GPU backend");
   system_ = backend_->system();
@@ -98,6 +98,11 @@ void Sampler::start() {
   if (started_) throw std::logic_error("sampler: start() called twice");
   if (stop_.requested()) throw std::logic_error("sampler: start() after stop()");
   started_ = true;
+  if (config_.events) {
+    // Before the thread starts, so only this thread touches the backend here.
+    event_stream_ = backend_->watch_events([this](const GpuEvent& e) { queue_event(e); });
+    stats_.events_watched = event_stream_ != nullptr;
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -105,6 +110,7 @@ void Sampler::stop() {
   std::lock_guard join_lock(join_mutex_);
   stop_.request();
   if (thread_.joinable()) thread_.join();
+  event_stream_.reset();  // waits until its callback can no longer run
 }
 
 bool Sampler::running() const {
@@ -130,6 +136,10 @@ std::vector<ProcessSnapshot> Sampler::latest_processes() const {
 void Sampler::run() noexcept {
   const MonoClock::duration interval = config_.interval;
   SamplerStats stats;
+  {
+    std::lock_guard lock(mutex_);
+    stats.events_watched = stats_.events_watched;
+  }
   const MonoClock::time_point t0 = clock_->now();
   for (TaskState& t : tasks_) {
     // A spread task starts GPU g g/n of the way through its period, on a tick boundary, so
@@ -186,6 +196,7 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   tick.wall_time = clock_->wall_now();
   std::vector<ProcessSnapshot> snapshots;
   bool details_read = false;
+  deliver_queued_events(stats);
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
     // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick.
     if (stop_.requested()) return false;
@@ -308,6 +319,33 @@ void Sampler::publish_processes(std::vector<ProcessSnapshot>& snapshots, Sampler
 void Sampler::emit(const GpuEvent& event, SamplerStats& stats) {
   (void)events_.push(event);
   for_each_sink(stats, [&](SampleSink& s) { s.on_event(event); });
+}
+
+void Sampler::queue_event(const GpuEvent& event) {
+  std::lock_guard lock(queue_mutex_);
+  // Bounded: a driver in an XID storm cannot grow memory between two ticks.
+  if (queued_events_.size() >= config_.event_capacity) {
+    ++queue_dropped_;
+    return;
+  }
+  queued_events_.push_back(event);
+}
+
+void Sampler::deliver_queued_events(SamplerStats& stats) {
+  std::vector<GpuEvent> events;
+  {
+    std::lock_guard lock(queue_mutex_);
+    events.swap(queued_events_);
+    stats.events_dropped = queue_dropped_;
+  }
+  for (const GpuEvent& e : events) {
+    // The stream also notices lost GPUs when it re-registers them; the ticks already report
+    // each transition once (kLost / kRecovered), so the stream's copies are dropped here.
+    if (e.kind == GpuEvent::Kind::kLost || e.kind == GpuEvent::Kind::kRecovered) continue;
+    if (e.gpu >= device_count_) continue;
+    ++stats.events_received;
+    emit(e, stats);
+  }
 }
 
 template <typename Fn>

@@ -40,8 +40,8 @@ class Sampler {
   /// An extra task (GPM, sample buffers...), run after the built-in ones. Before start() only.
   void add_task(Task task);
 
-  /// Starts the thread; the first tick is at once. Throws std::logic_error if called twice
-  /// or after stop() (a sampler runs once).
+  /// Starts the thread (and the backend's event stream when config().events); the first tick
+  /// is at once. Throws std::logic_error if called twice or after stop() (a sampler runs once).
   void start();
   /// Wakes the thread, waits for the tick in progress to end and joins. Idempotent.
   void stop();
@@ -71,6 +71,10 @@ class Sampler {
   void update_period(TaskState& task);
   void publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
   void emit(const GpuEvent& event, SamplerStats& stats);
+  /// Called on the event stream's thread: queues the event for the next tick.
+  void queue_event(const GpuEvent& event);
+  /// Passes the queued XID/ECC events on; lost/recovered come from the ticks themselves.
+  void deliver_queued_events(SamplerStats& stats);
   template <typename Fn>
   void for_each_sink(SamplerStats& stats, Fn&& fn);
 
@@ -97,9 +101,14 @@ class Sampler {
   std::vector<ProcessSnapshot> processes_;
   bool started_ = false;
 
+  std::mutex queue_mutex_;  // guards what follows (event stream thread -> sampler thread)
+  std::vector<GpuEvent> queued_events_;
+  std::uint64_t queue_dropped_ = 0;
+
   StopSignal stop_;
   std::thread thread_;
-  std::mutex join_mutex_;  // guards thread_; serialises start() and stop()
+  std::mutex join_mutex_;  // guards thread_ and events_stream_; serialises start() and stop()
+  std::unique_ptr<EventStream> event_stream_;  // declared after backend_: destroyed before it
 };
 
 }  // namespace gpumon

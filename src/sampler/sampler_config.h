@@ -32,8 +32,26 @@ struct SamplerConfig {
   std::chrono::milliseconds process_period{2000};
   /// Fill the processes' host details (user, command line, CPU %, RSS) from /proc.
   bool host_process_details = true;
+  /// With each process list, read per-process SM and memory utilization (one more call).
+  bool process_utilization = true;
+  /// GPM (Hopper and newer): SM active, occupancy, tensor pipe, DRAM bandwidth, averaged over
+  /// the period. At least 100 ms (NVML's minimum between GPM samples); raised to the interval.
+  bool gpm = true;
+  std::chrono::milliseconds gpm_period{1000};
+  /// The driver's power and utilization sample buffers (power_max_w, utilization_gpu_max_pct).
+  /// The H200 keeps about 2.4 s of 20 ms power samples, so a period under 2 s loses none.
+  bool driver_samples = true;
+  std::chrono::milliseconds driver_samples_period{1000};
+  /// PCIe TX/RX throughput: each read blocks about 20 ms per direction, so off unless asked.
+  bool pcie = false;
+  std::chrono::milliseconds pcie_period{1000};
+  /// XID and ECC events from the backend's event stream (a thread blocked in NVML).
+  bool events = true;
   /// Ticks kept in Sampler::history(). Memory: capacity * GPUs * sizeof(DeviceSample).
   std::size_t history_capacity = 3600;
+  /// Upper bound of the history's memory: with many GPUs the capacity is lowered to fit
+  /// (256 GPUs: about 400 ticks instead of 3600). See history_ticks().
+  std::size_t history_max_bytes = std::size_t{64} << 20;
   std::size_t event_capacity = 1024;  ///< GpuEvents kept in Sampler::events()
   /// A slow task (one with a period) is stretched so that its measured cost over all GPUs
   /// stays under this share of one core: period >= cost per GPU * GPUs / share.
@@ -42,6 +60,10 @@ struct SamplerConfig {
 
 /// Throws std::invalid_argument, naming the setting, when `config` is out of range.
 void validate(const SamplerConfig& config);
+
+/// Ticks the history holds for `gpus` GPUs: history_capacity, lowered so that the samples fit in
+/// history_max_bytes; at least 1.
+std::size_t history_ticks(const SamplerConfig& config, unsigned gpus);
 
 struct TaskStats {
   std::string name;
@@ -55,11 +77,14 @@ struct TaskStats {
 /// Thread-safety: a copy, returned by Sampler::stats().
 struct SamplerStats {
   std::uint64_t ticks = 0;
-  std::uint64_t overruns = 0;      ///< ticks that took longer than the interval
-  std::uint64_t missed_ticks = 0;  ///< schedule slots skipped because a tick overran
-  std::uint64_t nvml_errors = 0;   ///< readings that came back Missing::kError
-  std::uint64_t exceptions = 0;    ///< caught on the sampler thread (tasks and the tick)
-  std::uint64_t sink_errors = 0;   ///< sink calls that threw
+  std::uint64_t overruns = 0;         ///< ticks that took longer than the interval
+  std::uint64_t missed_ticks = 0;     ///< schedule slots skipped because a tick overran
+  std::uint64_t nvml_errors = 0;      ///< readings that came back Missing::kError
+  std::uint64_t exceptions = 0;       ///< caught on the sampler thread (tasks and the tick)
+  std::uint64_t sink_errors = 0;      ///< sink calls that threw
+  bool events_watched = false;        ///< the backend's event stream runs (XID/ECC)
+  std::uint64_t events_received = 0;  ///< XID/ECC events passed on to events() and the sinks
+  std::uint64_t events_dropped = 0;   ///< events that arrived faster than ticks could take them
   MonoClock::time_point last_tick{};
   double last_tick_duration_us = 0;
   double max_tick_duration_us = 0;

@@ -79,7 +79,7 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   EXPECT_TRUE(ticks[15].gpus[1].energy_mj.has_value());
   EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
   const SamplerStats s = run.sampler->stats();
-  ASSERT_EQ(s.tasks.size(), 4U);
+  ASSERT_EQ(s.tasks.size(), 6U);  // + gpm and driver_samples, whose schedule is tested below
   EXPECT_EQ(s.tasks[0].name, "metrics");
   EXPECT_EQ(s.tasks[0].runs, 200U);
   EXPECT_EQ(s.tasks[1].name, "energy");

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sampler/reader_tasks.h"
+
 namespace gpumon {
 
 using std::chrono::milliseconds;
@@ -17,6 +19,13 @@ void validate(const SamplerConfig& config) {
   if (config.energy && config.energy_period.count() <= 0) fail("energy period must be > 0");
   if (config.processes && config.process_period.count() <= 0) fail("process period must be > 0");
   if (config.history_capacity == 0) fail("history capacity must be at least 1 tick");
+  if (config.gpm && config.gpm_period < milliseconds(100)) {
+    fail("GPM period must be at least 100 ms (NVML's minimum between GPM samples)");
+  }
+  if (config.driver_samples && config.driver_samples_period.count() <= 0) {
+    fail("driver sample period must be > 0");
+  }
+  if (config.pcie && config.pcie_period.count() <= 0) fail("PCIe period must be > 0");
   if (config.event_capacity == 0) fail("event capacity must be at least 1");
   if (!(config.slow_task_cpu_share > 0 && config.slow_task_cpu_share <= 1)) {
     fail("slow task CPU share must be in (0, 1]");
@@ -56,13 +65,26 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
   }
   if (config.processes) {
     // Cheap per call, but the list changes slowly and host details cost /proc reads.
-    tasks.push_back({"processes", std::max(config.process_period, config.interval), false,
-                     std::chrono::microseconds(20),
-                     [](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
-                       out.processes = b.processes(gpu);
-                     }});
+    tasks.push_back(
+        {"processes", std::max(config.process_period, config.interval), false,
+         std::chrono::microseconds(20),
+         [util = config.process_utilization](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+           out.processes = b.processes(gpu);
+           if (util && *out.processes && !out.processes->value().empty()) {
+             merge_process_utilization(out.processes->value(), b.process_utilization(gpu));
+           }
+         }});
   }
+  if (config.gpm) tasks.push_back(make_gpm_task(config));
+  if (config.driver_samples) tasks.push_back(make_driver_samples_task(config));
+  if (config.pcie) tasks.push_back(make_pcie_task(config));
   return tasks;
+}
+
+std::size_t history_ticks(const SamplerConfig& config, unsigned gpus) {
+  const std::size_t per_tick = sizeof(TickSample) + std::size_t{gpus} * sizeof(DeviceSample);
+  return std::max<std::size_t>(
+      1, std::min(config.history_capacity, config.history_max_bytes / per_tick));
 }
 
 }  // namespace gpumon
