@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: MIT
+// gpumon live web dashboard (served at / by `gpumon serve`). Plain modern JS, no bundler; uPlot
+// (the global `uPlot`) is inlined before this script by web/embed_dashboard.cmake.
+//
+// Data flow: /api/v1/devices once, /api/v1/history once (columnar, the selected window), then
+// /api/v1/current every interval_s (at least 1 s), appended to per-GPU columns trimmed to the
+// window and handed to uPlot.setData (no DOM rebuild per tick). Polling stops while the tab is
+// hidden; on return the history is fetched again to fill the gap.
+//
+// Every string from the API reaches the page through textContent only (never innerHTML).
+'use strict';
+(function () {
+  const API = 'api/v1/'; // relative to the page: the same origin (and any reverse-proxy prefix)
+  const WINDOWS = [[300, '5 min'], [600, '10 min'], [900, '15 min'], [3600, '1 hour']];
+  const DEFAULT_WINDOW_S = 600;
+  const FETCH_TIMEOUT_MS = 8000;
+  const MAX_BACKOFF_S = 30;
+  const MAX_PROCESS_ROWS = 64;
+  const CHART_HEIGHT = 150;
+  const GiB = 1024 * 1024 * 1024;
+
+  // One chart per entry, per GPU. `scale` converts the API unit to the chart unit.
+  const CHARTS = [
+    {key: 'util', title: 'Utilization', unit: '%', fixed: [0, 100], series: [
+      {label: 'GPU util', metric: 'utilization_gpu_pct', scale: 1, color: '#1f77b4'},
+      {label: 'SM active (GPM)', metric: 'sm_active_ratio', scale: 100, color: '#d62728'}]},
+    {key: 'mem', title: 'Memory', unit: 'GiB', series: [
+      {label: 'used', metric: 'memory_used_bytes', scale: 1 / GiB, color: '#9467bd'},
+      {label: 'total', metric: 'memory_total_bytes', scale: 1 / GiB, color: '#7f7f7f', dash: [5, 4]}]},
+    {key: 'power', title: 'Power', unit: 'W', series: [
+      {label: 'draw', metric: 'power_draw_w', scale: 1, color: '#ff7f0e'},
+      {label: 'limit', metric: 'power_limit_w', scale: 1, color: '#7f7f7f', dash: [5, 4]},
+      {label: 'max (20 ms)', metric: 'power_max_w', scale: 1, color: '#bcbd22', optional: true}]},
+    {key: 'temp', title: 'Temperature', unit: '°C', series: [
+      {label: 'GPU', metric: 'temperature_gpu_c', scale: 1, color: '#e377c2'},
+      {label: 'memory', metric: 'temperature_memory_c', scale: 1, color: '#8c564b'}]},
+    {key: 'clock', title: 'Clocks', unit: 'MHz', series: [
+      {label: 'SM', metric: 'sm_clock_mhz', scale: 1, color: '#2ca02c'},
+      {label: 'memory', metric: 'mem_clock_mhz', scale: 1, color: '#17becf'}]},
+  ];
+  const METRICS = [];
+  const SCALE = {};
+  for (const c of CHARTS) {
+    for (const s of c.series) {
+      if (!(s.metric in SCALE)) METRICS.push(s.metric);
+      SCALE[s.metric] = s.scale;
+    }
+  }
+
+  const state = {
+    windowS: DEFAULT_WINDOW_S,
+    intervalS: 1,
+    gpus: new Map(), // gpu index -> panel
+    latestTime: null, // newest sample time over all GPUs (s since the epoch)
+    devicesLoaded: false,
+    needHistory: true,
+    running: false,
+    timer: null,
+    failures: 0,
+    hiddenSince: null,
+    ticks: 0,
+    firstRenderMs: null,
+    lastError: null,
+  };
+
+  // ---------- small helpers ----------
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function setText(node, text) {
+    const s = String(text);
+    if (node.textContent !== s) node.textContent = s;
+  }
+  function isNum(v) { return typeof v === 'number' && Number.isFinite(v); }
+  function fmt(v, digits) {
+    if (!isNum(v)) return '–';
+    const a = Math.abs(v);
+    const d = digits !== undefined ? digits : (a >= 100 ? 0 : a >= 10 ? 1 : 2);
+    return v.toFixed(d);
+  }
+  function fmtBytes(b) {
+    if (!isNum(b)) return '–';
+    if (b >= GiB) return (b / GiB).toFixed(1) + ' GiB';
+    if (b >= 1024 * 1024) return (b / (1024 * 1024)).toFixed(0) + ' MiB';
+    return (b / 1024).toFixed(0) + ' KiB';
+  }
+  function str(v, fallback) {
+    if (v === undefined || v === null) return fallback;
+    return String(v);
+  }
+
+  async function getJSON(path) {
+    const ctl = new AbortController();
+    const timer = setTimeout(() => ctl.abort(), FETCH_TIMEOUT_MS);
+    try {
+      const res = await fetch(API + path, {cache: 'no-store', signal: ctl.signal,
+                                           credentials: 'same-origin', headers: {Accept: 'application/json'}});
+      if (!res.ok) throw new Error('HTTP ' + res.status + ' for /' + API + path.split('?')[0]);
+      return await res.json();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  // ---------- page chrome ----------
+  const ui = {
+    main: document.getElementById('gpus'),
+    conn: document.getElementById('conn'),
+    connText: document.getElementById('conn-text'),
+    sim: document.getElementById('simulated'),
+    simText: document.getElementById('simulated-text'),
+    diag: document.getElementById('diagnoses'),
+    diagList: document.getElementById('diagnoses-list'),
+    status: document.getElementById('status'),
+    host: document.getElementById('host'),
+    windowSel: document.getElementById('window'),
+    empty: document.getElementById('empty'),
+  };
+
+  // The window can be chosen in the address: /#window=1h (or 5m, 15m, or seconds).
+  function windowFromHash() {
+    const m = /(?:^#|&)window=([0-9]+)([smh]?)(?:&|$)/.exec(location.hash);
+    if (!m) return null;
+    const s = Number(m[1]) * ({'': 1, s: 1, m: 60, h: 3600})[m[2]];
+    return WINDOWS.some((w) => w[0] === s) ? s : null;
+  }
+  state.windowS = windowFromHash() || DEFAULT_WINDOW_S;
+
+  for (const [s, label] of WINDOWS) {
+    const o = el('option', null, label);
+    o.value = String(s);
+    if (s === state.windowS) o.selected = true;
+    ui.windowSel.appendChild(o);
+  }
+  ui.windowSel.addEventListener('change', () => {
+    const s = Number(ui.windowSel.value);
+    if (!WINDOWS.some((w) => w[0] === s) || s === state.windowS) return;
+    state.windowS = s;
+    state.needHistory = true;
+    history.replaceState(null, '', '#window=' + (s % 3600 === 0 ? s / 3600 + 'h' : s / 60 + 'm'));
+    kick();
+  });
+
+  window.addEventListener('hashchange', () => {
+    const s = windowFromHash();
+    if (s === null || s === state.windowS) return;
+    ui.windowSel.value = String(s);
+    ui.windowSel.dispatchEvent(new Event('change'));
+  });
+
+  function showConnectionLost(err, delayS) {
+    state.lastError = String(err && err.message ? err.message : err);
+    setText(ui.connText, 'Connection lost, retrying in ' + delayS + ' s (attempt ' + state.failures +
+            '): ' + state.lastError);
+    ui.conn.hidden = false;
+    document.body.classList.add('offline');
+  }
+  function showConnected() {
+    ui.conn.hidden = true;
+    document.body.classList.remove('offline');
+  }
+
+  // ---------- panels ----------
+  function makeChart(panel, def, container) {
+    const series = [{}];
+    for (const s of def.series) {
+      series.push({
+        label: s.label,
+        stroke: s.color,
+        width: 1.5,
+        dash: s.dash,
+        spanGaps: false, // null = missing: a gap, never 0
+        show: !s.optional,
+        points: {show: false},
+        value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
+      });
+    }
+    const yRange = def.fixed ? () => def.fixed : (u, min, max) => {
+      if (!isNum(max)) return [0, 1];
+      const lo = isNum(min) && min < 0 ? min * 1.1 : 0;
+      return [lo, max > 0 ? max * 1.08 : 1];
+    };
+    const opts = {
+      width: Math.max(200, container.clientWidth || 360),
+      height: CHART_HEIGHT,
+      cursor: {drag: {x: false, y: false, setScale: false}},
+      legend: {show: true, live: true},
+      scales: {
+        x: {time: true, range: (u, min, max) => {
+          const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
+          return [hi - state.windowS, hi];
+        }},
+        y: {range: yRange},
+      },
+      axes: [
+        {space: 60, size: 30},
+        {size: 48, values: (u, vals) => vals.map((v) => fmt(v))},
+      ],
+      series,
+    };
+    const data = [panel.t].concat(def.series.map((s) => panel.cols[s.metric]));
+    const u = new uPlot(opts, data, container);
+    return {def, u, container};
+  }
+
+  function createPanel(gpu, info) {
+    const p = {
+      gpu,
+      t: [],
+      cols: {},
+      charts: [],
+      lost: false,
+      procSig: '',
+      reasonSig: null,
+      procRows: [],
+    };
+    for (const m of METRICS) p.cols[m] = [];
+
+    const root = el('section', 'gpu-panel');
+    root.dataset.gpu = String(gpu);
+    const head = el('header', 'gpu-head');
+    const title = el('h2', 'gpu-title');
+    p.titleIndex = el('span', 'gpu-index', 'GPU ' + gpu);
+    p.titleName = el('span', 'gpu-name', '');
+    title.append(p.titleIndex, p.titleName);
+    p.lostBadge = el('span', 'badge lost', 'LOST');
+    p.lostBadge.hidden = true;
+    title.append(p.lostBadge);
+    p.meta = el('div', 'gpu-meta', '');
+    head.append(title, p.meta);
+
+    p.stats = {};
+    const stats = el('div', 'gpu-stats');
+    for (const [k, label] of [['util', 'util'], ['sm', 'SM active'], ['mem', 'memory'],
+                              ['power', 'power'], ['temp', 'temp'], ['clock', 'SM clock'],
+                              ['pstate', 'P-state']]) {
+      const cell = el('span', 'stat');
+      cell.append(el('span', 'stat-label', label));
+      p.stats[k] = el('span', 'stat-value', '–');
+      cell.append(p.stats[k]);
+      stats.append(cell);
+    }
+
+    const reasonsBox = el('div', 'reasons');
+    reasonsBox.append(el('span', 'reasons-label', 'clock events'));
+    p.reasons = el('span', 'reasons-list');
+    reasonsBox.append(p.reasons);
+
+    const grid = el('div', 'charts');
+    root.append(head, stats, reasonsBox, grid);
+
+    const procBox = el('div', 'procs');
+    const table = el('table', 'procs-table');
+    const thead = el('thead');
+    const hr = el('tr');
+    for (const h of ['pid', 'process', 'user', 'GPU memory']) hr.append(el('th', null, h));
+    thead.append(hr);
+    p.procBody = el('tbody');
+    table.append(thead, p.procBody);
+    p.procNote = el('div', 'procs-note', 'no compute processes');
+    procBox.append(el('h3', null, 'Processes'), table, p.procNote);
+    root.append(procBox);
+
+    // Panels stay ordered by GPU index.
+    let before = null;
+    for (const other of state.gpus.values()) {
+      if (other.gpu > gpu && (!before || other.gpu < before.gpu)) before = other;
+    }
+    ui.main.insertBefore(root, before ? before.root : null);
+    p.root = root;
+    ui.empty.hidden = true;
+
+    for (const def of CHARTS) {
+      const box = el('div', 'chart chart-' + def.key);
+      box.append(el('h3', null, def.title + ' (' + def.unit + ')'));
+      const plot = el('div', 'plot');
+      box.append(plot);
+      grid.append(box);
+      p.charts.push(makeChart(p, def, plot));
+    }
+    if (typeof ResizeObserver === 'function') {
+      const ro = new ResizeObserver(() => {
+        if (p.resizeQueued) return;
+        p.resizeQueued = true;
+        requestAnimationFrame(() => {
+          p.resizeQueued = false;
+          for (const c of p.charts) {
+            const w = Math.max(200, Math.floor(c.container.clientWidth));
+            if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
+          }
+        });
+      });
+      ro.observe(grid);
+    }
+    state.gpus.set(gpu, p);
+    applyInfo(p, info);
+    return p;
+  }
+
+  function applyInfo(p, info) {
+    if (!info) return;
+    if (info.name !== undefined) setText(p.titleName, str(info.name, ''));
+    const meta = [];
+    const bus = info.pci_bus_id;
+    if (bus) meta.push('PCI ' + str(bus, ''));
+    if (info.uuid) meta.push(str(info.uuid, ''));
+    if (isNum(info.memory_total_bytes)) meta.push(fmtBytes(info.memory_total_bytes));
+    if (isNum(info.max_sm_clock_mhz)) meta.push('max SM ' + info.max_sm_clock_mhz + ' MHz');
+    if (meta.length) setText(p.meta, meta.join(' · '));
+  }
+
+  function gpuIndex(g) {
+    if (isNum(g.gpu)) return g.gpu;
+    if (isNum(g.index)) return g.index;
+    return null;
+  }
+
+  function panelFor(g) {
+    const idx = gpuIndex(g);
+    if (idx === null) return null;
+    return state.gpus.get(idx) || createPanel(idx, g);
+  }
+
+  function applyDevices(dev) {
+    const list = Array.isArray(dev) ? dev : (dev && Array.isArray(dev.gpus) ? dev.gpus : []);
+    for (const g of list) {
+      const p = panelFor(g);
+      if (p) applyInfo(p, g);
+    }
+    const sys = dev && !Array.isArray(dev) ? (dev.system || dev) : {};
+    const bits = [];
+    for (const k of ['hostname', 'host']) if (sys[k]) { bits.push(str(sys[k], '')); break; }
+    if (sys.driver_version) bits.push('driver ' + str(sys.driver_version, ''));
+    const cuda = sys.cuda_version || sys.cuda_driver_version;
+    if (cuda) bits.push('CUDA ' + str(cuda, ''));
+    if (bits.length) setText(ui.host, bits.join(' · '));
+  }
+
+  // ---------- data ----------
+  function scaled(metric, v) {
+    return isNum(v) ? v * SCALE[metric] : null;
+  }
+
+  function trim(p) {
+    if (!isNum(state.latestTime)) return;
+    const cutoff = state.latestTime - state.windowS;
+    const t = p.t;
+    let k = 0;
+    while (k < t.length && t[k] < cutoff) k++;
+    if (k === 0) return;
+    t.splice(0, k);
+    for (const m of METRICS) p.cols[m].splice(0, k);
+  }
+
+  function redraw(p) {
+    for (const c of p.charts) {
+      c.u.setData([p.t].concat(c.def.series.map((s) => p.cols[s.metric])));
+      c.def.series.forEach((s, i) => {
+        if (s.optional && !c.u.series[i + 1].show && p.cols[s.metric].some(isNum)) {
+          c.u.setSeries(i + 1, {show: true});
+        }
+      });
+    }
+  }
+
+  function applyHistory(h) {
+    if (h && isNum(h.interval_s)) state.intervalS = Math.max(1, h.interval_s);
+    const gpus = h && Array.isArray(h.gpus) ? h.gpus : [];
+    for (const g of gpus) {
+      const p = panelFor(g);
+      if (!p) continue;
+      const time = Array.isArray(g.time) ? g.time : [];
+      const values = g.values || {};
+      p.t.length = 0;
+      for (const m of METRICS) p.cols[m].length = 0;
+      for (let i = 0; i < time.length; i++) {
+        if (!isNum(time[i])) continue;
+        p.t.push(time[i]);
+        for (const m of METRICS) {
+          const col = values[m];
+          p.cols[m].push(Array.isArray(col) ? scaled(m, col[i]) : null);
+        }
+      }
+      if (p.t.length) {
+        const last = p.t[p.t.length - 1];
+        if (!isNum(state.latestTime) || last > state.latestTime) state.latestTime = last;
+      }
+    }
+    for (const p of state.gpus.values()) {
+      trim(p);
+      redraw(p);
+    }
+  }
+
+  function updateProcesses(p, procs) {
+    const list = Array.isArray(procs) ? procs.slice() : [];
+    list.sort((a, b) => (isNum(b.used_memory_bytes) ? b.used_memory_bytes : -1) -
+                        (isNum(a.used_memory_bytes) ? a.used_memory_bytes : -1));
+    const shown = list.slice(0, MAX_PROCESS_ROWS);
+    const rows = shown.map((q) => [str(q.pid, '–'), str(q.name, '–'), str(q.user, '–'),
+                                   fmtBytes(q.used_memory_bytes)]);
+    const sig = JSON.stringify(rows) + list.length;
+    if (sig === p.procSig) return;
+    p.procSig = sig;
+    while (p.procRows.length < rows.length) {
+      const tr = el('tr');
+      for (let i = 0; i < 4; i++) tr.append(el('td', i === 3 || i === 0 ? 'num' : null));
+      p.procRows.push(tr);
+      p.procBody.append(tr);
+    }
+    while (p.procRows.length > rows.length) p.procRows.pop().remove();
+    rows.forEach((cells, r) => {
+      const tds = p.procRows[r].children;
+      cells.forEach((c, i) => setText(tds[i], c));
+    });
+    p.procNote.hidden = list.length > 0 && list.length <= MAX_PROCESS_ROWS;
+    if (list.length > MAX_PROCESS_ROWS) {
+      setText(p.procNote, '+' + (list.length - MAX_PROCESS_ROWS) + ' more processes');
+    } else {
+      setText(p.procNote, 'no compute processes');
+    }
+  }
+
+  function updateReasons(p, reasons) {
+    const list = Array.isArray(reasons) ? reasons.map((r) => str(r, '?')) : null;
+    const sig = list === null ? 'null' : list.join('\n');
+    if (sig === p.reasonSig) return;
+    p.reasonSig = sig;
+    const nodes = [];
+    if (list === null) {
+      nodes.push(el('span', 'muted', 'unknown'));
+    } else if (list.length === 0) {
+      nodes.push(el('span', 'muted', 'none'));
+    } else {
+      for (const r of list) {
+        const bad = /thermal|power_brake|hw_slowdown/.test(r);
+        const warn = /power_cap|sync_boost|applications|display/.test(r);
+        nodes.push(el('span', 'badge reason' + (bad ? ' bad' : warn ? ' warn' : ''), r));
+      }
+    }
+    p.reasons.replaceChildren(...nodes);
+  }
+
+  function updateStats(p, m) {
+    const g = (k) => (m && isNum(m[k]) ? m[k] : null);
+    setText(p.stats.util, g('utilization_gpu_pct') === null ? '–' : fmt(g('utilization_gpu_pct'), 0) + ' %');
+    setText(p.stats.sm, g('sm_active_ratio') === null ? '–' : fmt(g('sm_active_ratio') * 100, 0) + ' %');
+    setText(p.stats.mem, fmtBytes(g('memory_used_bytes')) + ' / ' + fmtBytes(g('memory_total_bytes')));
+    const pw = g('power_draw_w'), pl = g('power_limit_w');
+    setText(p.stats.power, (pw === null ? '–' : fmt(pw, 0)) + ' / ' + (pl === null ? '–' : fmt(pl, 0)) + ' W');
+    const tg = g('temperature_gpu_c'), tm = g('temperature_memory_c');
+    setText(p.stats.temp, (tg === null ? '–' : fmt(tg, 0) + ' °C') + (tm === null ? '' : ' (mem ' + fmt(tm, 0) + ' °C)'));
+    setText(p.stats.clock, g('sm_clock_mhz') === null ? '–' : fmt(g('sm_clock_mhz'), 0) + ' MHz');
+    setText(p.stats.pstate, g('pstate') === null ? '–' : 'P' + g('pstate'));
+  }
+
+  function updateFindings(cur) {
+    if (!cur || !Array.isArray(cur.findings)) {
+      ui.diag.hidden = true;
+      return;
+    }
+    const items = [];
+    for (const f of cur.findings) {
+      const li = el('li', 'finding');
+      if (f === null || typeof f !== 'object') {
+        li.append(el('span', 'finding-text', str(f, '')));
+      } else {
+        const sev = str(f.severity || f.level, '');
+        if (sev) li.append(el('span', 'badge sev sev-' + sev.replace(/[^a-z]/gi, '').toLowerCase(), sev));
+        const gpu = isNum(f.gpu) ? 'GPU ' + f.gpu + ': ' : '';
+        const text = str(f.title || f.summary || f.message || f.id || f.name, JSON.stringify(f));
+        li.append(el('span', 'finding-text', gpu + text));
+        const detail = f.detail || f.details || f.evidence || f.suggestion;
+        if (detail && typeof detail === 'string') li.append(el('div', 'finding-detail', detail));
+      }
+      items.push(li);
+    }
+    if (items.length === 0) items.push(el('li', 'muted', 'No active diagnoses.'));
+    ui.diagList.replaceChildren(...items);
+    ui.diag.hidden = false;
+  }
+
+  function ingestCurrent(cur) {
+    if (!cur || typeof cur !== 'object') throw new Error('bad /api/v1/current reply');
+    if (isNum(cur.interval_s)) state.intervalS = Math.max(1, cur.interval_s);
+    const sim = cur.simulated;
+    if (sim) {
+      setText(ui.simText, typeof sim === 'string'
+        ? 'SIMULATED GPUs: fake NVML scenario "' + sim + '". These values do not come from real hardware.'
+        : 'SIMULATED GPUs: these values do not come from real hardware.');
+      ui.sim.hidden = false;
+    } else {
+      ui.sim.hidden = true;
+    }
+    updateFindings(cur);
+
+    const t = cur.time;
+    const touched = [];
+    for (const g of Array.isArray(cur.gpus) ? cur.gpus : []) {
+      const p = panelFor(g);
+      if (!p) continue;
+      const lost = g.lost === true;
+      if (lost !== p.lost) {
+        p.lost = lost;
+        p.lostBadge.hidden = !lost;
+        p.root.classList.toggle('is-lost', lost);
+      }
+      if (g.name !== undefined && !p.titleName.textContent) setText(p.titleName, str(g.name, ''));
+      const m = g.metrics || {};
+      updateStats(p, m);
+      updateReasons(p, g.clock_event_reasons);
+      updateProcesses(p, g.processes);
+      if (isNum(t) && (p.t.length === 0 || t > p.t[p.t.length - 1])) {
+        p.t.push(t);
+        for (const k of METRICS) p.cols[k].push(scaled(k, m[k]));
+        touched.push(p);
+        if (!isNum(state.latestTime) || t > state.latestTime) state.latestTime = t;
+      }
+    }
+    for (const p of touched) trim(p);
+    for (const p of touched) redraw(p);
+
+    const s = cur.sampler || {};
+    const age = isNum(s.last_tick_age_s) ? s.last_tick_age_s : null;
+    const stale = age !== null && age > 3 * state.intervalS + 5;
+    setText(ui.status, (stale ? 'sampler stalled: last sample ' + fmt(age, 0) + ' s ago' : 'live') +
+            ' · every ' + fmt(state.intervalS, state.intervalS % 1 ? 1 : 0) + ' s' +
+            (isNum(t) ? ' · ' + new Date(t * 1000).toLocaleTimeString() : ''));
+    ui.status.classList.toggle('stale', stale);
+    state.ticks++;
+  }
+
+  // ---------- loop ----------
+  function schedule(ms) {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(step, ms);
+  }
+  function kick() {
+    if (state.running) return; // the running step sees needHistory
+    schedule(0);
+  }
+
+  async function step() {
+    state.timer = null;
+    if (document.hidden) return; // resumed by visibilitychange
+    state.running = true;
+    let delayMs;
+    try {
+      if (!state.devicesLoaded) {
+        applyDevices(await getJSON('devices'));
+        state.devicesLoaded = true;
+      }
+      if (state.needHistory) {
+        state.needHistory = false;
+        try {
+          applyHistory(await getJSON('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',')));
+        } catch (e) {
+          state.needHistory = true;
+          throw e;
+        }
+      }
+      ingestCurrent(await getJSON('current'));
+      if (state.failures) state.failures = 0;
+      showConnected();
+      if (state.firstRenderMs === null) {
+        requestAnimationFrame(() => {
+          state.firstRenderMs = performance.now();
+          document.body.dataset.state = 'live';
+        });
+      }
+      delayMs = state.intervalS * 1000;
+    } catch (e) {
+      state.failures++;
+      const delayS = Math.min(MAX_BACKOFF_S, Math.max(1, state.intervalS) * Math.pow(2, state.failures - 1));
+      showConnectionLost(e, delayS);
+      delayMs = delayS * 1000;
+      if (state.failures > 1) state.needHistory = true; // refill what was missed while offline
+    } finally {
+      state.running = false;
+    }
+    if (document.hidden) return; // resumed by visibilitychange
+    // A window change during this step asks for its history at once.
+    schedule(state.needHistory && state.failures === 0 ? 0 : delayMs);
+  }
+
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) {
+      clearTimeout(state.timer);
+      state.timer = null;
+      state.hiddenSince = performance.now();
+    } else {
+      const away = state.hiddenSince === null ? 0 : (performance.now() - state.hiddenSince) / 1000;
+      state.hiddenSince = null;
+      if (away > 2 * state.intervalS) state.needHistory = true;
+      if (!state.running) schedule(0);
+    }
+  });
+
+  // Read-only hooks for tests (web/test/) and debugging from the console.
+  window.gpumonDashboard = Object.freeze({
+    firstRenderMs: () => state.firstRenderMs,
+    ticks: () => state.ticks,
+    failures: () => state.failures,
+    windowS: () => state.windowS,
+    snapshot: () => Array.from(state.gpus.values()).map((p) => ({
+      gpu: p.gpu,
+      points: p.t.length,
+      firstTime: p.t.length ? p.t[0] : null,
+      lastTime: p.t.length ? p.t[p.t.length - 1] : null,
+      lost: p.lost,
+      charts: p.charts.length,
+      stats: Object.values(p.stats).map((n) => n.textContent).join(' | '),
+      nullUtil: p.cols.utilization_gpu_pct.filter((v) => v === null).length,
+      zeroUtil: p.cols.utilization_gpu_pct.filter((v) => v === 0).length,
+    })),
+  });
+
+  step();
+})();

@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The web dashboard in real headless Chromium (ctest: web_dashboard_chromium).
+
+Without --base-url it starts web/test/stub_api.py's server (127.0.0.1, ephemeral port) with the
+page built by web/embed_dashboard.cmake (--html) and 8 GPUs x 1 h of 1 Hz history, including
+nulls, a lost GPU and hostile strings. With --base-url it drives a running `gpumon serve`
+instead (fixture-specific checks are then skipped).
+
+Chromium is driven over the DevTools protocol through --remote-debugging-pipe (fds 3 and 4,
+NUL-separated JSON): no websocket module and no TCP debugging port are needed.
+
+Checks: one uPlot canvas per chart per GPU for every GPU; time to first render with 1 h of
+history (printed, bound --max-first-render-ms); data and pixels change over time; nulls stay
+gaps (never 0); no console error, exception, CSP violation or dialog; the hostile names show
+as text and inject no element; requests go only to the same origin's / and /api/v1/*; the
+window selector trims; "connection lost, retrying" appears when the API fails and goes away
+when it is back (stub only). Writes screenshots and results.json to --out.
+Exit status 0 pass, 1 fail, 77 skipped (no chromium, or the page was built without uPlot).
+"""
+import argparse
+import base64
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stub_api  # noqa: E402
+
+SKIP = 77
+CHARTS_PER_GPU = 5
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+    print("ok  ", what, flush=True)
+
+
+class Chromium:
+    """A headless Chromium and one page target, over --remote-debugging-pipe."""
+
+    def __init__(self, binary, out_dir, width=1600, height=1100):
+        self.profile = tempfile.mkdtemp(prefix="gpumon-chromium-")
+        to_chrome_r, to_chrome_w = os.pipe()
+        from_chrome_r, from_chrome_w = os.pipe()
+
+        # Keep our ends away from fds 3 and 4 so the child's dup2 always really copies.
+        def high(fd):
+            new = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            os.close(fd)
+            return new
+
+        to_chrome_r, to_chrome_w = high(to_chrome_r), high(to_chrome_w)
+        from_chrome_r, from_chrome_w = high(from_chrome_r), high(from_chrome_w)
+
+        def child_fds():
+            os.dup2(to_chrome_r, 3)
+            os.dup2(from_chrome_w, 4)
+
+        args = [binary, "--headless=new", "--remote-debugging-pipe", "--no-sandbox",
+                "--disable-gpu", "--user-data-dir=" + self.profile, "--no-first-run",
+                "--no-default-browser-check", "--disable-extensions", "--disable-sync",
+                "--disable-background-networking", "--disable-component-update",
+                "--disable-default-apps", "--mute-audio", "--hide-scrollbars",
+                "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                "--disable-backgrounding-occluded-windows", "--password-store=basic",
+                "--use-mock-keychain", "--disable-features=Translate,MediaRouter,OptimizationHints",
+                "--window-size=%d,%d" % (width, height), "about:blank"]
+        self.stderr = open(os.path.join(out_dir, "chromium.log"), "wb")
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.stderr,
+                                     stderr=self.stderr, preexec_fn=child_fds, close_fds=False)
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self.wfd = to_chrome_w
+        self.rfd = from_chrome_r
+        self.next_id = 0
+        self.replies = {}
+        self.events = []
+        self.cond = threading.Condition()
+        self.closed = False
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.session = None
+        self.width, self.height = width, height
+
+    def _read(self):
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self.rfd, 1 << 20)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                with self.cond:
+                    self.closed = True
+                    self.cond.notify_all()
+                return
+            buf += chunk
+            while b"\0" in buf:
+                raw, buf = buf.split(b"\0", 1)
+                msg = json.loads(raw)
+                with self.cond:
+                    if "id" in msg:
+                        self.replies[msg["id"]] = msg
+                    else:
+                        self.events.append(msg)
+                    self.cond.notify_all()
+                if msg.get("method") == "Page.javascriptDialogOpening":
+                    # A dialog would block the page: dismiss it (the test fails on it anyway).
+                    threading.Thread(target=self.call, args=("Page.handleJavaScriptDialog",
+                                                             {"accept": True}), daemon=True).start()
+
+    def call(self, method, params=None, timeout=20, session=True):
+        with self.cond:
+            self.next_id += 1
+            mid = self.next_id
+        msg = {"id": mid, "method": method, "params": params or {}}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        data = json.dumps(msg).encode() + b"\0"
+        while data:
+            data = data[os.write(self.wfd, data):]
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while mid not in self.replies:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.closed:
+                    raise Failure("DevTools call %s: %s" % (method, "no reply" if left <= 0 else "chromium exited"))
+                self.cond.wait(left)
+            reply = self.replies.pop(mid)
+        if "error" in reply:
+            raise Failure("DevTools call %s failed: %s" % (method, reply["error"]))
+        return reply.get("result", {})
+
+    def open_page(self):
+        target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)
+        att = self.call("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True},
+                        session=False)
+        self.session = att["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.call(domain + ".enable")
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})
+
+    def eval(self, expr, timeout=20):
+        r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                           "awaitPromise": True}, timeout=timeout)
+        if "exceptionDetails" in r:
+            raise Failure("evaluating %r threw: %s" % (expr[:80], json.dumps(r["exceptionDetails"])[:500]))
+        return r["result"].get("value")
+
+    def wait_for(self, expr, timeout, what):
+        deadline = time.monotonic() + timeout
+        while True:
+            v = self.eval(expr)
+            if v:
+                return v
+            if time.monotonic() > deadline:
+                raise Failure("timed out after %.0f s waiting for %s" % (timeout, what))
+            time.sleep(0.05)
+
+    def screenshot(self, path):
+        r = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+                      timeout=30)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(r["data"]))
+        return path
+
+    def events_since(self, n):
+        with self.cond:
+            return list(self.events[n:])
+
+    def event_count(self):
+        with self.cond:
+            return len(self.events)
+
+    def close(self):
+        try:
+            self.call("Browser.close", session=False, timeout=5)
+        except Exception:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for fd in (self.wfd, self.rfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.stderr.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def problems(events, allow_api_errors=False):
+    """Console errors, exceptions, CSP violations, failed loads and dialogs among `events`."""
+    out = []
+    for e in events:
+        m, p = e.get("method"), e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            d = p.get("exceptionDetails", {})
+            out.append("exception: %s %s" % (d.get("text"), d.get("exception", {}).get("description", "")))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert", "warning"):
+            out.append("console.%s: %s" % (p["type"], " ".join(
+                str(a.get("value", a.get("description", ""))) for a in p.get("args", []))))
+        elif m == "Log.entryAdded" and p.get("entry", {}).get("level") in ("error", "warning"):
+            entry = p["entry"]
+            if allow_api_errors and entry.get("source") == "network" and "/api/v1/" in entry.get("url", ""):
+                continue
+            out.append("log %s (%s): %s %s" % (entry["level"], entry.get("source"), entry.get("text"),
+                                                 entry.get("url", "")))
+        elif m == "Page.javascriptDialogOpening":
+            out.append("dialog opened: %s" % p.get("message"))
+    return out
+
+
+def requested_urls(events):
+    return [e["params"]["request"]["url"] for e in events
+            if e.get("method") == "Network.requestWillBeSent"]
+
+
+def find_chromium(explicit):
+    if explicit:
+        return explicit if os.access(explicit, os.X_OK) else None
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+DOM_REPORT = r"""(() => {
+  const shown = (e) => !!e && getComputedStyle(e).display !== 'none' && e.getClientRects().length > 0;
+  const panels = [...document.querySelectorAll('.gpu-panel')];
+  const D = window.gpumonDashboard;
+  return {
+    panels: panels.map((p) => ({
+      gpu: Number(p.dataset.gpu),
+      charts: p.querySelectorAll('.chart').length,
+      uplots: p.querySelectorAll('.chart .uplot').length,
+      canvases: p.querySelectorAll('.chart canvas').length,
+      canvasSizes: [...p.querySelectorAll('.chart canvas')].map((c) => c.width * c.height),
+      name: p.querySelector('.gpu-name').textContent,
+      lostShown: shown(p.querySelector('.badge.lost')),
+      reasons: [...p.querySelectorAll('.reasons-list .badge')].map((b) => b.textContent),
+      rows: [...p.querySelectorAll('.procs-table tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent)),
+    })),
+    injected: document.querySelectorAll('img, [onerror], main b, main script').length,
+    scripts: document.scripts.length,
+    simulated: shown(document.getElementById('simulated')) ? document.getElementById('simulated').textContent : null,
+    connHidden: !shown(document.getElementById('conn')),
+    connText: document.getElementById('conn').textContent,
+    diagnosesHidden: !shown(document.getElementById('diagnoses')),
+    snapshot: D.snapshot(),
+    ticks: D.ticks(),
+    windowS: D.windowS(),
+    firstRenderMs: D.firstRenderMs(),
+  };
+})()"""
+
+# A digest of the pixels of GPU 0's utilization chart (changes when the chart is redrawn with new data).
+CANVAS_DIGEST = r"""(() => {
+  const c = document.querySelector('.gpu-panel .chart-util canvas');
+  return c ? c.toDataURL('image/png') : '';
+})()"""
+
+
+def run(args):
+    chromium = find_chromium(args.chromium)
+    if not chromium:
+        print("SKIP: chromium not found (apt-get install chromium; scripts/setup.sh does)")
+        return SKIP
+    os.makedirs(args.out, exist_ok=True)
+    results = {"chromium": chromium}
+
+    stub = None
+    if args.base_url:
+        base = args.base_url.rstrip("/")
+        with urllib.request.urlopen(base + "/api/v1/devices", timeout=10) as r:
+            devices = json.load(r)
+        expect_gpus = args.expect_gpus or len(devices.get("gpus", []))
+    else:
+        with open(args.html, "rb") as f:
+            html = f.read()
+        if b'data-state="no-chart-library"' in html:
+            print("SKIP: the page was built without uPlot (run `npm ci --prefix web` and rebuild)")
+            return SKIP
+        t = time.monotonic()
+        stub = stub_api.StubServer(html, gpus=args.gpus).start()
+        print("stub server %s, fixtures in %.2f s" % (stub.base_url, time.monotonic() - t))
+        base = stub.base_url
+        expect_gpus = args.gpus
+    origin = urllib.parse.urlsplit(base + "/")
+    results["base_url"] = base
+
+    browser = Chromium(chromium, args.out)
+    try:
+        browser.open_page()
+        # 1. First render with 8 GPUs x 1 h of history (#window=1h selects the 1 h window).
+        browser.call("Page.navigate", {"url": base + "/#window=1h"})
+        browser.wait_for("window.gpumonDashboard && window.gpumonDashboard.firstRenderMs() !== null",
+                         15, "the first render")
+        rep = browser.eval(DOM_REPORT)
+        results["first_render_ms"] = rep["firstRenderMs"]
+        print("time to first render (navigation start to painted charts, %d GPUs x %d points): %.0f ms"
+              % (len(rep["panels"]), max([s["points"] for s in rep["snapshot"]] or [0]), rep["firstRenderMs"]))
+        check(len(rep["panels"]) == expect_gpus, "%d GPU panels (got %d)" % (expect_gpus, len(rep["panels"])))
+        for p in rep["panels"]:
+            check(p["charts"] == CHARTS_PER_GPU and p["uplots"] == CHARTS_PER_GPU and p["canvases"] == CHARTS_PER_GPU
+                  and all(s > 0 for s in p["canvasSizes"]),
+                  "GPU %d: %d charts, one non-empty uPlot canvas each (charts %d, canvases %d)"
+                  % (p["gpu"], CHARTS_PER_GPU, p["charts"], p["canvases"]))
+        check(rep["firstRenderMs"] < args.max_first_render_ms,
+              "first render %.0f ms < %d ms" % (rep["firstRenderMs"], args.max_first_render_ms))
+        check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
+        check(rep["scripts"] == 2, "the page runs exactly its two inline scripts")
+
+        if stub:
+            snap = {s["gpu"]: s for s in rep["snapshot"]}
+            check(snap[0]["points"] >= 3590, "1 h of history loaded (%d points on GPU 0)" % snap[0]["points"])
+            check(all(s["nullUtil"] > 0 and s["zeroUtil"] == 0 for s in rep["snapshot"]),
+                  "missing values stay null (gaps), never 0")
+            panels = {p["gpu"]: p for p in rep["panels"]}
+            check(panels[stub_api.LOST_GPU]["lostShown"]
+                  and not any(p["lostShown"] for g, p in panels.items() if g != stub_api.LOST_GPU),
+                  "only the lost GPU shows LOST")
+            check(rep["simulated"] is not None and "stub-8gpu" in rep["simulated"],
+                  "SIMULATED banner names the scenario")
+            check(rep["diagnosesHidden"], "no findings in /api/v1/current: the diagnoses area is hidden")
+            check("hw_thermal_slowdown" in panels[1]["reasons"], "clock-event reasons shown as badges")
+            rows = panels[2]["rows"]
+            check(any(r[1] == stub_api.HOSTILE_PROCESS and r[2] == stub_api.HOSTILE_USER for r in rows),
+                  "the hostile process name and user show as text")
+            check(panels[6]["name"] == stub_api.HOSTILE_GPU_NAME, "the hostile GPU name shows as text")
+            check(rep["injected"] == 0, "no element injected by hostile strings")
+            check(panels[4]["rows"] == [], "a GPU without processes has an empty table")
+
+        # 2. Live updates: data, text and pixels change.
+        before = browser.eval(DOM_REPORT)
+        pixels_before = hashlib.sha256(browser.eval(CANVAS_DIGEST).encode()).hexdigest()
+        time.sleep(args.update_wait_s)
+        after = browser.eval(DOM_REPORT)
+        pixels_after = hashlib.sha256(browser.eval(CANVAS_DIGEST).encode()).hexdigest()
+        b = {s["gpu"]: s for s in before["snapshot"]}
+        a = {s["gpu"]: s for s in after["snapshot"]}
+        check(after["ticks"] > before["ticks"], "polled /api/v1/current again (%d -> %d)" % (before["ticks"], after["ticks"]))
+        check(all(a[g]["lastTime"] > b[g]["lastTime"] for g in a), "every GPU got newer samples")
+        if stub:  # a real scenario may hold its values constant
+            check(any(a[g]["stats"] != b[g]["stats"] for g in a), "the current values changed on screen")
+        check(pixels_after != pixels_before, "GPU 0's utilization chart was redrawn with new data")
+        if stub:
+            check(all(3590 <= a[g]["points"] <= 3602 for g in a), "the 1 h window stays trimmed while appending")
+        results["screenshot"] = browser.screenshot(os.path.join(args.out, "dashboard.png"))
+
+        # 3. The window selector.
+        browser.eval("(() => { const s = document.getElementById('window'); s.value = '300';"
+                     " s.dispatchEvent(new Event('change')); })()")
+        browser.wait_for("window.gpumonDashboard.windowS() === 300"
+                         " && window.gpumonDashboard.snapshot().every((s) => s.points <= 302)"
+                         " && location.hash === '#window=5m'", 10, "the 5 min window")
+        check(True, "the window selector switches to 5 min and trims the charts")
+
+        evs = browser.events_since(0)
+        bad = problems(evs)
+        for line in bad:
+            print("     ", line)
+        check(not bad, "no console error, exception, CSP violation or dialog")
+        urls = requested_urls(evs)
+        foreign = []
+        for u in urls:
+            s = urllib.parse.urlsplit(u)
+            if s.scheme == "data":
+                continue
+            if (s.scheme, s.netloc) != (origin.scheme, origin.netloc) or not (s.path == "/" or s.path.startswith("/api/v1/")):
+                foreign.append(u)
+        results["requests"] = len(urls)
+        check(not foreign, "requests only to the same origin's / and /api/v1/* (%d requests; others: %s)"
+              % (len(urls), foreign[:5]))
+
+        # 4. Connection lost and back (stub only).
+        if stub:
+            mark = browser.event_count()
+            stub.fail_api = True
+            browser.wait_for("getComputedStyle(document.getElementById('conn')).display !== 'none'", 6, "the connection-lost banner")
+            text = browser.eval("document.getElementById('conn').textContent")
+            check("retrying" in text.lower(), "API down: the page says %r" % text)
+            browser.screenshot(os.path.join(args.out, "dashboard-offline.png"))
+            stub.fail_api = False
+            browser.wait_for("getComputedStyle(document.getElementById('conn')).display === 'none'", 10, "recovery after the API is back")
+            check(True, "API back: the banner goes away")
+            bad = problems(browser.events_since(mark), allow_api_errors=True)
+            for line in bad:
+                print("     ", line)
+            check(not bad, "no console error beyond the failed API requests during the outage")
+
+        # 5. The Content-Security-Policy is in force, and its violations are seen by this test:
+        # an injected inline script must not run and must be reported.
+        mark = browser.event_count()
+        browser.eval("(() => { const s = document.createElement('script');"
+                     " s.textContent = 'window.cspBroken = true'; document.body.append(s); })()")
+        time.sleep(0.2)
+        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
+        check(any("Content Security Policy" in line for line in problems(browser.events_since(mark))),
+              "the CSP violation is reported (so the console checks above would see one)")
+
+        results["passed"] = True
+        return 0
+    except Failure as e:
+        print("FAIL:", e, flush=True)
+        results["passed"] = False
+        results["failure"] = str(e)
+        try:
+            browser.screenshot(os.path.join(args.out, "dashboard-failure.png"))
+        except Exception:
+            pass
+        return 1
+    finally:
+        browser.close()
+        if stub:
+            stub.stop()
+        with open(os.path.join(args.out, "results.json"), "w") as f:
+            json.dump(results, f, indent=2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="The gpumon web dashboard in headless Chromium.")
+    ap.add_argument("--html", help="the built page (build/web/dashboard.html); needed without --base-url")
+    ap.add_argument("--base-url", help="a running gpumon serve, e.g. http://127.0.0.1:9477 (no stub)")
+    ap.add_argument("--expect-gpus", type=int, default=0, help="with --base-url: GPUs expected (default: /api/v1/devices)")
+    ap.add_argument("--gpus", type=int, default=8, help="stub GPUs")
+    ap.add_argument("--out", default="web-test-output", help="folder for screenshots and results.json")
+    ap.add_argument("--chromium", help="browser binary (default: chromium on PATH)")
+    ap.add_argument("--max-first-render-ms", type=int, default=3000)
+    ap.add_argument("--update-wait-s", type=float, default=2.2)
+    args = ap.parse_args()
+    if not args.base_url and not args.html:
+        ap.error("--html or --base-url is required")
+    t = time.monotonic()
+    rc = run(args)
+    print("%s in %.1f s" % ({0: "PASS", 1: "FAIL", SKIP: "SKIPPED"}[rc], time.monotonic() - t))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
