@@ -60,6 +60,7 @@
     hiddenSince: null,
     ticks: 0,
     firstRenderMs: null,
+    lastTickMs: null, // time to ingest and draw the last /api/v1/current
     lastError: null,
   };
 
@@ -562,7 +563,11 @@
           throw e;
         }
       }
-      ingestCurrent(await getJSON('current'));
+      const cur = await getJSON('current');
+      const t0 = performance.now();
+      ingestCurrent(cur);
+      // uPlot draws in a microtask after setData: a task later, the whole tick is done.
+      setTimeout(() => { state.lastTickMs = performance.now() - t0; }, 0);
       if (state.failures) state.failures = 0;
       showConnected();
       if (state.firstRenderMs === null) {
@@ -603,6 +608,7 @@
   window.gpumonDashboard = Object.freeze({
     firstRenderMs: () => state.firstRenderMs,
     ticks: () => state.ticks,
+    lastTickMs: () => state.lastTickMs,
     failures: () => state.failures,
     windowS: () => state.windowS,
     snapshot: () => Array.from(state.gpus.values()).map((p) => ({

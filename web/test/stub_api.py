@@ -141,12 +141,14 @@ class Fixture:
 
 class StubServer:
     """ThreadingHTTPServer on 127.0.0.1, ephemeral port. `fail_api = True` answers 503 to the
-    API (a lost connection); `requests` lists every path asked for."""
+    API (a lost connection); `findings` (a list) is added to /api/v1/current; `requests` lists
+    every path asked for."""
 
     def __init__(self, html, gpus=8, port=0):
         self.html = html
         self.fixture = Fixture(gpus)
         self.fail_api = False
+        self.findings = None  # a list: sent as /api/v1/current's "findings"
         self.requests = []
         self.lock = threading.Lock()
         stub = self
@@ -183,6 +185,8 @@ class StubServer:
                     obj = fx.devices()
                 elif url.path == "/api/v1/current":
                     obj = fx.current()
+                    if stub.findings is not None:
+                        obj["findings"] = stub.findings
                 elif url.path == "/api/v1/history":
                     seconds = int(q.get("seconds", ["600"])[0])
                     metrics = [m for m in q.get("metrics", [""])[0].split(",") if m]

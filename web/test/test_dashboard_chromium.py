@@ -365,6 +365,10 @@ def run(args):
         check(pixels_after != pixels_before, "GPU 0's utilization chart was redrawn with new data")
         if stub:
             check(all(3590 <= a[g]["points"] <= 3602 for g in a), "the 1 h window stays trimmed while appending")
+        tick_ms = browser.eval("window.gpumonDashboard.lastTickMs()")
+        results["tick_ms"] = tick_ms
+        print("one live update (ingest /api/v1/current, redraw %d charts): %.1f ms" % (CHARTS_PER_GPU * expect_gpus, tick_ms))
+        check(tick_ms < args.max_tick_ms, "one live update takes %.1f ms < %d ms" % (tick_ms, args.max_tick_ms))
         results["screenshot"] = browser.screenshot(os.path.join(args.out, "dashboard.png"))
 
         # 3. The window selector.
@@ -392,7 +396,35 @@ def run(args):
         check(not foreign, "requests only to the same origin's / and /api/v1/* (%d requests; others: %s)"
               % (len(urls), foreign[:5]))
 
-        # 4. Connection lost and back (stub only).
+        # 4. A hidden tab stops polling; shown again, it resumes (document.hidden is overridden:
+        # a headless page is never hidden by itself).
+        browser.eval("(() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});"
+                     " document.dispatchEvent(new Event('visibilitychange')); })()")
+        time.sleep(0.3)
+        ticks_hidden = browser.eval("window.gpumonDashboard.ticks()")
+        time.sleep(args.update_wait_s)
+        check(browser.eval("window.gpumonDashboard.ticks()") == ticks_hidden, "no polling while the tab is hidden")
+        browser.eval("(() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
+                     " document.dispatchEvent(new Event('visibilitychange')); })()")
+        browser.wait_for("window.gpumonDashboard.ticks() > %d" % ticks_hidden, 5, "polling to resume")
+        check(True, "polling resumes when the tab is shown again")
+
+        if stub:
+            # 5. Findings in /api/v1/current show in the diagnoses area, as text.
+            stub.findings = [{"severity": "warning", "gpu": 2, "title": stub_api.HOSTILE_PROCESS,
+                              "detail": "power capped for 5 min"}, "plain finding"]
+            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display !== 'none'",
+                             5, "the diagnoses area")
+            items = browser.eval("[...document.querySelectorAll('#diagnoses-list li')].map((li) => li.textContent)")
+            check(len(items) == 2 and stub_api.HOSTILE_PROCESS in items[0] and items[1] == "plain finding"
+                  and browser.eval("document.querySelectorAll('img, [onerror]').length") == 0,
+                  "findings show in the diagnoses area, as text")
+            stub.findings = None
+            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display === 'none'",
+                             5, "the diagnoses area to hide")
+            check(True, "the diagnoses area hides when findings go away")
+
+        # 6. Connection lost and back (stub only).
         if stub:
             mark = browser.event_count()
             stub.fail_api = True
@@ -408,7 +440,7 @@ def run(args):
                 print("     ", line)
             check(not bad, "no console error beyond the failed API requests during the outage")
 
-        # 5. The Content-Security-Policy is in force, and its violations are seen by this test:
+        # 7. The Content-Security-Policy is in force, and its violations are seen by this test:
         # an injected inline script must not run and must be reported.
         mark = browser.event_count()
         browser.eval("(() => { const s = document.createElement('script');"
@@ -446,6 +478,7 @@ def main():
     ap.add_argument("--out", default="web-test-output", help="folder for screenshots and results.json")
     ap.add_argument("--chromium", help="browser binary (default: chromium on PATH)")
     ap.add_argument("--max-first-render-ms", type=int, default=3000)
+    ap.add_argument("--max-tick-ms", type=int, default=500, help="bound on one live update")
     ap.add_argument("--update-wait-s", type=float, default=2.2)
     args = ap.parse_args()
     if not args.base_url and not args.html:
