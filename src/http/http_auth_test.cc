@@ -95,6 +95,22 @@ TEST(HttpTls, ServesOverTlsAndRefusesPlainHttp) {
   EXPECT_EQ(reply.status, 200);
 }
 
+TEST(HttpTls, ClientClosingMidResponse) {
+  if (!test_certs().ok) GTEST_SKIP() << "openssl not installed";
+  TestServer t(with_config(tls_yaml()));
+  ASSERT_EQ(t.start(), "");
+  testing::TlsClient impatient;
+  impatient.stop_after_bytes = 1;
+  for (int i = 0; i < 10; ++i) {
+    std::string error;
+    const auto raw =
+        tls_exchange(t.port(), "GET /big HTTP/1.1\r\nHost: x\r\n\r\n", impatient, error);
+    EXPECT_LT(raw.size(), 8u << 20);
+  }
+  std::string error;
+  EXPECT_EQ(testing::parse_reply(tls_exchange(t.port(), kGet, {}, error)).status, 200);
+}
+
 TEST(HttpTls, MinVersionIsEnforced) {
   if (!test_certs().ok) GTEST_SKIP() << "openssl not installed";
   TestServer t(with_config(tls_yaml("  min_version: TLS13\n")));

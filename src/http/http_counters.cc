@@ -5,6 +5,7 @@ namespace gpumon {
 
 const char* reject_reason_name(RejectReason reason) {
   switch (reason) {
+    case RejectReason::kMalformed: return "malformed";
     case RejectReason::kMethod: return "method";
     case RejectReason::kBody: return "body";
     case RejectReason::kRange: return "range";

@@ -14,6 +14,7 @@ namespace gpumon {
 
 /// Why the server refused a request before (or instead of) the handler.
 enum class RejectReason {
+  kMalformed,     // 400: a NUL byte in a header
   kMethod,        // 405: not GET or HEAD
   kBody,          // 400: the request carries a body
   kRange,         // 416: a Range header

@@ -64,12 +64,28 @@ MHD_Result refuse(MHD_Connection* connection, HttpCounters& counters, const WebC
   return send(connection, counters, config, response);
 }
 
-MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, const char* value) {
-  auto* headers = static_cast<std::map<std::string, std::string>*>(cls);
-  std::string name = key ? key : "";
+struct HeaderCollect {
+  std::map<std::string, std::string>* headers;
+  // A NUL byte in a name or value. libmicrohttpd 0.9.75 ends values at a NUL itself (the rest
+  // is dropped); this refuses the request where a version passes the NUL through.
+  bool nul = false;
+};
+
+MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, std::size_t key_size,
+                          const char* value, std::size_t value_size) {
+  auto* h = static_cast<HeaderCollect*>(cls);
+  std::string name(key ? key : "", key ? key_size : 0);
+  std::string text(value ? value : "", value ? value_size : 0);
+  if (name.find('\0') != std::string::npos || text.find('\0') != std::string::npos) h->nul = true;
   for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  (*headers)[name] = value ? value : "";
+  (*h->headers)[name] = std::move(text);
   return MHD_YES;
+}
+
+bool has_body(MHD_Connection* connection) {
+  const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+  return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Transfer-Encoding") ||
+         (length && std::string_view(length) != "0");
 }
 
 struct QueryCollect {
@@ -131,11 +147,17 @@ class InFlight {
 
 MHD_Result HttpServer::Impl::on_request(void* cls, MHD_Connection* connection, const char* url,
                                         const char* method, const char*, const char*, std::size_t*,
-                                        void**) {
+                                        void** request_state) {
+  // A request without a body is answered on the second call, once libmicrohttpd has it all,
+  // so the connection stays open for the next (pipelined) request. A request with a body is
+  // refused on the first call, before the body is read; libmicrohttpd then closes.
+  static int kSeen;
+  if (*request_state == nullptr) {
+    *request_state = &kSeen;
+    if (!has_body(connection)) return MHD_YES;
+  }
   auto& s = *static_cast<Impl*>(cls);
   auto& counters = *s.options.counters;
-  // Answered on the first call, before any body is read: a refused body is never received
-  // (libmicrohttpd closes such a connection after the answer).
   const auto config = s.web_config->current();
   const WebConfig& wc = config->config;
 
@@ -144,15 +166,15 @@ MHD_Result HttpServer::Impl::on_request(void* cls, MHD_Connection* connection, c
   request.path = url ? url : "";
   QueryCollect query{&request.query};
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &collect_query, &query);
-  MHD_get_connection_values(connection, MHD_HEADER_KIND, &collect_header, &request.headers);
+  HeaderCollect headers{&request.headers};
+  MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &collect_header, &headers);
 
   GuardInput in;
   in.method = request.method;
   in.path = request.path;
   in.uri_bytes = request.path.size() + query.bytes;
-  const auto length = request.headers.find("content-length");
-  in.has_body = request.headers.count("transfer-encoding") > 0 ||
-                (length != request.headers.end() && length->second != "0");
+  in.has_body = has_body(connection);
+  in.has_nul = headers.nul;
   in.has_range = request.headers.count("range") > 0;
   if (auto refusal = guard_request(in, s.options.max_uri_bytes)) {
     HeaderList extra;

@@ -6,6 +6,7 @@
 namespace gpumon {
 
 std::optional<Refusal> guard_request(const GuardInput& in, std::size_t max_uri_bytes) {
+  if (in.has_nul) return Refusal{400, RejectReason::kMalformed, "malformed request\n"};
   if (in.uri_bytes > max_uri_bytes) {
     return Refusal{414, RejectReason::kUriTooLong, "URI too long\n"};
   }

@@ -18,6 +18,7 @@ struct GuardInput {
   std::size_t uri_bytes = 0;  // path plus query string
   bool has_body = false;      // Content-Length other than 0, or Transfer-Encoding
   bool has_range = false;     // a Range header
+  bool has_nul = false;       // a NUL byte in a header
 };
 
 struct Refusal {
@@ -26,8 +27,8 @@ struct Refusal {
   std::string body;
 };
 
-/// Order: 414 (URI too long), 405 (method), 400 (body), 416 (Range). The path allow-list (404)
-/// is checked apart, after authentication, by path_allowed().
+/// Order: 400 (NUL in a header), 414 (URI too long), 405 (method), 400 (body), 416 (Range). The
+/// path allow-list (404) is checked apart, after authentication, by path_allowed().
 std::optional<Refusal> guard_request(const GuardInput& in, std::size_t max_uri_bytes);
 
 /// True when `path` is one of `paths` (exact match).

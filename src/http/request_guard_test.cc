@@ -40,6 +40,9 @@ TEST(RequestGuard, BodyRangeAndLongUriAreRefused) {
   in.has_range = true;
   EXPECT_EQ(guard_request(in, 2048)->status, 416);
   in = get("/metrics");
+  in.has_nul = true;
+  EXPECT_EQ(guard_request(in, 2048)->reason, RejectReason::kMalformed);
+  in = get("/metrics");
   in.uri_bytes = 2049;
   EXPECT_EQ(guard_request(in, 2048)->reason, RejectReason::kUriTooLong);
   in.method = "POST";  // the length is checked first

@@ -134,6 +134,7 @@ std::string tls_exchange(std::uint16_t port, const std::string& request, const T
       if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) continue;
       if (n <= 0) break;
       reply.append(buffer, static_cast<std::size_t>(n));
+      if (client.stop_after_bytes && reply.size() >= client.stop_after_bytes) break;
     }
   }
   gnutls_deinit(session);

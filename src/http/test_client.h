@@ -38,6 +38,7 @@ struct TlsClient {
   std::string priorities = "NORMAL";
   std::string cert_file;  // client certificate and key, optional
   std::string key_file;
+  std::size_t stop_after_bytes = 0;  // close once this much arrived (0: read to the end)
 };
 
 /// Sends `request` over TLS and reads the reply; "" with `error` set when the handshake failed.

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+// Hostile clients (docs/exporter.md, "HTTP server and security"; the reliability table C6,
+// rows 10 and 11): the server answers or closes, /metrics keeps answering, memory stays bounded.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "http/test_client.h"
+#include "http/test_server.h"
+
+namespace gpumon {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace std::string_literals;
+using testing::exchange;
+using testing::parse_reply;
+using testing::request;
+using testing::TestServer;
+
+const std::string kGet = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+// Still alive and answering after whatever the test did.
+void expect_alive(const TestServer& t) {
+  EXPECT_EQ(request(t.port(), "/metrics", "", "GET", "127.0.0.3").status, 200);
+}
+
+void set_send_timeout(int fd, std::chrono::milliseconds timeout) {
+  timeval tv{0, static_cast<suseconds_t>(timeout.count() * 1000)};
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+TEST(HttpHostile, SlowlorisDoesNotStarveMetrics) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  std::vector<int> slow;
+  for (int i = 0; i < 64; ++i) {
+    const int fd = testing::connect_loopback(t.port());
+    ASSERT_GE(fd, 0);
+    ASSERT_GT(send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL), 0);
+    slow.push_back(fd);
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    while (!done) {
+      for (int fd : slow) send(fd, "X-a: b\r\n", 8, MSG_NOSIGNAL | MSG_DONTWAIT);
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  std::chrono::steady_clock::duration worst{};
+  for (int i = 0; i < 10; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    // From another loopback address: the attacker has used up 127.0.0.1's per-IP quota.
+    const auto reply = request(t.port(), "/metrics", "", "GET", "127.0.0.2");
+    worst = std::max(worst, std::chrono::steady_clock::now() - start);
+    EXPECT_EQ(reply.status, 200);
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_LT(worst, 1s);
+  // The 65th connection from the attacker's address is closed at once, not left hanging.
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(exchange(t.port(), kGet, 2000ms), "");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  done = true;
+  trickle.join();
+  for (int fd : slow) close(fd);
+}
+
+TEST(HttpHostile, EndlessHeaderLineIsCutOffWithBoundedMemory) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  const auto rss_before = testing::resident_bytes();
+  const int fd = testing::connect_loopback(t.port());
+  ASSERT_GE(fd, 0);
+  set_send_timeout(fd, 2000ms);
+  const std::string head = "GET /metrics HTTP/1.1\r\nX-Long: ";
+  ASSERT_GT(send(fd, head.data(), head.size(), MSG_NOSIGNAL), 0);
+  const std::string chunk(64 * 1024, 'a');
+  std::size_t sent = 0;
+  while (sent < (64u << 20)) {
+    const auto n = send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL);
+    if (n <= 0) break;
+    sent += static_cast<std::size_t>(n);
+  }
+  char buffer[512] = {};
+  const auto n = recv(fd, buffer, sizeof buffer - 1, 0);
+  close(fd);
+  EXPECT_LT(sent, 64u << 20) << "the server read 64 MiB of one header line";
+  // libmicrohttpd answers 431 once its 32 KiB buffer is full; what was sent beyond that sits
+  // in the kernel's socket buffers (a few MiB on loopback).
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(parse_reply(buffer).status, 431) << buffer;
+  EXPECT_LT(testing::resident_bytes(), rss_before + (16u << 20));
+  expect_alive(t);
+}
+
+TEST(HttpHostile, TenThousandHeaderLines) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  std::string req = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  for (int i = 0; i < 10000; ++i) req += "X-H" + std::to_string(i) + ": v\r\n";
+  req += "\r\n";
+  const auto reply = parse_reply(exchange(t.port(), req));
+  EXPECT_EQ(reply.status, 431) << reply.raw.substr(0, 100);
+  expect_alive(t);
+}
+
+TEST(HttpHostile, HugeUris) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  // Beyond the header buffer: libmicrohttpd refuses it itself.
+  auto reply = request(t.port(), "/metrics?a=" + std::string(100000, 'a'));
+  EXPECT_EQ(reply.status / 100, 4) << reply.raw.substr(0, 100);
+  // Within the buffer but beyond max_uri_bytes: the guard's 414.
+  reply = request(t.port(), "/metrics?a=" + std::string(3000, 'a'));
+  EXPECT_EQ(reply.status, 414);
+  EXPECT_EQ(request(t.port(), "/" + std::string(3000, 'm')).status, 414);
+  expect_alive(t);
+}
+
+TEST(HttpHostile, ManyRangesDoNotAmplify) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  std::string ranges = "Range: bytes=0-";
+  for (int i = 0; i < 2000; ++i) ranges += ",0-";
+  const auto reply = request(t.port(), "/big", ranges + "\r\n");
+  EXPECT_EQ(reply.status, 416);
+  EXPECT_LT(reply.raw.size(), 1024u);
+  expect_alive(t);
+}
+
+TEST(HttpHostile, PipelinedRequestsAnswerInOrder) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  const std::string keep = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const std::string head = "HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const std::string raw =
+      exchange(t.port(), keep + head + "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n" + kGet);
+  std::vector<int> statuses;
+  for (std::size_t at = raw.find("HTTP/1.1 "); at != std::string::npos;
+       at = raw.find("HTTP/1.1 ", at + 1)) {
+    statuses.push_back(std::atoi(raw.c_str() + at + 9));
+  }
+  EXPECT_EQ(statuses, (std::vector<int>{200, 200, 404, 200})) << raw;
+}
+
+TEST(HttpHostile, NulBytesAndHttp09) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  auto send_raw = [&](const std::string& req) {
+    return parse_reply(exchange(t.port(), req, 1000ms));
+  };
+  // libmicrohttpd 0.9.75 ends the path and header values at a NUL: the path no longer matches.
+  EXPECT_EQ(send_raw("GET /met\0rics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"s).status,
+            404);
+  // A header value is cut at the NUL; nothing after it reaches the handler.
+  auto reply =
+      send_raw("GET /metrics HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\nConnection: close\r\n\r\n"s);
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(t.last_request().header("x-a"), "a");
+  // HTTP/0.9 (no version) is a 400; no HTTP/0.9 bare body is ever sent.
+  reply = send_raw("GET /metrics\r\n\r\n");
+  EXPECT_EQ(reply.status, 400);
+  EXPECT_EQ(reply.raw.find("gpumon_up"), std::string::npos);
+  EXPECT_EQ(send_raw("GET\r\n\r\n").raw, "");          // closed
+  EXPECT_EQ(send_raw("\0\0\0\0\r\n\r\n"s).status, 0);  // never answered
+  EXPECT_EQ(send_raw("GET /metrics HTTP/2.0\r\n\r\n").status, 505);
+  expect_alive(t);
+}
+
+TEST(HttpHostile, ClientClosingMidResponse) {
+  TestServer t;
+  ASSERT_EQ(t.start(), "");
+  for (int i = 0; i < 20; ++i) {
+    const int fd = testing::connect_loopback(t.port());
+    ASSERT_GE(fd, 0);
+    const std::string req = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_GT(send(fd, req.data(), req.size(), MSG_NOSIGNAL), 0);
+    char buffer[4096];
+    ASSERT_GT(recv(fd, buffer, sizeof buffer, 0), 0);
+    if (i % 2) {  // half reset the connection, half close it
+      linger l{1, 0};
+      setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    }
+    close(fd);
+  }
+  expect_alive(t);
+  EXPECT_EQ(request(t.port(), "/big").body.size(), 8u << 20);
+}
+
+}  // namespace
+}  // namespace gpumon
