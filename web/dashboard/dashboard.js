@@ -165,6 +165,18 @@
   }
 
   // ---------- panels ----------
+  // Charts of panels scrolled out of view are not redrawn each tick (their data still is
+  // kept current): they are redrawn when they come back into view.
+  const panelOfRoot = new WeakMap();
+  const visibility = typeof IntersectionObserver === 'function' ? new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      const p = panelOfRoot.get(e.target);
+      if (!p) continue;
+      p.visible = e.isIntersecting;
+      if (p.visible && p.dirty) redraw(p);
+    }
+  }, {rootMargin: '300px 0px'}) : null;
+
   function makeChart(panel, def, container) {
     const series = [{}];
     for (const s of def.series) {
@@ -217,6 +229,8 @@
       procSig: '',
       reasonSig: null,
       procRows: [],
+      visible: true, // until the IntersectionObserver says otherwise
+      dirty: false, // data changed while out of view
     };
     for (const m of METRICS) p.cols[m] = [];
 
@@ -272,6 +286,8 @@
     }
     ui.main.insertBefore(root, before ? before.root : null);
     p.root = root;
+    panelOfRoot.set(root, p);
+    if (visibility) visibility.observe(root);
     ui.empty.hidden = true;
 
     for (const def of CHARTS) {
@@ -288,6 +304,7 @@
         p.resizeQueued = true;
         requestAnimationFrame(() => {
           p.resizeQueued = false;
+          if (p.dirty) redraw(p, true); // never resize a chart over data it has not seen
           for (const c of p.charts) {
             const w = Math.max(200, Math.floor(c.container.clientWidth));
             if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
@@ -356,7 +373,12 @@
     for (const m of METRICS) p.cols[m].splice(0, k);
   }
 
-  function redraw(p) {
+  function redraw(p, force) {
+    if (!p.visible && !force) {
+      p.dirty = true;
+      return;
+    }
+    p.dirty = false;
     for (const c of p.charts) {
       c.u.setData([p.t].concat(c.def.series.map((s) => p.cols[s.metric])));
       c.def.series.forEach((s, i) => {
@@ -618,6 +640,7 @@
       lastTime: p.t.length ? p.t[p.t.length - 1] : null,
       lost: p.lost,
       charts: p.charts.length,
+      xSpan: p.charts[0].u.scales.x.max - p.charts[0].u.scales.x.min, // as last drawn
       stats: Object.values(p.stats).map((n) => n.textContent).join(' | '),
       nullUtil: p.cols.utilization_gpu_pct.filter((v) => v === null).length,
       zeroUtil: p.cols.utilization_gpu_pct.filter((v) => v === 0).length,
