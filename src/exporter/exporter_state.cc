@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+#include "exporter/exporter_state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "exporter/renderers.h"
+
+namespace gpumon::exporter {
+namespace {
+
+constexpr unsigned kMaxGpuIndex = 4096;        // a larger index is ignored, not allocated
+constexpr std::size_t kMaxRejectReasons = 64;  // the HTTP layer's reasons are a fixed set
+
+std::shared_ptr<Clock> or_steady(std::shared_ptr<Clock> clock) {
+  return clock ? std::move(clock) : std::make_shared<SteadyClock>();
+}
+
+double seconds(MonoClock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+ExporterState::ExporterState(const Sampler& sampler, ExporterOptions options,
+                             std::shared_ptr<Clock> clock)
+    : sampler_(sampler),
+      options_(std::move(options)),
+      clock_(or_steady(std::move(clock))),
+      created_(clock_->now()),
+      stale_after_(
+          std::max<MonoClock::duration>(3 * sampler.config().interval, std::chrono::seconds(10))),
+      health_limit_(3 * sampler.config().interval + std::chrono::seconds(5)),
+      process_stale_(
+          std::max<MonoClock::duration>(stale_after_, 3 * sampler.config().process_period)) {}
+
+GpuState& ExporterState::gpu_locked(unsigned index) {
+  if (index >= gpus_.size()) gpus_.resize(index + 1);
+  return gpus_[index];
+}
+
+void ExporterState::expire_locked(MonoClock::time_point now) {
+  for (GpuState& g : gpus_) {
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+      if (g.values[i] && now - g.value_time[i] > stale_after_) g.values[i].reset();
+    }
+    if (g.has_processes && now - g.processes_time > process_stale_) {
+      g.has_processes = false;
+      g.processes.clear();
+    }
+  }
+}
+
+void ExporterState::on_tick(const TickSample& tick) {
+  std::lock_guard lock(mutex_);
+  ++generation_;
+  have_tick_ = true;
+  last_tick_mono_ = tick.mono_time;
+  last_tick_wall_ = tick.wall_time;
+  for (const DeviceSample& s : tick.gpus) {
+    if (s.index >= kMaxGpuIndex) continue;
+    GpuState& g = gpu_locked(s.index);
+    g.seen = true;
+    g.lost = s.lost;
+    for (const MetricInfo& m : metric_catalog()) {
+      const auto i = static_cast<std::size_t>(m.id);
+      std::optional<double> v = metric_value(s, m.id);
+      if (s.lost && m.id != MetricId::kLost) {
+        g.values[i].reset();  // a lost GPU's last values would read as current
+      } else if (v && !std::isnan(*v)) {
+        g.values[i] = v;
+        g.value_time[i] = tick.mono_time;
+      }
+    }
+    if (s.lost) {
+      g.has_processes = false;
+      g.processes.clear();
+    }
+  }
+  expire_locked(tick.mono_time);
+}
+
+void ExporterState::on_event(const GpuEvent& event) {
+  std::lock_guard lock(mutex_);
+  if (event.gpu >= kMaxGpuIndex) return;
+  ++generation_;
+  GpuState& g = gpu_locked(event.gpu);
+  switch (event.kind) {
+    case GpuEvent::Kind::kXid:
+      ++g.xid_counts[event.value];
+      g.last_xid = event.value;
+      g.last_xid_time = event.wall_time;
+      break;
+    case GpuEvent::Kind::kEccSingleBit: ++g.ecc_single_bit_events; break;
+    case GpuEvent::Kind::kEccDoubleBit: ++g.ecc_double_bit_events; break;
+    case GpuEvent::Kind::kLost:
+    case GpuEvent::Kind::kRecovered: break;  // the ticks carry the lost flag
+  }
+}
+
+void ExporterState::on_processes(const ProcessSnapshot& snapshot) {
+  std::lock_guard lock(mutex_);
+  if (snapshot.gpu >= kMaxGpuIndex) return;
+  ++generation_;
+  GpuState& g = gpu_locked(snapshot.gpu);
+  g.has_processes = true;
+  g.processes_time = have_tick_ ? last_tick_mono_ : created_;
+  g.processes = snapshot.processes;
+}
+
+void ExporterState::count_request(int code) {
+  std::lock_guard lock(mutex_);
+  ++http_requests_[code];
+}
+
+void ExporterState::count_rejected(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (http_rejected_.size() >= kMaxRejectReasons && http_rejected_.count(reason) == 0) {
+    ++http_rejected_["other"];
+  } else {
+    ++http_rejected_[reason];
+  }
+}
+
+double ExporterState::tick_age_s_locked(MonoClock::time_point now) const {
+  return seconds(now - (have_tick_ ? last_tick_mono_ : created_));
+}
+
+Health ExporterState::health() const {
+  const MonoClock::time_point now = clock_->now();
+  std::lock_guard lock(mutex_);
+  const MonoClock::duration age = now - (have_tick_ ? last_tick_mono_ : created_);
+  if (age <= health_limit_) return {true, "ok"};
+  if (!have_tick_) {
+    return {false, fmt::format("no sample in the {:.1f} s since start (limit {:.1f} s)",
+                               seconds(age), seconds(health_limit_))};
+  }
+  return {false, fmt::format("last sample {:.1f} s ago (limit {:.1f} s)", seconds(age),
+                             seconds(health_limit_))};
+}
+
+ExporterView ExporterState::make_view() {
+  ExporterView v;
+  // Sampler calls first, without mutex_: the sampler thread holds its own lock around sinks.
+  v.system = sampler_.system();
+  v.devices = sampler_.devices();
+  v.stats = sampler_.stats();
+  v.config = sampler_.config();
+  const MonoClock::time_point now = clock_->now();
+  v.now_wall = clock_->wall_now();
+  std::lock_guard lock(mutex_);
+  v.gpus = gpus_;
+  v.have_tick = have_tick_;
+  v.last_tick_wall = last_tick_wall_;
+  v.last_tick_age_s = tick_age_s_locked(now);
+  v.up = now - (have_tick_ ? last_tick_mono_ : created_) <= health_limit_ && have_tick_;
+  v.http_requests = http_requests_;
+  v.http_rejected = http_rejected_;
+  return v;
+}
+
+std::shared_ptr<const std::string> ExporterState::metrics_text() {
+  auto fresh = [this](MonoClock::time_point now) {
+    return body_ && body_generation_ == generation_ && now - body_time_ < kMaxBodyAge;
+  };
+  {
+    const MonoClock::time_point now = clock_->now();
+    std::lock_guard lock(mutex_);
+    if (fresh(now)) return body_;
+  }
+  std::lock_guard render_lock(render_mutex_);
+  std::uint64_t generation = 0;
+  {
+    const MonoClock::time_point now = clock_->now();
+    std::lock_guard lock(mutex_);
+    if (fresh(now)) return body_;  // rendered while this scrape waited
+    generation = generation_;
+  }
+  const MonoClock::time_point rendered_at = clock_->now();
+  auto body = std::make_shared<const std::string>(render_metrics(make_view(), options_));
+  std::lock_guard lock(mutex_);
+  body_ = body;
+  body_generation_ = generation;
+  body_time_ = rendered_at;
+  return body;
+}
+
+std::string ExporterState::current_json() {
+  return render_current_json(make_view(), options_);
+}
+
+std::string ExporterState::devices_json() {
+  return render_devices_json(make_view(), options_);
+}
+
+std::string ExporterState::history_json(double seconds_back,
+                                        const std::vector<std::string>& metrics) {
+  std::vector<MetricId> ids;
+  if (metrics.empty()) {
+    for (const MetricInfo& m : metric_catalog()) ids.push_back(m.id);
+  }
+  for (const std::string& name : metrics) {
+    const auto id = metric_by_name(name);
+    if (!id) throw std::invalid_argument("unknown metric: " + name);
+    if (std::find(ids.begin(), ids.end(), *id) == ids.end()) ids.push_back(*id);
+  }
+  if (!(seconds_back > 0)) seconds_back = 0;  // NaN too
+  const auto& history = sampler_.history();
+  const auto newest = history.latest(1);
+  std::vector<TickSample> ticks;
+  if (!newest.empty() && seconds_back > 0) {
+    const MonoClock::time_point to = newest.back().mono_time + MonoClock::duration(1);
+    const double capped = std::min(seconds_back, 1e9);  // no overflow of the duration
+    const auto span =
+        std::chrono::duration_cast<MonoClock::duration>(std::chrono::duration<double>(capped));
+    ticks = history.slice(to - span, to);
+  }
+  std::size_t values = 0;
+  for (const TickSample& t : ticks) values += t.gpus.size() * (ids.size() + 1);
+  const std::size_t stride =
+      std::max<std::size_t>(1, (values + kMaxHistoryValues - 1) / kMaxHistoryValues);
+  const double interval_s = seconds(sampler_.config().interval);
+  return render_history_json(ticks, interval_s, ids, stride);
+}
+
+}  // namespace gpumon::exporter

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+// ExporterState: the SampleSink behind `gpumon serve`. It keeps the newest known value of
+// every catalog metric of every GPU, XID and ECC event counts and the newest process lists,
+// and renders /metrics (Prometheus text 0.0.4), /health and the JSON API from them. Scrapes
+// read this state only; they never call NVML (docs/exporter.md).
+//
+// Freshness: metrics some ticks lack (GPM, driver buffers, energy) keep their last known value
+// until it is older than max(3 intervals, 10 s) measured in tick time, then vanish; a lost GPU
+// drops every value but `lost`. Missing values are never written as 0: no series in /metrics,
+// null in JSON.
+//
+// Thread-safety: the sink calls come from the sampler thread (and the event stream may call
+// on_event from its own thread); every other member is safe from any thread at once.
+// Lifetime: the Sampler must outlive every call of a render member.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "exporter/exporter_view.h"
+#include "sampler/clock.h"
+#include "sampler/sample_sink.h"
+#include "sampler/sampler.h"
+
+namespace gpumon::exporter {
+
+struct Health {
+  bool ok = false;
+  std::string reason;  ///< "ok", or why not (for the 503 body)
+};
+
+class ExporterState final : public SampleSink {
+ public:
+  /// `clock` must be the sampler's clock (ticks are stamped with it); null = SteadyClock.
+  ExporterState(const Sampler& sampler, ExporterOptions options,
+                std::shared_ptr<Clock> clock = nullptr);
+
+  // SampleSink (sampler thread). Never throw.
+  void on_tick(const TickSample& tick) override;
+  void on_event(const GpuEvent& event) override;
+  void on_processes(const ProcessSnapshot& snapshot) override;
+
+  /// The /metrics body. Rendered again only after new data (a tick, event or process list)
+  /// or when the cached body is older than kMaxBodyAge; concurrent scrapes share one body.
+  /// So gpumon_last_sample_age_seconds and the HTTP counters are as of the render, at most
+  /// kMaxBodyAge old.
+  std::shared_ptr<const std::string> metrics_text();
+  /// /api/v1/current (docs/exporter.md).
+  std::string current_json();
+  /// /api/v1/history: the ticks of the last `seconds` (clamped to >= 0; NaN = 0) of
+  /// `metrics` (catalog names; empty = all), columnar. Above kMaxHistoryValues values, every
+  /// `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
+  std::string history_json(double seconds, const std::vector<std::string>& metrics);
+  /// /api/v1/devices: static facts of every GPU and the system.
+  std::string devices_json();
+  /// ok while the newest tick is younger than 3 intervals + 5 s (before the first tick: while
+  /// the state itself is younger than that).
+  Health health() const;
+
+  /// Called by the HTTP layer for every answered request (status code) and every refused
+  /// connection or request (a short snake_case reason: "too_many_connections", ...).
+  void count_request(int code);
+  void count_rejected(const std::string& reason);
+
+  const ExporterOptions& options() const { return options_; }
+
+  static constexpr std::chrono::milliseconds kMaxBodyAge{1000};
+  static constexpr std::size_t kMaxHistoryValues = 2'000'000;
+
+ private:
+  GpuState& gpu_locked(unsigned index);
+  void expire_locked(MonoClock::time_point now);
+  double tick_age_s_locked(MonoClock::time_point now) const;
+  /// Copies the state and the sampler's facts. Takes mutex_ itself (never around Sampler
+  /// calls: the sampler calls the sink under its own locks).
+  ExporterView make_view();
+
+  const Sampler& sampler_;
+  const ExporterOptions options_;
+  const std::shared_ptr<Clock> clock_;
+  const MonoClock::time_point created_;
+  const MonoClock::duration stale_after_;    // max(3 intervals, 10 s)
+  const MonoClock::duration health_limit_;   // 3 intervals + 5 s
+  const MonoClock::duration process_stale_;  // max(stale_after_, 3 process periods)
+
+  mutable std::mutex mutex_;  // guards what follows
+  std::uint64_t generation_ = 0;
+  std::vector<GpuState> gpus_;
+  bool have_tick_ = false;
+  MonoClock::time_point last_tick_mono_{};
+  WallClock::time_point last_tick_wall_{};
+  std::map<int, std::uint64_t> http_requests_;
+  std::map<std::string, std::uint64_t> http_rejected_;
+  std::shared_ptr<const std::string> body_;
+  std::uint64_t body_generation_ = 0;
+  MonoClock::time_point body_time_{};
+
+  std::mutex render_mutex_;  // one /metrics render at a time; the others wait and share it
+};
+
+}  // namespace gpumon::exporter

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: MIT
+// ExporterState over synthetic ticks, events and process lists (a Sampler over the in-memory
+// FakeBackend supplies the static facts; time is a FakeClock).
+#include "exporter/exporter_state.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "exporter/renderers.h"
+#include "exporter/testing/exposition_check.h"
+#include "sampler/testing/fake_backend.h"
+#include "sampler/testing/fake_clock.h"
+#include "sampler/testing/fake_run.h"
+
+namespace gpumon::exporter {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+bool has(const std::string& body, const std::string& text) {
+  return body.find(text) != std::string::npos;
+}
+
+struct Fixture {
+  std::shared_ptr<gpumon::testing::FakeClock> clock =
+      std::make_shared<gpumon::testing::FakeClock>();
+  std::unique_ptr<Sampler> sampler;
+  std::shared_ptr<ExporterState> state;
+
+  explicit Fixture(ExporterOptions options = {}, unsigned gpus = 2) {
+    SamplerConfig config;  // 1 s interval: values go stale after 10 s, health after 8 s
+    sampler = std::make_unique<Sampler>(std::make_unique<gpumon::testing::FakeBackend>(gpus, clock),
+                                        config, clock);
+    options.version = "1.2.3";
+    options.revision = "abc";
+    state = std::make_shared<ExporterState>(*sampler, options, clock);
+  }
+
+  /// A tick at the clock's time now with `samples`, after moving the clock by `advance`.
+  void tick(MonoClock::duration advance, std::vector<DeviceSample> samples) {
+    clock->advance(advance);
+    TickSample t;
+    t.mono_time = clock->now();
+    t.wall_time = clock->wall_now();
+    for (auto& s : samples) s.mono_time = t.mono_time;
+    t.gpus = std::move(samples);
+    state->on_tick(t);
+  }
+  std::string metrics() { return *state->metrics_text(); }
+};
+
+DeviceSample sample(unsigned gpu) {
+  DeviceSample s;
+  s.index = gpu;
+  s.utilization_gpu_pct = 97U;
+  s.memory_used_bytes = std::uint64_t{1} << 30;
+  s.sm_clock_mhz = 1980U;
+  return s;
+}
+
+TEST(ExporterState, WritesPresentValuesInBaseUnitsAndNoMissingOnes) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0)});
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_gpu_utilization_ratio{gpu=\"0\"} 0.97\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_memory_used_bytes{gpu=\"0\"} 1073741824\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_sm_clock_hertz{gpu=\"0\"} 1.98e+09\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"0\"} 0\n"));
+  // Never read: no series, not even a HELP line, and GPU 1 never appeared in a tick.
+  EXPECT_FALSE(has(body, "gpumon_gpu_temperature_celsius"));
+  EXPECT_FALSE(has(body, "gpumon_gpu_power_watts"));
+  EXPECT_FALSE(has(body, "{gpu=\"1\"} 0.97"));
+  EXPECT_TRUE(has(body, "gpumon_build_info{version=\"1.2.3\",revision=\"abc\"} 1\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_info{gpu=\"1\",name=\"Fake GPU\""));
+  EXPECT_TRUE(has(body, "gpumon_up 1\n"));
+  EXPECT_TRUE(has(body, "gpumon_simulated 1\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpus 2\n"));
+  EXPECT_EQ(body.back(), '\n');
+
+  const json current = json::parse(f.state->current_json());
+  const json& m = current["gpus"][0]["metrics"];
+  EXPECT_EQ(m.size(), kMetricCount);
+  EXPECT_EQ(m["utilization_gpu_pct"], 97);
+  EXPECT_TRUE(m["temperature_gpu_c"].is_null());
+  EXPECT_TRUE(m["sm_active_ratio"].is_null());
+  EXPECT_TRUE(current["gpus"][1]["metrics"]["utilization_gpu_pct"].is_null());
+}
+
+TEST(ExporterState, KeepsTheLastKnownValueUntilItIsStale) {
+  Fixture f;
+  DeviceSample with_gpm = sample(0);
+  with_gpm.sm_active_ratio = 0.625;
+  with_gpm.power_max_w = 650.5;
+  f.tick(seconds(0), {with_gpm});
+  f.tick(seconds(1), {sample(0)});  // GPM and driver buffers are not read every tick
+  std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_gpu_sm_active_ratio{gpu=\"0\"} 0.625\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_power_max_watts{gpu=\"0\"} 650.5\n"));
+  f.tick(seconds(9), {sample(0)});  // 10 s old: still the limit
+  EXPECT_TRUE(has(f.metrics(), "gpumon_gpu_sm_active_ratio{gpu=\"0\"} 0.625\n"));
+  f.tick(seconds(1), {sample(0)});  // 11 s: gone
+  body = f.metrics();
+  EXPECT_FALSE(has(body, "gpumon_gpu_sm_active_ratio")) << body;
+  EXPECT_FALSE(has(body, "gpumon_gpu_power_max_watts"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_utilization_ratio{gpu=\"0\"} 0.97\n"));
+}
+
+TEST(ExporterState, ALostGpuKeepsOnlyItsLostFlag) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0), sample(1)});
+  DeviceSample lost;
+  lost.index = 1;
+  lost.lost = true;
+  lost.utilization_gpu_pct = Reading<unsigned>::missing(Missing::kGpuLost);
+  f.tick(seconds(1), {sample(0), lost});
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"1\"} 1\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"0\"} 0\n"));
+  EXPECT_FALSE(has(body, "gpumon_gpu_utilization_ratio{gpu=\"1\"}"));
+  EXPECT_FALSE(has(body, "gpumon_gpu_memory_used_bytes{gpu=\"1\"}"));
+  EXPECT_TRUE(json::parse(f.state->current_json())["gpus"][1]["lost"].get<bool>());
+}
+
+TEST(ExporterState, CountsXidAndEccEvents) {
+  ExporterOptions o;
+  o.dcgm_compat = true;
+  o.hostname = "node-7";
+  Fixture f(o);
+  f.tick(seconds(0), {sample(0), sample(1)});
+  auto event = [&](unsigned gpu, GpuEvent::Kind kind, std::uint64_t value, int at_s) {
+    GpuEvent e;
+    e.gpu = gpu;
+    e.kind = kind;
+    e.value = value;
+    e.wall_time = WallClock::time_point(seconds(at_s));
+    f.state->on_event(e);
+  };
+  event(0, GpuEvent::Kind::kXid, 13, 1000);
+  event(0, GpuEvent::Kind::kXid, 31, 1001);
+  event(0, GpuEvent::Kind::kXid, 13, 1002);
+  event(1, GpuEvent::Kind::kEccDoubleBit, 0, 1003);
+  event(1, GpuEvent::Kind::kLost, 0, 1004);
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 2\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"31\"} 1\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"0\"} 1002\n"));
+  EXPECT_FALSE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"1\"}"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_ecc_events_total{gpu=\"1\",severity=\"double_bit\"} 1\n"));
+  EXPECT_FALSE(has(body, "severity=\"single_bit\""));
+  // DCGM: the last XID's value, with dcgm-exporter's labels.
+  EXPECT_TRUE(has(body,
+                  "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",modelName=\"Fake GPU\","
+                  "Hostname=\"node-7\",hostname=\"node-7\"} 13\n"))
+      << body;
+  EXPECT_TRUE(has(body,
+                  "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",modelName=\"Fake GPU\","
+                  "Hostname=\"node-7\",hostname=\"node-7\"} 97\n"));
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_FB_USED{gpu=\"0\","));
+  EXPECT_TRUE(has(body, "} 1024\n"));  // 1 GiB in MiB
+  EXPECT_FALSE(has(body, "UUID="));
+  const json current = json::parse(f.state->current_json());
+  EXPECT_EQ(current["gpus"][0]["xid_counts"]["13"], 2);
+  EXPECT_EQ(current["gpus"][0]["last_xid"], 13);  // the newest
+}
+
+TEST(ExporterState, HostileProcessNamesAreEscapedAndValid) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0)});
+  ProcessSnapshot snap;
+  snap.gpu = 0;
+  auto proc = [](unsigned pid, std::string name) {
+    GpuProcess p;
+    p.pid = pid;
+    p.used_memory_bytes = std::uint64_t{pid} * 1000;
+    p.name = std::move(name);
+    return p;
+  };
+  snap.processes = {proc(1, "/usr/bin/python3"),   proc(2, "/opt/a \"quoted\" name"),
+                    proc(3, "/x/back\\slash"),     proc(4, "/x/new\nline"),
+                    proc(5, "/x/bad\xFF\xC3utf8"), proc(6, "caf\xC3\xA9")};
+  snap.processes.push_back(snap.processes[0]);  // NVML lists pid 1 twice: one series
+  GpuProcess nameless;
+  nameless.pid = 7;
+  nameless.name = Reading<std::string>::missing(Missing::kNoPermission);
+  snap.processes.push_back(nameless);  // no memory either: counted, no memory series
+  f.state->on_processes(snap);
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"1\",process=\"python3\"} 2000\n")) << body;
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"2\",process=\"a \\\"quoted\\\" name\"} 2000\n"));
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"3\",process=\"back\\\\slash\"} 3000\n"));
+  // clean_text turns the newline into a space: nothing can start a new line.
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"4\",process=\"new line\"} 4000\n"));
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"5\",process=\"bad\xEF\xBF\xBD\xEF\xBF\xBDutf8\"}"));
+  EXPECT_TRUE(has(body, "{gpu=\"0\",pid=\"6\",process=\"caf\xC3\xA9\"} 6000\n"));
+  EXPECT_FALSE(has(body, "pid=\"7\""));
+  EXPECT_TRUE(has(body, "gpumon_gpu_processes{gpu=\"0\"} 7\n"));
+  const json current = json::parse(f.state->current_json());
+  const json& list = current["gpus"][0]["processes"];
+  ASSERT_EQ(list.size(), 8U);
+  EXPECT_EQ(list[1]["name"], "a \"quoted\" name");
+  EXPECT_TRUE(list[7]["name"].is_null());
+  EXPECT_TRUE(list[7]["used_memory_bytes"].is_null());
+  // The real parser agrees (each series is one line, the escapes read back).
+  if (auto py = testing::python_with_client()) {
+    const auto r = testing::python_parse(*py, body);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const json parsed = json::parse(r.output);
+    const json& s = parsed["families"]["gpumon_gpu_process_memory_bytes"]["samples"];
+    ASSERT_EQ(s.size(), 6U);
+    EXPECT_EQ(s[1][1]["process"], "a \"quoted\" name");
+    EXPECT_EQ(s[2][1]["process"], "back\\slash");
+  }
+}
+
+TEST(ExporterState, ConcurrentScrapesShareOneBodyUntilNewData) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0)});
+  const auto a = f.state->metrics_text();
+  const auto b = f.state->metrics_text();
+  EXPECT_EQ(a.get(), b.get());
+  f.state->count_request(200);  // counters alone do not re-render at once
+  EXPECT_EQ(f.state->metrics_text().get(), a.get());
+  f.clock->advance(ExporterState::kMaxBodyAge);  // but within kMaxBodyAge
+  const auto c = f.state->metrics_text();
+  EXPECT_NE(c.get(), a.get());
+  EXPECT_TRUE(has(*c, "gpumon_http_requests_total{code=\"200\"} 1\n")) << *c;
+  f.tick(seconds(0), {sample(0)});  // new data: a new body
+  EXPECT_NE(f.state->metrics_text().get(), c.get());
+}
+
+TEST(ExporterState, HttpCountersAreRendered) {
+  Fixture f;
+  f.state->count_request(200);
+  f.state->count_request(200);
+  f.state->count_request(404);
+  f.state->count_rejected("too_many_connections");
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_http_requests_total{code=\"200\"} 2\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_http_requests_total{code=\"404\"} 1\n"));
+  EXPECT_TRUE(has(body, "gpumon_http_rejected_total{reason=\"too_many_connections\"} 1\n"));
+}
+
+TEST(ExporterState, HealthFollowsTheAgeOfTheNewestTick) {
+  Fixture f;                                       // limit: 3 x 1 s + 5 s
+  EXPECT_TRUE(f.state->health().ok);               // just started
+  EXPECT_TRUE(has(f.metrics(), "gpumon_up 0\n"));  // but no sample yet
+  f.clock->advance(seconds(9));
+  Health h = f.state->health();
+  EXPECT_FALSE(h.ok);
+  EXPECT_TRUE(has(h.reason, "no sample")) << h.reason;
+  f.tick(seconds(0), {sample(0)});
+  EXPECT_TRUE(f.state->health().ok);
+  EXPECT_EQ(f.state->health().reason, "ok");
+  f.clock->advance(seconds(8));
+  EXPECT_TRUE(f.state->health().ok);
+  f.clock->advance(seconds(1));
+  h = f.state->health();
+  EXPECT_FALSE(h.ok);
+  EXPECT_EQ(h.reason, "last sample 9.0 s ago (limit 8.0 s)");
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_up 0\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_last_sample_age_seconds 9\n"));
+}
+
+TEST(ExporterState, HistoryIsColumnarWithNullsAndRefusesUnknownMetrics) {
+  SamplerConfig config;
+  config.processes = false;
+  gpumon::testing::FakeRun run(2, config);
+  auto state = std::make_shared<ExporterState>(*run.sampler, ExporterOptions{}, run.clock);
+  run.sampler->add_sink(state);
+  run.run_for(seconds(5));  // ticks at 0, 1, 2, 3 and 4 s
+  const json h =
+      json::parse(state->history_json(2.5, {"utilization_gpu_pct", "temperature_memory_c"}));
+  EXPECT_EQ(h["interval_s"], 1.0);
+  EXPECT_EQ(h["stride"], 1);
+  EXPECT_EQ(h["metrics"], json({"utilization_gpu_pct", "temperature_memory_c"}));
+  ASSERT_EQ(h["gpus"].size(), 2U);
+  const json& g1 = h["gpus"][1];
+  EXPECT_EQ(g1["gpu"], 1);
+  ASSERT_EQ(g1["time"].size(), 3U);  // the ticks at 2, 3 and 4 s
+  EXPECT_LT(g1["time"][0].get<double>(), g1["time"][2].get<double>());
+  EXPECT_EQ(g1["values"]["utilization_gpu_pct"], json({51, 51, 51}));
+  EXPECT_EQ(g1["values"]["temperature_memory_c"], json({nullptr, nullptr, nullptr}));
+  const json all = json::parse(state->history_json(100, {}));
+  EXPECT_EQ(all["metrics"].size(), kMetricCount);
+  EXPECT_EQ(all["gpus"][0]["time"].size(), 5U);
+  EXPECT_EQ(json::parse(state->history_json(-1, {}))["gpus"].size(), 0U);
+  EXPECT_THROW(state->history_json(10, {"serial"}), std::invalid_argument);
+}
+
+TEST(ExporterState, HistoryStrideKeepsEveryNthTick) {
+  std::vector<TickSample> ticks(5);
+  for (unsigned t = 0; t < ticks.size(); ++t) {
+    ticks[t].wall_time = WallClock::time_point(seconds(100 + t));
+    DeviceSample s = sample(0);
+    s.utilization_gpu_pct = t;
+    ticks[t].gpus = {s};
+  }
+  const json h = json::parse(render_history_json(ticks, 1.0, {MetricId::kUtilizationGpuPct}, 2));
+  EXPECT_EQ(h["stride"], 2);
+  EXPECT_EQ(h["gpus"][0]["time"], json({100.0, 102.0, 104.0}));
+  EXPECT_EQ(h["gpus"][0]["values"]["utilization_gpu_pct"], json({0, 2, 4}));
+}
+
+TEST(ExporterState, DevicesJsonHasStaticFactsAndNoSerial) {
+  Fixture f;
+  const json d = json::parse(f.state->devices_json());
+  ASSERT_EQ(d["gpus"].size(), 2U);
+  EXPECT_EQ(d["gpus"][0]["name"], "Fake GPU");
+  EXPECT_TRUE(d["gpus"][0]["pci_bus_id"].is_null());
+  EXPECT_FALSE(d["gpus"][0].contains("uuid"));
+  EXPECT_FALSE(d["gpus"][0].contains("serial"));
+  EXPECT_EQ(d["system"]["driver_version"], "580.0-fake");
+  EXPECT_EQ(d["system"]["simulated"], "sampler-fake-backend");
+  EXPECT_EQ(d["system"]["hostname"], "");
+  EXPECT_TRUE(d["system"]["cuda_version"].is_null());
+  EXPECT_EQ(cuda_version(12040), "12.4");
+}
+
+}  // namespace
+}  // namespace gpumon::exporter

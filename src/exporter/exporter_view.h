@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// What the renderers of /metrics and the JSON API read: a copy of ExporterState's data taken
+// under its lock, plus the sampler's facts, so rendering runs without any lock held.
+// Plain data.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_types.h"
+#include "gpu/metric_catalog.h"
+#include "sampler/sampler_config.h"
+
+namespace gpumon::exporter {
+
+struct ExporterOptions {
+  bool dcgm_compat = false;  ///< also emit the DCGM_FI_* families (`--compat dcgm`)
+  bool show_uuid = false;    ///< put UUIDs in labels and JSON (`--uuid`); serials: never
+  std::string hostname;      ///< the DCGM `Hostname` / `hostname` label
+  std::string version;       ///< gpumon_build_info{version}
+  std::string revision;      ///< gpumon_build_info{revision}
+};
+
+/// The newest known state of one GPU.
+struct GpuState {
+  bool seen = false;  ///< appeared in at least one tick
+  bool lost = false;  ///< lost in the newest tick that had it
+  /// Newest known value of every catalog metric, in catalog units; nullopt when missing or
+  /// older than the staleness limit.
+  std::array<std::optional<double>, kMetricCount> values{};
+  std::array<MonoClock::time_point, kMetricCount> value_time{};  ///< tick time of each value
+  std::map<std::uint64_t, std::uint64_t> xid_counts;             ///< XID -> events since start
+  std::optional<std::uint64_t> last_xid;
+  WallClock::time_point last_xid_time{};
+  std::uint64_t ecc_single_bit_events = 0;
+  std::uint64_t ecc_double_bit_events = 0;
+  bool has_processes = false;  ///< a process list was read (and is not stale)
+  MonoClock::time_point processes_time{};
+  std::vector<GpuProcess> processes;
+};
+
+struct ExporterView {
+  SystemInfo system;
+  std::vector<DeviceStatic> devices;
+  SamplerStats stats;
+  SamplerConfig config;
+  std::vector<GpuState> gpus;  ///< indexed by NVML index; may be shorter than devices
+  bool have_tick = false;
+  WallClock::time_point last_tick_wall{};
+  double last_tick_age_s = 0;  ///< at render time (since construction when no tick yet)
+  bool up = false;             ///< the newest tick is fresh (Health::ok)
+  WallClock::time_point now_wall{};
+  std::map<int, std::uint64_t> http_requests;          ///< status code -> requests
+  std::map<std::string, std::uint64_t> http_rejected;  ///< reason -> refused requests
+
+  /// The state of GPU `index`, or nullptr when it never appeared.
+  const GpuState* gpu(unsigned index) const {
+    return index < gpus.size() && gpus[index].seen ? &gpus[index] : nullptr;
+  }
+};
+
+/// The DeviceStatic of GPU `index` in `view`, or nullptr.
+inline const DeviceStatic* find_device(const ExporterView& view, unsigned index) {
+  for (const DeviceStatic& d : view.devices)
+    if (d.index == index) return &d;
+  return nullptr;
+}
+
+}  // namespace gpumon::exporter

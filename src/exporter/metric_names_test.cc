@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: MIT
+#include "exporter/metric_names.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace gpumon::exporter {
+namespace {
+
+TEST(MetricNames, NativeNamesFollowPrometheusConventions) {
+  std::set<std::string_view> names;
+  for (const FamilySpec& f : native_families()) {
+    EXPECT_TRUE(valid_metric_name(f.name)) << f.name;
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
+    EXPECT_TRUE(f.name.starts_with("gpumon_gpu_")) << f.name;
+    EXPECT_EQ(f.type == MetricType::kCounter, f.name.ends_with("_total")) << f.name;
+    // Base units only: no percent, no megahertz, no milli-anything.
+    for (std::string_view bad : {"pct", "percent", "mhz", "milli", "_mj", "_kb"}) {
+      EXPECT_EQ(f.name.find(bad), std::string_view::npos) << f.name;
+    }
+    // The help says where the value comes from.
+    EXPECT_NE(f.help.find(metric_info(f.id).source), std::string::npos) << f.help;
+  }
+  EXPECT_EQ(names.size(), native_families().size());
+}
+
+TEST(MetricNames, ScalesTurnCatalogUnitsIntoBaseUnits) {
+  EXPECT_EQ(find_family(native_families(), MetricId::kUtilizationGpuPct)->scale, 0.01);
+  EXPECT_EQ(find_family(native_families(), MetricId::kFanSpeedPct)->scale, 0.01);
+  EXPECT_EQ(find_family(native_families(), MetricId::kSmClockMhz)->scale, 1e6);
+  EXPECT_EQ(find_family(native_families(), MetricId::kSmActiveRatio)->scale, 1);
+  EXPECT_EQ(find_family(native_families(), MetricId::kEnergyJ)->name,
+            "gpumon_gpu_energy_joules_total");
+  EXPECT_EQ(find_family(native_families(), MetricId::kGpmWindowS), nullptr);
+  EXPECT_EQ(find_family(native_families(), MetricId::kClockEventReasons), nullptr);
+}
+
+TEST(MetricNames, ScalingPrintsTheDecimalAUserExpects) {
+  const FamilySpec& util = *find_family(native_families(), MetricId::kUtilizationGpuPct);
+  for (int pct = 0; pct <= 100; ++pct) {
+    EXPECT_EQ(scaled(util, pct), pct / 100.0);  // correctly rounded: 47 -> 0.47 exactly
+  }
+  EXPECT_EQ(scaled(*find_family(native_families(), MetricId::kSmClockMhz), 1980), 1.98e9);
+  EXPECT_EQ(scaled(*find_family(dcgm_families(), MetricId::kMemoryUsedBytes), 3 << 20), 3);
+}
+
+TEST(MetricNames, HelpNamesTheWindowOfAveragedMetrics) {
+  const FamilySpec* sm = find_family(native_families(), MetricId::kSmActiveRatio);
+  ASSERT_NE(sm, nullptr);
+  EXPECT_NE(sm->help.find("average since the previous GPM sample"), std::string::npos) << sm->help;
+  const FamilySpec* pmax = find_family(native_families(), MetricId::kPowerMaxW);
+  ASSERT_NE(pmax, nullptr);
+  EXPECT_NE(pmax->help.find("nvmlDeviceGetSamples"), std::string::npos) << pmax->help;
+}
+
+TEST(MetricNames, DcgmTableUsesDcgmNamesAndUnits) {
+  std::set<std::string_view> names;
+  for (const FamilySpec& f : dcgm_families()) {
+    EXPECT_TRUE(valid_metric_name(f.name)) << f.name;
+    EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
+    EXPECT_TRUE(f.name.starts_with("DCGM_FI_")) << f.name;
+    EXPECT_EQ(f.type, MetricType::kGauge) << f.name;  // promtool: no counters without _total
+  }
+  for (std::string_view n :
+       {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP",
+        "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_DEV_FB_USED", "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"}) {
+    EXPECT_EQ(names.count(n), 1U) << n << " (used by Grafana dashboard 12239)";
+  }
+  EXPECT_EQ(find_family(dcgm_families(), MetricId::kUtilizationGpuPct)->scale, 1);  // percent
+  EXPECT_EQ(find_family(dcgm_families(), MetricId::kMemoryUsedBytes)->scale, 1.0 / 1048576);
+  EXPECT_EQ(find_family(dcgm_families(), MetricId::kEnergyJ)->scale, 1000);  // mJ
+  EXPECT_EQ(find_family(dcgm_families(), MetricId::kSmClockMhz)->scale, 1);  // MHz
+}
+
+TEST(MetricNames, ClockEventReasonsAreTheNamedBits) {
+  const auto reasons = clock_event_reasons();
+  ASSERT_EQ(reasons.size(), 9U);
+  EXPECT_EQ(reasons[0].first, kClockEventGpuIdle);
+  EXPECT_EQ(reasons[0].second, "gpu_idle");
+  EXPECT_EQ(reasons[2].second, "sw_power_cap");
+  EXPECT_EQ(reasons[8].first, kClockEventDisplayClockSetting);
+  for (const auto& [bit, name] : reasons) EXPECT_TRUE(valid_label_name(name)) << name;
+}
+
+}  // namespace
+}  // namespace gpumon::exporter

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// The JSON API (docs/exporter.md): missing values are null, never 0; text from outside
+// (process and user names) is cleaned to valid UTF-8 first; serials never appear.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "exporter/renderers.h"
+#include "host/text_clean.h"
+
+namespace gpumon::exporter {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+json or_null(const Reading<T>& r) {
+  return r ? json(r.value()) : json(nullptr);
+}
+
+json text_or_null(const Reading<std::string>& r) {
+  return r ? json(host::clean_text(r.value())) : json(nullptr);
+}
+
+json optional_or_null(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+std::string dump(const json& j) {
+  // Replace rather than throw on invalid UTF-8 (everything is cleaned; this is the backstop).
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json process_json(const GpuProcess& p) {
+  json o = json::object();
+  o["pid"] = p.pid;
+  o["name"] = p.name ? json(process_display_name(p)) : json(nullptr);
+  o["user"] = text_or_null(p.user);
+  o["used_memory_bytes"] = or_null(p.used_memory_bytes);
+  o["cpu_percent"] = or_null(p.cpu_percent);
+  o["host_memory_rss_bytes"] = or_null(p.host_memory_rss_bytes);
+  return o;
+}
+
+json gpu_current(const ExporterView& v, unsigned index) {
+  const GpuState* g = v.gpu(index);
+  const DeviceStatic* d = find_device(v, index);
+  json o = json::object();
+  o["gpu"] = index;
+  o["name"] = d != nullptr ? text_or_null(d->name) : json(nullptr);
+  o["lost"] = g != nullptr && g->lost;
+  json metrics = json::object();
+  for (const MetricInfo& m : metric_catalog()) {
+    metrics[std::string(m.name)] =
+        g != nullptr ? optional_or_null(g->values[static_cast<std::size_t>(m.id)]) : json();
+  }
+  o["metrics"] = std::move(metrics);
+  const auto reasons = static_cast<std::size_t>(MetricId::kClockEventReasons);
+  if (g != nullptr && g->values[reasons]) {
+    o["clock_event_reasons"] =
+        clock_event_reason_names(static_cast<std::uint64_t>(*g->values[reasons]));
+  } else {
+    o["clock_event_reasons"] = nullptr;
+  }
+  if (g != nullptr && g->has_processes) {
+    json list = json::array();
+    for (const GpuProcess& p : g->processes) list.push_back(process_json(p));
+    o["processes"] = std::move(list);
+  } else {
+    o["processes"] = nullptr;
+  }
+  json xids = json::object();
+  if (g != nullptr) {
+    for (const auto& [xid, n] : g->xid_counts) xids[std::to_string(xid)] = n;
+  }
+  o["xid_counts"] = std::move(xids);
+  o["last_xid"] = g != nullptr && g->last_xid ? json(*g->last_xid) : json(nullptr);
+  o["last_xid_time"] =
+      g != nullptr && g->last_xid ? json(unix_seconds(g->last_xid_time)) : json(nullptr);
+  return o;
+}
+
+// Every GPU the sampler knows, plus any that only appeared in ticks or events.
+unsigned gpu_count(const ExporterView& v) {
+  auto n = static_cast<unsigned>(v.gpus.size());
+  for (const DeviceStatic& d : v.devices) n = std::max(n, d.index + 1);
+  return n;
+}
+
+json simulated(const ExporterView& v) {
+  return v.system.simulated_scenario.empty() ? json(nullptr)
+                                             : json(host::clean_text(v.system.simulated_scenario));
+}
+
+}  // namespace
+
+std::string cuda_version(int driver_version) {
+  return std::to_string(driver_version / 1000) + "." + std::to_string(driver_version % 1000 / 10);
+}
+
+double unix_seconds(WallClock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch());
+  return static_cast<double>(ms.count()) / 1000.0;
+}
+
+std::string process_display_name(const GpuProcess& p) {
+  if (!p.name) return {};
+  const std::string& path = p.name.value();
+  const auto slash = path.find_last_of('/');
+  // "/usr/bin/python3" -> "python3"; a name ending in '/' keeps its whole text.
+  const std::string base =
+      slash == std::string::npos || slash + 1 == path.size() ? path : path.substr(slash + 1);
+  return host::clean_text(base);
+}
+
+std::string render_current_json(const ExporterView& v, const ExporterOptions& /*options*/) {
+  json o = json::object();
+  o["time"] = unix_seconds(v.now_wall);
+  o["simulated"] = simulated(v);
+  o["interval_s"] = std::chrono::duration<double>(v.config.interval).count();
+  o["up"] = v.up;
+  o["sampler"] = {
+      {"ticks", v.stats.ticks},
+      {"overruns", v.stats.overruns},
+      {"nvml_errors", v.stats.nvml_errors},
+      {"last_tick_age_s", v.have_tick ? json(v.last_tick_age_s) : json(nullptr)},
+      {"last_tick_time", v.have_tick ? json(unix_seconds(v.last_tick_wall)) : json(nullptr)}};
+  json gpus = json::array();
+  for (unsigned i = 0; i < gpu_count(v); ++i) gpus.push_back(gpu_current(v, i));
+  o["gpus"] = std::move(gpus);
+  return dump(o);
+}
+
+std::string render_devices_json(const ExporterView& v, const ExporterOptions& options) {
+  json o = json::object();
+  o["system"] = {{"hostname", host::clean_text(options.hostname)},
+                 {"driver_version", text_or_null(v.system.driver_version)},
+                 {"nvml_version", text_or_null(v.system.nvml_version)},
+                 {"cuda_driver_version", or_null(v.system.cuda_driver_version)},
+                 {"cuda_version", v.system.cuda_driver_version
+                                      ? json(cuda_version(v.system.cuda_driver_version.value()))
+                                      : json(nullptr)},
+                 {"simulated", simulated(v)}};
+  o["version"] = options.version;
+  o["interval_s"] = std::chrono::duration<double>(v.config.interval).count();
+  o["history_capacity"] = v.config.history_capacity;
+  json gpus = json::array();
+  for (const DeviceStatic& d : v.devices) {
+    json g = json::object();
+    g["gpu"] = d.index;
+    g["name"] = text_or_null(d.name);
+    if (options.show_uuid) g["uuid"] = text_or_null(d.uuid);
+    g["pci_bus_id"] = text_or_null(d.pci_bus_id);
+    g["minor_number"] = or_null(d.minor_number);
+    g["memory_total_bytes"] = or_null(d.memory_total_bytes);
+    g["max_sm_clock_mhz"] = or_null(d.max_sm_clock_mhz);
+    g["max_mem_clock_mhz"] = or_null(d.max_mem_clock_mhz);
+    g["max_graphics_clock_mhz"] = or_null(d.max_graphics_clock_mhz);
+    g["persistence_mode"] = or_null(d.persistence_mode);
+    g["ecc_enabled"] = or_null(d.ecc_enabled);
+    gpus.push_back(std::move(g));
+  }
+  o["gpus"] = std::move(gpus);
+  return dump(o);
+}
+
+std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
+                                const std::vector<MetricId>& metrics, std::size_t stride) {
+  if (stride == 0) stride = 1;
+  struct Columns {
+    unsigned gpu = 0;
+    json time = json::array();
+    std::vector<json> values;  // one array per metric
+  };
+  std::vector<Columns> gpus;  // in the order GPUs first appear
+  std::vector<int> slot;      // NVML index -> position in gpus, -1 = none yet
+  for (std::size_t t = 0; t < ticks.size(); t += stride) {
+    for (const DeviceSample& s : ticks[t].gpus) {
+      if (s.index >= slot.size()) slot.resize(s.index + 1, -1);
+      if (slot[s.index] < 0) {
+        slot[s.index] = static_cast<int>(gpus.size());
+        gpus.push_back({s.index, json::array(), std::vector<json>(metrics.size(), json::array())});
+      }
+      Columns& g = gpus[static_cast<std::size_t>(slot[s.index])];
+      g.time.push_back(unix_seconds(ticks[t].wall_time));
+      for (std::size_t m = 0; m < metrics.size(); ++m) {
+        g.values[m].push_back(optional_or_null(metric_value(s, metrics[m])));
+      }
+    }
+  }
+  json o = json::object();
+  o["interval_s"] = interval_s;
+  o["stride"] = stride;
+  json names = json::array();
+  for (MetricId id : metrics) names.push_back(std::string(metric_info(id).name));
+  o["metrics"] = std::move(names);
+  json list = json::array();
+  for (Columns& g : gpus) {
+    json values = json::object();
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      values[std::string(metric_info(metrics[m]).name)] = std::move(g.values[m]);
+    }
+    list.push_back({{"gpu", g.gpu}, {"time", std::move(g.time)}, {"values", std::move(values)}});
+  }
+  o["gpus"] = std::move(list);
+  return dump(o);
+}
+
+}  // namespace gpumon::exporter

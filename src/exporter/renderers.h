@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// The renderers of /metrics and the JSON API: pure functions of an ExporterView (and, for the
+// history, of the sampler's ticks), so they run without any lock and are tested on plain data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "exporter/exporter_view.h"
+#include "exporter/exposition.h"
+#include "sampler/sample_sink.h"
+
+namespace gpumon::exporter {
+
+/// The whole /metrics body: self-health, native per-GPU families, and the DCGM families when
+/// options.dcgm_compat.
+std::string render_metrics(const ExporterView& view, const ExporterOptions& options);
+/// The per-GPU native families (after the self-health ones).
+void render_native_gpus(const ExporterView& view, const ExporterOptions& options,
+                        ExpositionWriter& w);
+/// The `--compat dcgm` families.
+void render_dcgm(const ExporterView& view, const ExporterOptions& options, ExpositionWriter& w);
+
+std::string render_current_json(const ExporterView& view, const ExporterOptions& options);
+std::string render_devices_json(const ExporterView& view, const ExporterOptions& options);
+/// Columns of `metrics` over `ticks` (oldest first), keeping every `stride`-th tick (>= 1).
+std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
+                                const std::vector<MetricId>& metrics, std::size_t stride);
+
+/// The `process` label / JSON name of a process: the base name of its executable path, made
+/// valid UTF-8 without control characters; "" when NVML gave no name.
+std::string process_display_name(const GpuProcess& process);
+/// "13.0" for NVML's CUDA driver version 13000.
+std::string cuda_version(int driver_version);
+/// Unix time in seconds, to the millisecond.
+double unix_seconds(WallClock::time_point t);
+
+}  // namespace gpumon::exporter
