@@ -113,15 +113,15 @@ void ExporterState::on_processes(const ProcessSnapshot& snapshot) {
 
 void ExporterState::count_request(int code) {
   std::lock_guard lock(mutex_);
-  ++http_requests_[code];
+  ++http_.requests[code];
 }
 
 void ExporterState::count_rejected(const std::string& reason) {
   std::lock_guard lock(mutex_);
-  if (http_rejected_.size() >= kMaxRejectReasons && http_rejected_.count(reason) == 0) {
-    ++http_rejected_["other"];
+  if (http_.rejected.size() >= kMaxRejectReasons && http_.rejected.count(reason) == 0) {
+    ++http_.rejected["other"];
   } else {
-    ++http_rejected_[reason];
+    ++http_.rejected[reason];
   }
 }
 
@@ -149,16 +149,22 @@ ExporterView ExporterState::make_view() {
   v.devices = sampler_.devices();
   v.stats = sampler_.stats();
   v.config = sampler_.config();
+  v.history_capacity = sampler_.history().capacity();
   const MonoClock::time_point now = clock_->now();
   v.now_wall = clock_->wall_now();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   v.gpus = gpus_;
   v.have_tick = have_tick_;
   v.last_tick_wall = last_tick_wall_;
   v.last_tick_age_s = tick_age_s_locked(now);
   v.up = now - (have_tick_ ? last_tick_mono_ : created_) <= health_limit_ && have_tick_;
-  v.http_requests = http_requests_;
-  v.http_rejected = http_rejected_;
+  v.http = http_;
+  lock.unlock();
+  if (options_.http_counts) {
+    HttpCounts more = options_.http_counts();
+    for (const auto& [code, n] : more.requests) v.http.requests[code] += n;
+    for (const auto& [reason, n] : more.rejected) v.http.rejected[reason] += n;
+  }
   return v;
 }
 

@@ -60,8 +60,9 @@ class ExporterState final : public SampleSink {
   /// the state itself is younger than that).
   Health health() const;
 
-  /// Called by the HTTP layer for every answered request (status code) and every refused
-  /// connection or request (a short snake_case reason: "too_many_connections", ...).
+  /// For an HTTP layer that counts through the exporter: every answered request (status code)
+  /// and every refused one (a short snake_case reason from a fixed set: "busy", ...; past 64
+  /// distinct reasons the rest count as "other"). See also ExporterOptions::http_counts.
   void count_request(int code);
   void count_rejected(const std::string& reason);
 
@@ -92,8 +93,7 @@ class ExporterState final : public SampleSink {
   bool have_tick_ = false;
   MonoClock::time_point last_tick_mono_{};
   WallClock::time_point last_tick_wall_{};
-  std::map<int, std::uint64_t> http_requests_;
-  std::map<std::string, std::uint64_t> http_rejected_;
+  HttpCounts http_;
   std::shared_ptr<const std::string> body_;
   std::uint64_t body_generation_ = 0;
   MonoClock::time_point body_time_{};

@@ -242,6 +242,21 @@ TEST(ExporterState, HttpCountersAreRendered) {
   EXPECT_TRUE(has(body, "gpumon_http_rejected_total{reason=\"too_many_connections\"} 1\n"));
 }
 
+TEST(ExporterState, HttpCountsFromTheServerAreAddedToItsOwn) {
+  ExporterOptions o;
+  o.http_counts = [] {
+    HttpCounts c;
+    c.requests[200] = 5;
+    c.rejected["method"] = 2;
+    return c;
+  };
+  Fixture f(o);
+  f.state->count_request(200);
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_http_requests_total{code=\"200\"} 6\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_http_rejected_total{reason=\"method\"} 2\n"));
+}
+
 TEST(ExporterState, HealthFollowsTheAgeOfTheNewestTick) {
   Fixture f;                                       // limit: 3 x 1 s + 5 s
   EXPECT_TRUE(f.state->health().ok);               // just started
@@ -315,6 +330,7 @@ TEST(ExporterState, DevicesJsonHasStaticFactsAndNoSerial) {
   EXPECT_EQ(d["system"]["driver_version"], "580.0-fake");
   EXPECT_EQ(d["system"]["simulated"], "sampler-fake-backend");
   EXPECT_EQ(d["system"]["hostname"], "");
+  EXPECT_EQ(d["history_capacity"], 3600);
   EXPECT_TRUE(d["system"]["cuda_version"].is_null());
   EXPECT_EQ(cuda_version(12040), "12.4");
 }

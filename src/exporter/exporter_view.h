@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,12 +18,22 @@
 
 namespace gpumon::exporter {
 
+/// HTTP request counts, for gpumon_http_requests_total and gpumon_http_rejected_total.
+struct HttpCounts {
+  std::map<int, std::uint64_t> requests;          ///< status code -> requests answered
+  std::map<std::string, std::uint64_t> rejected;  ///< reason -> requests refused
+};
+
 struct ExporterOptions {
   bool dcgm_compat = false;  ///< also emit the DCGM_FI_* families (`--compat dcgm`)
   bool show_uuid = false;    ///< put UUIDs in labels and JSON (`--uuid`); serials: never
   std::string hostname;      ///< the DCGM `Hostname` / `hostname` label
   std::string version;       ///< gpumon_build_info{version}
   std::string revision;      ///< gpumon_build_info{revision}
+  /// Optional: read at each render (e.g. from src/http's HttpCounters, which counts in the
+  /// server) and added to what count_request() / count_rejected() counted. Called from the
+  /// rendering thread without ExporterState's lock; must be thread-safe and not throw.
+  std::function<HttpCounts()> http_counts;
 };
 
 /// The newest known state of one GPU.
@@ -48,14 +59,14 @@ struct ExporterView {
   std::vector<DeviceStatic> devices;
   SamplerStats stats;
   SamplerConfig config;
+  std::size_t history_capacity = 0;  ///< ticks the sampler's history holds
   std::vector<GpuState> gpus;  ///< indexed by NVML index; may be shorter than devices
   bool have_tick = false;
   WallClock::time_point last_tick_wall{};
   double last_tick_age_s = 0;  ///< at render time (since construction when no tick yet)
   bool up = false;             ///< the newest tick is fresh (Health::ok)
   WallClock::time_point now_wall{};
-  std::map<int, std::uint64_t> http_requests;          ///< status code -> requests
-  std::map<std::string, std::uint64_t> http_rejected;  ///< reason -> refused requests
+  HttpCounts http;  ///< counted here plus ExporterOptions::http_counts
 
   /// The state of GPU `index`, or nullptr when it never appeared.
   const GpuState* gpu(unsigned index) const {

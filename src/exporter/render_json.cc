@@ -143,7 +143,7 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
                  {"simulated", simulated(v)}};
   o["version"] = options.version;
   o["interval_s"] = std::chrono::duration<double>(v.config.interval).count();
-  o["history_capacity"] = v.config.history_capacity;
+  o["history_capacity"] = v.history_capacity;
   json gpus = json::array();
   for (const DeviceStatic& d : v.devices) {
     json g = json::object();

@@ -51,13 +51,13 @@ void render_self(const ExporterView& v, const ExporterOptions& o, ExpositionWrit
   w.family("gpumon_sampler_cpu_seconds_total", "CPU time of the sampler thread", kCounter);
   w.sample({}, v.stats.thread_cpu_s);
   w.family("gpumon_http_requests_total", "HTTP requests answered, by status code", kCounter);
-  for (const auto& [code, n] : v.http_requests) {
+  for (const auto& [code, n] : v.http.requests) {
     const std::string c = std::to_string(code);
     w.sample({{"code", c}}, static_cast<double>(n));
   }
   w.family("gpumon_http_rejected_total", "HTTP connections or requests refused, by reason",
            kCounter);
-  for (const auto& [reason, n] : v.http_rejected) w.sample({{"reason", reason}}, n);
+  for (const auto& [reason, n] : v.http.rejected) w.sample({{"reason", reason}}, n);
 }
 
 // Missing facts become empty label values, which Prometheus treats as an absent label.
