@@ -60,7 +60,7 @@ struct ExporterView {
   SamplerStats stats;
   SamplerConfig config;
   std::size_t history_capacity = 0;  ///< ticks the sampler's history holds
-  std::vector<GpuState> gpus;  ///< indexed by NVML index; may be shorter than devices
+  std::vector<GpuState> gpus;        ///< indexed by NVML index; may be shorter than devices
   bool have_tick = false;
   WallClock::time_point last_tick_wall{};
   double last_tick_age_s = 0;  ///< at render time (since construction when no tick yet)
