@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: MIT
+"""Training slowdown and monitor CPU, side by side in one run (../shared/MEASURING.md).
+
+One training process runs a reference loop and, block after block, switches monitors on and
+off around equal windows of steps, the order of the arms rotated every block:
+  off, off-control     no monitor (the second is the negative control: off against off)
+  gpumon-10hz/100hz    `gpumon record --interval 100|10` in its own process, as users run it
+  seed-thread-10hz     the seed articles' monitor: a Python thread in the training process
+                       calling pynvml (handle, utilization, temperature) and
+                       torch.cuda.memory_stats every 100 ms
+  nvidia-smi-1hz       a thread calling `nvidia-smi --query-gpu=... --format=csv` once a second
+Loops (each step ends with a host sync, as `loss.item()` does):
+  gemm    6 bf16 8192x8192 matrix products a step (GPU-bound, about 10 ms on an H200)
+  launch  a 24-layer 256-wide MLP, forward + backward + SGD (launch-bound, 1-3 ms)
+Monitor CPU is read from /proc/PID/task/*/schedstat (ns) for gpumon, thread_time() inside the
+seed thread, and RUSAGE_CHILDREN around each nvidia-smi call.
+
+usage: training_overhead.py --gpumon PATH --loop gemm|launch [--blocks N] [--seconds S]
+                            [--out DIR]
+"""
+import argparse
+import json
+import os
+import random
+import resource
+import signal
+import statistics
+import subprocess
+import threading
+import time
+
+import torch
+
+ARMS = ["off", "off-control", "gpumon-10hz", "gpumon-100hz", "seed-thread-10hz", "nvidia-smi-1hz"]
+
+
+def make_loop(kind):
+    if kind == "gemm":
+        a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+
+        def step():
+            x = a
+            for _ in range(6):
+                x = (x @ b).clamp_(-1, 1)
+            return x[0, 0].item()
+
+        return step
+    layers = []
+    for _ in range(24):
+        layers += [torch.nn.Linear(256, 256), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    data = torch.randn(64, 256, device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model(data).square().mean()
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    return step
+
+
+def proc_cpu_ns(pid):
+    total = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+    except OSError:
+        pass
+    return total
+
+
+class GpumonArm:
+    def __init__(self, gpumon, hz, path):
+        self.hz = hz
+        self.path = path
+        if os.path.exists(path):
+            os.remove(path)
+        self.proc = subprocess.Popen([gpumon, "record", "-o", path, "--interval", str(1000 // hz)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def begin(self):
+        self.t0, self.c0 = time.perf_counter(), proc_cpu_ns(self.proc.pid)
+
+    def end(self):
+        wall = time.perf_counter() - self.t0
+        cpu = (proc_cpu_ns(self.proc.pid) - self.c0) / 1e9
+        self.proc.send_signal(signal.SIGINT)
+        err = self.proc.communicate(timeout=10)[1].decode(errors="replace")
+        return {"cpu_s": cpu, "wall_s": wall, "samples": wall * self.hz, "stderr": err[-300:]}
+
+
+class SeedThreadArm:
+    """The seed articles' GPUMonitor.get_stats in a loop, one GPU."""
+
+    def __init__(self, hz):
+        import pynvml
+        pynvml.nvmlInit()
+        self.nv = pynvml
+        self.period = 1.0 / hz
+        self.stop = threading.Event()
+        self.cpu = 0.0
+        self.samples = 0
+        self.counting = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        nv = self.nv
+        while not self.stop.is_set():
+            c = time.thread_time()
+            h = nv.nvmlDeviceGetHandleByIndex(0)
+            util = nv.nvmlDeviceGetUtilizationRates(h).gpu
+            m = torch.cuda.memory_stats(0)
+            stats = {"util": util, "alloc": m.get("allocated_bytes.all.current", 0) // 2**20,
+                     "reserved": m.get("reserved_bytes.all.current", 0) // 2**20,
+                     "temp": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)}
+            del stats
+            if self.counting:
+                self.cpu += time.thread_time() - c
+                self.samples += 1
+            time.sleep(self.period)
+
+    def begin(self):
+        self.t0 = time.perf_counter()
+        self.counting = True
+
+    def end(self):
+        self.counting = False
+        wall = time.perf_counter() - self.t0
+        self.stop.set()
+        self.thread.join()
+        return {"cpu_s": self.cpu, "wall_s": wall, "samples": self.samples}
+
+
+class NvidiaSmiArm:
+    QUERY = ["nvidia-smi", "--query-gpu=utilization.gpu,temperature.gpu,memory.used",
+             "--format=csv,noheader"]
+
+    def __init__(self):
+        self.stop = threading.Event()
+        self.cpu = 0.0
+        self.samples = 0
+        self.counting = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(self.QUERY, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if self.counting:
+                self.cpu += (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+                self.samples += 1
+            self.stop.wait(1.0)
+
+    def begin(self):
+        self.t0 = time.perf_counter()
+        self.counting = True
+
+    def end(self):
+        self.counting = False
+        wall = time.perf_counter() - self.t0
+        self.stop.set()
+        self.thread.join()
+        return {"cpu_s": self.cpu, "wall_s": wall, "samples": self.samples}
+
+
+def start_arm(name, args, block):
+    if name.startswith("gpumon-"):
+        hz = int(name.split("-")[1].rstrip("hz"))
+        return GpumonArm(args.gpumon, hz, os.path.join(args.recordings, f"{args.loop}-{name}-{block}.gpumon"))
+    if name == "seed-thread-10hz":
+        return SeedThreadArm(10)
+    if name == "nvidia-smi-1hz":
+        return NvidiaSmiArm()
+    return None
+
+
+def bootstrap_ci(values, n=4000, seed=1):
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(n))
+    return meds[int(0.025 * n)], meds[int(0.975 * n)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--loop", choices=["gemm", "launch"], required=True)
+    ap.add_argument("--blocks", type=int, default=8)
+    ap.add_argument("--seconds", type=float, default=2.5)
+    ap.add_argument("--out", default=".")
+    ap.add_argument("--recordings", default="/dev/shm")
+    args = ap.parse_args()
+    step = make_loop(args.loop)
+    for _ in range(50):  # warm up: kernels, allocator, clocks
+        step()
+    rows = []
+    for block in range(args.blocks):
+        order = ARMS[block % len(ARMS):] + ARMS[:block % len(ARMS)]
+        for name in order:
+            arm = start_arm(name, args, block)
+            time.sleep(0.4)  # let a monitor start (gpumon: NVML init and first reads)
+            if arm:
+                arm.begin()
+            times = []
+            end = time.perf_counter() + args.seconds
+            while time.perf_counter() < end:
+                t = time.perf_counter()
+                step()
+                times.append(time.perf_counter() - t)
+            cost = arm.end() if arm else {}
+            rows.append({"block": block, "arm": name, "steps": len(times),
+                         "mean_step_ms": 1e3 * statistics.fmean(times),
+                         "median_step_ms": 1e3 * statistics.median(times), **cost})
+            print(json.dumps(rows[-1]), flush=True)
+    summary = {"loop": args.loop, "blocks": args.blocks, "seconds": args.seconds,
+               "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "arms": {}}
+    base = {r["block"]: r["mean_step_ms"] for r in rows if r["arm"] == "off"}
+    for name in ARMS:
+        mine = [r for r in rows if r["arm"] == name]
+        ratios = [r["mean_step_ms"] / base[r["block"]] for r in mine]
+        lo, hi = bootstrap_ci(ratios)
+        entry = {"slowdown_pct_median": 100 * (statistics.median(ratios) - 1),
+                 "slowdown_pct_ci95": [100 * (lo - 1), 100 * (hi - 1)],
+                 "mean_step_ms": statistics.median(r["mean_step_ms"] for r in mine)}
+        if mine and "cpu_s" in mine[0]:
+            per = [1e6 * r["cpu_s"] / r["samples"] for r in mine if r["samples"]]
+            pct = [100 * r["cpu_s"] / r["wall_s"] for r in mine]
+            entry["cpu_us_per_sample_median"] = statistics.median(per) if per else None
+            entry["cpu_us_per_sample_ci95"] = list(bootstrap_ci(per)) if per else None
+            entry["cpu_pct_of_core_median"] = statistics.median(pct)
+        summary["arms"][name] = entry
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, f"overhead-{args.loop}.json"), "w") as f:
+        json.dump({"summary": summary, "rows": rows}, f, indent=1)
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
