@@ -16,6 +16,9 @@ flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=ON -DGPUMON_BUILD_
        -DGPUMON_WITH_EXPORTER=OFF)
 if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
   sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
+  for l in libzstd.so.1 libsqlite3.so.0; do  # the runtime libraries are there, only -dev is not
+    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
+  done
   export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
   flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
   log "using carried sqlite3/zstd headers"
