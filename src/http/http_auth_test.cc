@@ -3,6 +3,9 @@
 // exporter-toolkit's handler and TLS tests.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "http/test_client.h"
 #include "http/test_server.h"
 
@@ -109,6 +112,46 @@ TEST(HttpTls, ClientClosingMidResponse) {
   }
   std::string error;
   EXPECT_EQ(testing::parse_reply(tls_exchange(t.port(), kGet, {}, error)).status, 200);
+}
+
+TEST(HttpTls, CertificateReloadsWhenItsFilesChange) {
+  const auto& c = test_certs();
+  if (!c.ok) GTEST_SKIP() << "openssl not installed";
+  const auto dir = testing::temp_dir();
+  auto copy = [](const std::string& from, const std::string& to) {
+    std::ifstream in(from, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    write_file(to, text.str());
+  };
+  copy(c.server_cert, dir + "/tls.crt");
+  copy(c.server_key, dir + "/tls.key");
+  TestServer t(with_config("tls_server_config:\n  cert_file: " + dir +
+                           "/tls.crt\n  key_file: " + dir + "/tls.key\n"));
+  ASSERT_EQ(t.start(), "");
+  auto subject = [&] {
+    std::string dn;
+    std::string error;
+    testing::TlsClient client;
+    client.peer_subject = &dn;
+    const auto status = testing::parse_reply(tls_exchange(t.port(), kGet, client, error)).status;
+    EXPECT_EQ(status, 200) << error;
+    return dn;
+  };
+  EXPECT_EQ(subject(), "CN=127.0.0.1");
+  // The certificate first, its key a moment later: in between the old pair stays in use.
+  copy(c.other_cert, dir + "/tls.crt");
+  EXPECT_EQ(subject(), "CN=127.0.0.1");
+  copy(c.other_key, dir + "/tls.key");
+  EXPECT_EQ(subject(), "CN=rotated");
+  int reloaded = 0;
+  int kept = 0;
+  for (const auto& line : t.logs()) {
+    reloaded += line.find("TLS certificate reloaded") != std::string::npos;
+    kept += line.find("TLS certificate not reloaded") != std::string::npos;
+  }
+  EXPECT_EQ(reloaded, 1);
+  EXPECT_EQ(kept, 1);
 }
 
 TEST(HttpTls, MinVersionIsEnforced) {

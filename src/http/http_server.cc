@@ -22,6 +22,32 @@ void mhd_log(void* cls, const char* format, va_list args) {
   impl->start_log += line;
 }
 
+// Every connection's socket context is the server, so the certificate callback finds it.
+void on_connection(void* cls, MHD_Connection*, void** socket_context,
+                   MHD_ConnectionNotificationCode) {
+  *socket_context = cls;
+}
+
+// libmicrohttpd's certificate callback, once per TLS handshake: the current pair of the
+// server's TlsCertificateStore. libmicrohttpd 0.9.75 sets the GnuTLS session's pointer to the
+// connection (tested by HttpTls.CertificateReloadsWhenItsFilesChange).
+int certificate_for(gnutls_session_t session, const gnutls_datum_t*, int,
+                    const gnutls_pk_algorithm_t*, int, gnutls_pcert_st** chain,
+                    unsigned* chain_length, gnutls_privkey_t* key) {
+  auto* connection = static_cast<MHD_Connection*>(gnutls_session_get_ptr(session));
+  if (!connection) return -1;
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  if (!info || !info->socket_context) return -1;
+  auto* impl = static_cast<HttpServer::Impl*>(info->socket_context);
+  const detail::TlsKeyPair* pair = impl->certificates ? impl->certificates->current() : nullptr;
+  if (!pair) return -1;
+  *chain = const_cast<gnutls_pcert_st*>(pair->chain);
+  *chain_length = pair->chain_length;
+  *key = pair->key;
+  return 0;
+}
+
 MHD_OptionItem item(MHD_OPTION option, intptr_t value, void* ptr = nullptr) {
   return MHD_OptionItem{option, value, ptr};
 }
@@ -79,8 +105,15 @@ std::string HttpServer::start() {
   if (s.tls) {
     flags |= MHD_USE_TLS;
     s.tls_priorities = s.tls->gnutls_priorities();
-    items.push_back(item(MHD_OPTION_HTTPS_MEM_KEY, 0, s.tls->key_pem.data()));
-    items.push_back(item(MHD_OPTION_HTTPS_MEM_CERT, 0, s.tls->cert_pem.data()));
+    s.certificates = std::make_unique<detail::TlsCertificateStore>(s.tls->cert_file,
+                                                                   s.tls->key_file, s.options.log);
+    if (auto error = s.certificates->load(); !error.empty()) {
+      return s.options.web_config_file + ": tls_server_config: " + error;
+    }
+    items.push_back(
+        item(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, reinterpret_cast<void*>(&certificate_for)));
+    items.push_back(
+        item(MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection), &s));
     items.push_back(item(MHD_OPTION_HTTPS_PRIORITIES, 0, s.tls_priorities.data()));
     if (s.tls->require_client_cert) {
       items.push_back(item(MHD_OPTION_HTTPS_MEM_TRUST, 0, s.tls->client_ca_pem.data()));

@@ -12,6 +12,7 @@
 
 #include "http/http_server.h"
 #include "http/listen_address.h"
+#include "http/tls_certificate_store.h"
 #include "http/web_config_state.h"
 
 namespace gpumon {
@@ -22,6 +23,7 @@ struct HttpServer::Impl {
   ListenAddress address;
   std::unique_ptr<WebConfigState> web_config;
   std::optional<TlsServerConfig> tls;  // as started; MHD keeps pointers into it
+  std::unique_ptr<detail::TlsCertificateStore> certificates;  // with tls
   std::string tls_priorities;
   MHD_Daemon* daemon = nullptr;
   std::uint16_t port = 0;

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -125,6 +126,19 @@ std::string tls_exchange(std::uint16_t port, const std::string& request, const T
   if (rc < 0) {
     error = gnutls_strerror(rc);
   } else {
+    unsigned count = 0;
+    const gnutls_datum_t* peers = gnutls_certificate_get_peers(session, &count);
+    if (client.peer_subject && peers && count > 0) {
+      gnutls_x509_crt_t crt = nullptr;
+      gnutls_x509_crt_init(&crt);
+      char dn[512];
+      std::size_t dn_size = sizeof dn;
+      if (gnutls_x509_crt_import(crt, &peers[0], GNUTLS_X509_FMT_DER) == 0 &&
+          gnutls_x509_crt_get_dn(crt, dn, &dn_size) == 0) {
+        *client.peer_subject = dn;
+      }
+      gnutls_x509_crt_deinit(crt);
+    }
     gnutls_record_send(session, request.data(), request.size());
     char buffer[16384];
     for (;;) {
@@ -182,7 +196,8 @@ const TestCerts& test_certs() {
         "openssl req " + ec + "-keyout client.key -out client.csr -subj /CN=client && " +
         "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
         "-out client.pem -days 2 && " +
-        "openssl req -x509 " + ec + "-keyout rogue.key -out rogue.pem -days 2 -subj /CN=rogue";
+        "openssl req -x509 " + ec + "-keyout rogue.key -out rogue.pem -days 2 -subj /CN=rogue && " +
+        "openssl req -x509 " + ec + "-keyout other.key -out other.pem -days 2 -subj /CN=rotated";
     c.ok = std::system(("(" + script + ") >/dev/null 2>&1").c_str()) == 0;
     c.ca = d + "ca.pem";
     c.server_cert = d + "server.pem";
@@ -191,6 +206,8 @@ const TestCerts& test_certs() {
     c.client_key = d + "client.key";
     c.rogue_cert = d + "rogue.pem";
     c.rogue_key = d + "rogue.key";
+    c.other_cert = d + "other.pem";
+    c.other_key = d + "other.key";
     return c;
   }();
   return certs;

@@ -38,7 +38,8 @@ struct TlsClient {
   std::string priorities = "NORMAL";
   std::string cert_file;  // client certificate and key, optional
   std::string key_file;
-  std::size_t stop_after_bytes = 0;  // close once this much arrived (0: read to the end)
+  std::size_t stop_after_bytes = 0;     // close once this much arrived (0: read to the end)
+  std::string* peer_subject = nullptr;  // receives the server certificate's subject DN
 };
 
 /// Sends `request` over TLS and reads the reply; "" with `error` set when the handshake failed.
@@ -57,6 +58,7 @@ std::string basic_authorization(const std::string& user_colon_password);
 struct TestCerts {
   bool ok = false;
   std::string dir, ca, server_cert, server_key, client_cert, client_key, rogue_cert, rogue_key;
+  std::string other_cert, other_key;  // a second server certificate, CN=rotated
 };
 const TestCerts& test_certs();
 

@@ -2,6 +2,19 @@
 #include "http/web_config_state.h"
 
 namespace gpumon {
+namespace {
+
+// Everything but the certificate and key contents, which TlsCertificateStore reloads itself.
+bool same_tls_settings(const std::optional<TlsServerConfig>& a,
+                       const std::optional<TlsServerConfig>& b) {
+  if (!a || !b) return a.has_value() == b.has_value();
+  return a->cert_file == b->cert_file && a->key_file == b->key_file &&
+         a->client_ca_file == b->client_ca_file && a->client_ca_pem == b->client_ca_pem &&
+         a->require_client_cert == b->require_client_cert && a->min_version == b->min_version &&
+         a->max_version == b->max_version;
+}
+
+}  // namespace
 
 WebConfigState::WebConfigState(std::string file, LogFunction log)
     : file_(std::move(file)), log_(std::move(log)), current_(make(WebConfig{})) {}
@@ -42,8 +55,11 @@ std::shared_ptr<const WebConfigState::Snapshot> WebConfigState::current() {
     if (log_) log_("web config not reloaded, the previous one stays: " + error);
     return current_;
   }
-  if (config.tls != current_->config.tls) {
-    if (log_) log_(file_ + ": tls_server_config changed: it takes effect at the next start");
+  if (!same_tls_settings(config.tls, current_->config.tls)) {
+    if (log_) {
+      log_(file_ + ": tls_server_config changed: it takes effect at the next start (renewed " +
+           "certificate and key files are reloaded without one)");
+    }
     config.tls = current_->config.tls;
   }
   current_ = make(std::move(config));

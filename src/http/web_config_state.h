@@ -2,7 +2,8 @@
 // The web config in force, re-read when its file changes (checked with stat() on each
 // request, as exporter-toolkit re-reads per request). A change that does not parse is logged
 // once and the last good config stays. TLS settings are applied when the server starts: a
-// changed tls_server_config is logged and takes effect at the next start.
+// changed tls_server_config is logged and takes effect at the next start (new contents of the
+// certificate and key files are picked up by TlsCertificateStore without a restart).
 //
 // Thread-safety: current() may be called from any thread.
 #pragma once
