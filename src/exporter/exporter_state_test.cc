@@ -202,6 +202,7 @@ TEST(ExporterState, HostileProcessNamesAreEscapedAndValid) {
   EXPECT_EQ(list[1]["name"], "a \"quoted\" name");
   EXPECT_TRUE(list[7]["name"].is_null());
   EXPECT_TRUE(list[7]["used_memory_bytes"].is_null());
+  EXPECT_TRUE(list[7]["sm_util_pct"].is_null());
   // The real parser agrees (each series is one line, the escapes read back).
   if (auto py = testing::python_with_client()) {
     const auto r = testing::python_parse(*py, body);

@@ -39,6 +39,8 @@ json process_json(const GpuProcess& p) {
   o["used_memory_bytes"] = or_null(p.used_memory_bytes);
   o["cpu_percent"] = or_null(p.cpu_percent);
   o["host_memory_rss_bytes"] = or_null(p.host_memory_rss_bytes);
+  o["sm_util_pct"] = or_null(p.sm_util_pct);
+  o["mem_util_pct"] = or_null(p.mem_util_pct);
   return o;
 }
 
