@@ -2,7 +2,11 @@
 // The server end to end over loopback: routes, methods, headers, limits.
 #include "http/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -135,6 +139,21 @@ TEST(HttpServer, ListensOnIpv6Loopback) {
   ASSERT_EQ(error, "");
   EXPECT_NE(t.port(), 0);
   EXPECT_EQ(t.server().security_warning(), "");
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in6 to{};
+  to.sin6_family = AF_INET6;
+  to.sin6_port = htons(t.port());
+  to.sin6_addr = in6addr_loopback;
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const std::string get = "GET /metrics HTTP/1.1\r\nHost: [::1]\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(::send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+  std::string raw;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) raw.append(buffer, n);
+  ::close(fd);
+  EXPECT_EQ(testing::parse_reply(raw).status, 200);
+  EXPECT_EQ(t.last_request().remote_address, "::1");
 }
 
 TEST(HttpServer, PortInUseIsAClearError) {
