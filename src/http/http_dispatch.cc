@@ -151,9 +151,9 @@ MHD_Result HttpServer::Impl::on_request(void* cls, MHD_Connection* connection, c
   // A request without a body is answered on the second call, once libmicrohttpd has it all,
   // so the connection stays open for the next (pipelined) request. A request with a body is
   // refused on the first call, before the body is read; libmicrohttpd then closes.
-  static int kSeen;
+  static int seen_marker;
   if (*request_state == nullptr) {
-    *request_state = &kSeen;
+    *request_state = &seen_marker;
     if (!has_body(connection)) return MHD_YES;
   }
   auto& s = *static_cast<Impl*>(cls);

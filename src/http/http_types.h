@@ -53,7 +53,8 @@ struct Response {
 };
 
 /// Called on the server's worker threads, possibly several at once (at most
-/// ServerOptions::max_in_flight). Must not throw; an exception becomes a 500.
+/// ServerOptions::max_in_flight). Keep it quick (serve pre-rendered bodies): while it runs,
+/// the other connections of its worker wait. Should not throw; an exception becomes a 500.
 using Handler = std::function<Response(const Request&)>;
 
 /// Receives the server's log lines (config reloads, start-up problems). Thread-safe callers.
@@ -75,8 +76,8 @@ struct ServerOptions {
   unsigned max_in_flight = 16;
   unsigned max_connections = 256;
   unsigned max_connections_per_ip = 64;
-  /// Idle time after which a connection is closed (also bounds a header trickled slowly only
-  /// while the client stays silent; see docs/exporter.md).
+  /// A connection silent this long is closed. A client that trickles bytes resets it; the
+  /// per-address limit is what bounds those.
   std::chrono::seconds connection_timeout{5};
   /// Per-connection buffer for the request line and headers: bounds header size and count.
   std::size_t connection_memory_limit = 32 * 1024;
