@@ -77,6 +77,10 @@ class EventStream {
   virtual ~EventStream() = default;
 };
 
+/// Copies the readings of `groups` from `from` into `into` (a sample read in two parts), and
+/// `lost` when `from` found the GPU lost.
+void merge_groups(DeviceSample& into, const DeviceSample& from, MetricSet groups);
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;

@@ -66,6 +66,9 @@ class NvmlBackend final : public GpuBackend {
     std::chrono::steady_clock::time_point gpm_prev_time{};
     std::array<unsigned long long, kDriverBufferCount> buffer_last_seen_us{};
     std::array<bool, kDriverBufferCount> buffer_unsupported{};
+    /// Read buffers, sized by the driver's first answer and kept, so each read is one call
+    /// (a size query costs as much as a read: about 0.8 ms on an H200).
+    std::array<std::vector<nvmlSample_t>, kDriverBufferCount> buffer{};
     unsigned long long process_util_last_seen_us = 0;
     bool process_util_unsupported = false;
     bool pcie_unsupported = false;

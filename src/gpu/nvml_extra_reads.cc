@@ -161,18 +161,22 @@ Reading<DriverSamples> NvmlBackend::read_driver_samples(unsigned index, DriverBu
                                       : NVML_MEMORY_UTILIZATION_SAMPLES;
   unsigned long long& last_seen = x.buffer_last_seen_us[slot];
   nvmlValueType_t value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
-  // With no buffer NVML answers the buffer's capacity; INSUFFICIENT_SIZE means it grew.
+  // The first read asks for the capacity (no buffer); later reads go straight into the kept
+  // buffer, doubling it when the driver answers INSUFFICIENT_SIZE.
+  std::vector<nvmlSample_t>& buf = x.buffer.at(slot);
   unsigned count = 0;
-  nvmlReturn_t rc = fn(d.handle, type, last_seen, &value_type, &count, nullptr);
-  std::vector<nvmlSample_t> buf;
-  if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) {
-    unsigned capacity = std::max(count, 128U);
-    for (int attempt = 0; attempt < 3; ++attempt, capacity *= 2) {
-      buf.assign(capacity, nvmlSample_t{});
-      count = capacity;
-      rc = fn(d.handle, type, last_seen, &value_type, &count, buf.data());
-      if (rc != NVML_ERROR_INSUFFICIENT_SIZE) break;
+  nvmlReturn_t rc = NVML_SUCCESS;
+  if (buf.empty()) {
+    rc = fn(d.handle, type, last_seen, &value_type, &count, nullptr);
+    if (rc == NVML_SUCCESS || rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      buf.assign(std::max(count, 128U), nvmlSample_t{});
     }
+  }
+  for (int attempt = 0; !buf.empty() && attempt < 3; ++attempt) {
+    count = static_cast<unsigned>(buf.size());
+    rc = fn(d.handle, type, last_seen, &value_type, &count, buf.data());
+    if (rc != NVML_ERROR_INSUFFICIENT_SIZE) break;
+    buf.assign(buf.size() * 2, nvmlSample_t{});
   }
   DriverSamples out;
   if (rc == NVML_ERROR_NOT_FOUND) return out;  // nothing newer: the buffer ran dry

@@ -16,6 +16,7 @@ using testing::FakeRun;
 SamplerConfig every_100ms() {
   SamplerConfig c;
   c.interval = milliseconds(100);
+  c.energy_period = std::chrono::seconds(1);  // the schedule tests count reads per second
   return c;
 }
 
@@ -79,7 +80,7 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   EXPECT_TRUE(ticks[15].gpus[1].energy_mj.has_value());
   EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
   const SamplerStats s = run.sampler->stats();
-  ASSERT_EQ(s.tasks.size(), 6U);  // + gpm and driver_samples, whose schedule is tested below
+  ASSERT_EQ(s.tasks.size(), 7U);  // + slow_metrics, gpm and driver_samples
   EXPECT_EQ(s.tasks[0].name, "metrics");
   EXPECT_EQ(s.tasks[0].runs, 200U);
   EXPECT_EQ(s.tasks[1].name, "energy");
@@ -119,6 +120,7 @@ TEST(SamplerSchedule, CostlySlowTaskIsStretchedToItsCpuShare) {
 TEST(SamplerSchedule, SlowTaskIsSpreadSoNoTickOverruns) {
   SamplerConfig c;
   c.interval = milliseconds(10);  // 8 energy reads of 2.4 ms in one tick would take 19 ms
+  c.energy_period = seconds(1);
   c.processes = false;
   FakeRun run(8, c);
   run.backend->set_cost(MetricGroup::kEnergy, std::chrono::microseconds(2400));
@@ -168,6 +170,41 @@ TEST(SamplerSchedule, ExtraTaskRunsAtItsPeriod) {
     EXPECT_EQ(ticks[k].gpus[1].gpm_window_s.has_value(), k % 5 == 0) << k;
   }
   EXPECT_EQ(run.sampler->stats().tasks.back().runs, 8U);
+}
+
+}  // namespace
+}  // namespace gpumon
+
+namespace gpumon {
+namespace {
+
+TEST(SamplerSchedule, SlowMetricGroupsOncePerPeriodMergedIntoTheTick) {
+  FakeRun run(2, every_100ms());  // slow metrics (temperature, ECC, ...) every 1 s
+  run.run_for(std::chrono::seconds(3));
+  EXPECT_EQ(run.calls(0, MetricGroup::kUtilization).size(), 30U);
+  const auto temps = run.calls(0, MetricGroup::kTemperature);
+  ASSERT_EQ(temps.size(), 3U);
+  EXPECT_EQ(temps[1], run.t0 + std::chrono::seconds(1));
+  const auto ticks = run.sink->ticks();
+  ASSERT_EQ(ticks.size(), 30U);
+  // The due tick carries both parts; the others only the every-tick groups.
+  EXPECT_TRUE(ticks[10].gpus[0].temperature_gpu_c.has_value());
+  EXPECT_TRUE(ticks[10].gpus[0].utilization_gpu_pct.has_value());
+  EXPECT_FALSE(ticks[11].gpus[0].temperature_gpu_c.has_value());
+  EXPECT_TRUE(ticks[11].gpus[0].utilization_gpu_pct.has_value());
+}
+
+TEST(SamplerSchedule, SlowMetricsEveryTickWhenTheIntervalIsLong) {
+  SamplerConfig c;  // 1 s interval = the slow period: one read with every group, no split
+  c.energy = false;
+  FakeRun run(1, c);
+  run.run_for(std::chrono::seconds(3));
+  EXPECT_EQ(run.calls(0, MetricGroup::kTemperature).size(), 3U);
+  for (const auto& call : run.backend->calls()) {
+    if (call.processes || (call.what & static_cast<std::uint32_t>(MetricGroup::kTemperature)) == 0)
+      continue;
+    EXPECT_NE(call.what & static_cast<std::uint32_t>(MetricGroup::kUtilization), 0U);
+  }
 }
 
 }  // namespace

@@ -36,11 +36,13 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
   std::vector<Task> tasks;
   const std::uint32_t moved = static_cast<std::uint32_t>(MetricGroup::kEnergy) |
                               static_cast<std::uint32_t>(MetricGroup::kStaticDetails);
-  MetricSet metrics;
+  // Slow groups are read every tick anyway when the interval is no shorter than their period.
+  const bool split = config.slow_metrics_period > config.interval;
+  const std::uint32_t slow_bits = split ? config.slow_metrics.bits() : 0;
+  MetricSet metrics, slow;
   for (std::uint32_t bit = 1; bit != 0 && bit <= MetricSet::all().bits(); bit <<= 1) {
-    if ((config.metrics.bits() & bit) != 0 && (bit & moved) == 0) {
-      metrics |= static_cast<MetricGroup>(bit);
-    }
+    if ((config.metrics.bits() & bit) == 0 || (bit & moved) != 0) continue;
+    ((bit & slow_bits) != 0 ? slow : metrics) |= static_cast<MetricGroup>(bit);
   }
   // Cheap tier (DESIGN.md: 0.3-19 us per call): every tick.
   tasks.push_back({"metrics", milliseconds(0), false, std::chrono::microseconds(50),
@@ -74,6 +76,14 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
              merge_process_utilization(out.processes->value(), b.process_utilization(gpu));
            }
          }});
+  }
+  if (!slow.empty()) {
+    // Merged into the tick's sample: the metrics task ran first and set every other field.
+    tasks.push_back({"slow_metrics", config.slow_metrics_period, false,
+                     std::chrono::microseconds(150),
+                     [slow](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+                       merge_groups(out.sample, b.sample(gpu, slow), slow);
+                     }});
   }
   if (config.gpm) tasks.push_back(make_gpm_task(config));
   if (config.driver_samples) tasks.push_back(make_driver_samples_task(config));

@@ -22,6 +22,7 @@ using testing::RecordingSink;
 SamplerConfig every_100ms() {
   SamplerConfig c;
   c.interval = milliseconds(100);
+  c.energy_period = std::chrono::seconds(1);  // the schedule tests count reads per second
   return c;
 }
 
@@ -93,10 +94,10 @@ TEST(Sampler, NvmlErrorsAreCounted) {
   SamplerConfig c = every_100ms();
   c.energy = false;
   FakeRun run(2, c);
-  run.backend->set_error(MetricGroup::kTemperature);
+  run.backend->set_error(MetricGroup::kPower);  // read every tick
   run.run_for(seconds(1));
   EXPECT_EQ(run.sampler->stats().nvml_errors, 20U);
-  EXPECT_EQ(run.sink->ticks()[3].gpus[0].temperature_gpu_c.why(), Missing::kError);
+  EXPECT_EQ(run.sink->ticks()[3].gpus[0].power_draw_w.why(), Missing::kError);
 }
 
 TEST(Sampler, ProcessSnapshotsCarryTheirGpu) {
