@@ -14,6 +14,9 @@
 #ifdef GPUMON_HAVE_RECORD
 #include "cli/record_command.h"
 #endif
+#ifdef GPUMON_HAVE_SERVE
+#include "cli/serve_command.h"
+#endif
 
 namespace gpumon::cli {
 namespace {
@@ -41,12 +44,26 @@ int run_recording_command(const std::string& name, const std::vector<std::string
 #endif
 }
 
+// `serve` needs src/http and src/exporter (libmicrohttpd, GnuTLS, libcrypt, yaml-cpp).
+int run_serve(const std::vector<std::string>& args, const Console& console) {
+#ifdef GPUMON_HAVE_SERVE
+  return run_serve_command(args, console);
+#else
+  (void)args;
+  console.err << "gpumon: `serve` is not part of this build: it was built without the exporter "
+                 "(install libmicrohttpd-dev libgnutls28-dev libcrypt-dev libyaml-cpp-dev, then "
+                 "configure and build again)\n";
+  return kExitUsage;
+#endif
+}
+
 int dispatch(const std::vector<std::string>& args, const Console& console) {
   if (args.empty()) return run_snapshot_command(args, console);
   const std::string& first = args.front();
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (first == "query") return run_query(rest, console);
   if (first == "record" || first == "export") return run_recording_command(first, rest, console);
+  if (first == "serve") return run_serve(rest, console);
   if (first == "watch" || first == "-w" || first == "--watch")
     return run_watch_command(rest, console);
   if (first == "--version" || first == "-V" || first == "version") {
@@ -59,7 +76,7 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
   console.err << "gpumon: unknown command '" << first
-              << "'. Commands: watch, query, record, export (run 'gpumon --help').\n";
+              << "'. Commands: watch, query, record, export, serve (run 'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -81,6 +98,10 @@ Usage:
                       record every GPU into FILE until COMMAND exits (or Ctrl-C)
   gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]
                       a recording's samples back, exactly (docs/recording.md)
+  gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]
+               [--web.config.file FILE] [--record FILE]
+                      Prometheus /metrics, JSON API and live web dashboard over HTTP
+                      (default http://127.0.0.1:9477/; gpumon serve --help)
   gpumon --version
   gpumon --help
 

@@ -14,6 +14,10 @@ std::string version_number() {
   return GPUMON_VERSION;
 }
 
+std::string version_revision() {
+  return GPUMON_GIT_DESCRIBE;
+}
+
 std::string version_text() {
   const std::string git = GPUMON_GIT_DESCRIBE;
   return "gpumon " + version_number() + (git.empty() ? "" : " (git " + git + ")");

@@ -7,7 +7,8 @@
 
 namespace gpumon::cli {
 
-std::string version_number();  ///< "0.1.0"
-std::string version_text();    ///< "gpumon 0.1.0 (git f436c6b-dirty)"
+std::string version_number();    ///< "0.1.0"
+std::string version_text();      ///< "gpumon 0.1.0 (git f436c6b-dirty)"
+std::string version_revision();  ///< "f436c6b-dirty" (git describe), or "" outside git
 
 }  // namespace gpumon::cli

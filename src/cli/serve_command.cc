@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+#include "cli/serve_command.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <memory>
+
+#include "cli/arg_parse.h"
+#include "cli/backend_open.h"
+#include "cli/serve_routes.h"
+#include "cli/version.h"
+#include "exporter/exporter_state.h"
+#include "http/http_server.h"
+#include "http/web_config.h"
+#include "query/stop_signals.h"
+#include "sampler/sampler.h"
+
+#ifdef GPUMON_HAVE_RECORD
+#include "record/recording_writer.h"
+#endif
+
+namespace gpumon::cli {
+namespace {
+
+constexpr std::chrono::milliseconds kMinInterval{10};
+constexpr std::chrono::milliseconds kMaxInterval{60000};
+// The dashboard offers a 1 h window: the history holds that much at any interval (the
+// sampler lowers it to fit SamplerConfig::history_max_bytes with many GPUs or short intervals).
+constexpr std::chrono::seconds kHistorySpan{3600};
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+// "127.0.0.1:0" with the bound port 43125 -> "127.0.0.1:43125"; ":9477" -> "*:9477".
+std::string bound_address(const std::string& listen, std::uint16_t port) {
+  const std::size_t colon = listen.rfind(':');
+  std::string host = colon == std::string::npos ? listen : listen.substr(0, colon);
+  if (host.empty()) host = "*";
+  return host + ":" + std::to_string(port);
+}
+
+bool uses_tls(const std::string& web_config_file) {
+  if (web_config_file.empty()) return false;
+  WebConfig config;
+  return load_web_config(web_config_file, config).empty() && config.tls.has_value();
+}
+
+}  // namespace
+
+std::string serve_usage() {
+  return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
+         "                    [--web.config.file FILE] [--record FILE]\n"
+         "  Samples every GPU and serves it over HTTP until Ctrl-C or SIGTERM:\n"
+         "    /metrics          Prometheus text format (gpumon_* names)\n"
+         "    /health           200 while sampling, 503 with the reason when stale\n"
+         "    /api/v1/devices, /api/v1/current, /api/v1/history?seconds=N&metrics=a,b   JSON\n"
+         "    /                 the live web dashboard\n"
+         "  Scrapes read the latest samples; they never call NVML.\n"
+         "\n"
+         "  --listen ADDR       host:port, [v6]:port or :port (every interface); port 0 picks a\n"
+         "                      free one (default 127.0.0.1:9477, loopback only)\n"
+         "  --interval MS       sampling interval, 10 to 60000 ms (default 1000)\n"
+         "  --compat dcgm       also the DCGM_FI_* names and labels dcgm-exporter uses\n"
+         "  --uuid              GPU UUIDs in labels and JSON (hidden by default; serial numbers\n"
+         "                      are never served)\n"
+         "  --pcie              also PCIe TX/RX throughput (each read blocks about 20 ms)\n"
+         "  --web.config.file FILE   TLS and basic auth, the exporter-toolkit web config of\n"
+         "                      node_exporter and dcgm-exporter (also --web-config FILE)\n"
+         "  --record FILE       also write a recording (gpumon export FILE reads it back)\n"
+         "See docs/exporter.md.\n";
+}
+
+std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions& o) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i];
+    std::string value;
+    bool has_value = false;
+    if (const std::size_t eq = name.find('='); name.starts_with("--") && eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+      has_value = true;
+    }
+    auto take = [&](const std::string& what) -> std::string {
+      if (!has_value) {
+        if (i + 1 >= args.size()) return name + " needs " + what;
+        value = args[++i];
+      }
+      return value.empty() ? name + " needs " + what : "";
+    };
+    auto flag = [&]() -> std::string { return has_value ? name + " takes no value" : ""; };
+    std::string err;
+    if (name == "-h" || name == "--help") {
+      return "help";
+    } else if (name == "--listen") {
+      if (err = take("an address such as 127.0.0.1:9477"); err.empty()) o.listen = value;
+    } else if (name == "--interval") {
+      if (err = take("milliseconds (10 to 60000)"); err.empty()) {
+        long ms = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (ec != std::errc() || end != value.data() + value.size() || ms < kMinInterval.count() ||
+            ms > kMaxInterval.count())
+          return "--interval takes whole milliseconds from 10 to 60000, not '" + value + "'";
+        o.interval = std::chrono::milliseconds(ms);
+      }
+    } else if (name == "--compat") {
+      if (err = take("a value (dcgm)"); err.empty()) {
+        if (value != "dcgm") return "--compat takes 'dcgm', not '" + value + "'";
+        o.dcgm_compat = true;
+      }
+    } else if (name == "--uuid") {
+      if (err = flag(); err.empty()) o.show_uuid = true;
+    } else if (name == "--pcie") {
+      if (err = flag(); err.empty()) o.pcie = true;
+    } else if (name == "--web.config.file" || name == "--web-config") {
+      if (err = take("a file name"); err.empty()) o.web_config_file = value;
+    } else if (name == "--record") {
+      if (err = take("a file name"); err.empty()) o.record_path = value;
+    } else {
+      return "unknown option '" + args[i] + "'";
+    }
+    if (!err.empty()) return err;
+  }
+  return "";
+}
+
+int run_serve_command(const std::vector<std::string>& args, const Console& console) {
+  ServeOptions o;
+  if (const std::string err = parse_serve_args(args, o); !err.empty()) {
+    if (err == "help") {
+      console.out << serve_usage();
+      return 0;
+    }
+    console.err << "gpumon serve: " << err << "\n" << serve_usage();
+    return kExitUsage;
+  }
+#ifndef GPUMON_HAVE_RECORD
+  if (!o.record_path.empty()) {
+    console.err << "gpumon serve: --record is not part of this build (install libsqlite3-dev "
+                   "libzstd-dev and rebuild)\n";
+    return kExitUsage;
+  }
+#endif
+  // Installed before any thread starts, so a Ctrl-C during start-up is seen too.
+  query::ScopedStopSignals stop_signals;
+
+  std::unique_ptr<NvmlBackend> backend = open_backend(console, nullptr);
+  if (!backend) return kExitNoGpu;
+  if (query::ScopedStopSignals::stop_requested()) return 0;
+  const std::string simulated = backend->system().simulated_scenario;
+
+#ifdef GPUMON_HAVE_RECORD
+  std::shared_ptr<record::RecordingWriter> writer;
+  if (!o.record_path.empty()) {
+    for (unsigned i = 0; i < backend->device_count(); ++i)
+      backend->sample(i, MetricGroup::kStaticDetails);  // the recording stores them once
+    std::vector<DeviceStatic> devices;
+    for (unsigned i = 0; i < backend->device_count(); ++i) devices.push_back(backend->device(i));
+    std::string error;
+    writer = record::RecordingWriter::create(
+        {.path = o.record_path}, record::make_run_info(backend->system(), version_number(), ""),
+        devices, error);
+    if (!writer) {
+      console.err << "gpumon serve: " << error << "\n";
+      return 1;
+    }
+  }
+#endif
+
+  SamplerConfig config;
+  config.interval = o.interval;
+  config.pcie = o.pcie;
+  config.history_capacity = std::max<std::size_t>(
+      config.history_capacity,
+      static_cast<std::size_t>(std::chrono::milliseconds(kHistorySpan) / o.interval));
+  Sampler sampler(std::move(backend), config);
+
+  auto counters = std::make_shared<HttpCounters>();
+  exporter::ExporterOptions exporter_options;
+  exporter_options.dcgm_compat = o.dcgm_compat;
+  exporter_options.show_uuid = o.show_uuid;
+  exporter_options.hostname = host_name();
+  exporter_options.version = version_number();
+  exporter_options.revision = version_revision();
+  exporter_options.http_counts = [counters] {
+    return exporter::HttpCounts{counters->responses(), counters->rejections()};
+  };
+  auto state = std::make_shared<exporter::ExporterState>(sampler, exporter_options);
+  sampler.add_sink(state);
+#ifdef GPUMON_HAVE_RECORD
+  if (writer) sampler.add_sink(writer);
+#endif
+
+  ServerOptions server_options;
+  server_options.listen_address = o.listen;
+  server_options.web_config_file = o.web_config_file;
+  server_options.paths = serve_paths();
+  server_options.counters = counters;
+  server_options.log = [&console](std::string_view line) {
+    console.err << "gpumon serve: " << line << std::endl;
+  };
+  HttpServer server(server_options, make_serve_handler(state));
+  if (std::string error = server.start(); !error.empty()) {
+    console.err << "gpumon serve: " << error << "\n";
+    if (error.starts_with("cannot listen on "))
+      console.err << "gpumon serve: is another gpumon serve or exporter running there? Choose "
+                     "another address with --listen, e.g. --listen 127.0.0.1:9478\n";
+    return 1;
+  }
+  sampler.start();
+
+  if (!simulated.empty())
+    console.err << "gpumon serve: SIMULATED GPUs (scenario " << simulated << ")\n";
+  if (const std::string warning = server.security_warning(); !warning.empty())
+    console.err << "gpumon serve: warning: " << warning << "\n";
+  console.err << "gpumon serve: listening on "
+              << (uses_tls(o.web_config_file) ? "https://" : "http://")
+              << bound_address(o.listen, server.port()) << "/ (" << sampler.device_count()
+              << " GPU(s), every " << o.interval.count()
+              << " ms; /metrics, /health, /api/v1/*, dashboard at /); Ctrl-C stops" << std::endl;
+
+  query::SteadyLoopClock clock;
+  bool reported_record_stop = false;
+  while (clock.sleep_until(clock.now() + std::chrono::milliseconds(500))) {
+#ifdef GPUMON_HAVE_RECORD
+    if (writer && !reported_record_stop) {
+      if (const record::RecordingStatus st = writer->status(); st.stopped) {
+        console.err << "gpumon serve: recording stopped: " << st.error << "\n";
+        reported_record_stop = true;
+      }
+    }
+#endif
+  }
+  (void)reported_record_stop;
+
+  server.stop();  // no handler runs after this, so the state can go
+  sampler.stop();
+  const SamplerStats stats = sampler.stats();
+  console.err << "gpumon serve: stopped (" << stats.ticks << " ticks";
+  if (stats.overruns != 0) console.err << ", " << stats.overruns << " late";
+#ifdef GPUMON_HAVE_RECORD
+  if (writer) {
+    writer->close();
+    const record::RecordingStatus st = writer->status();
+    console.err << "; " << o.record_path << ": " << st.ticks_written << " ticks";
+    if (st.dropped != 0) console.err << ", " << st.dropped << " items dropped";
+  }
+#endif
+  console.err << ")" << std::endl;
+  return 0;
+}
+
+}  // namespace gpumon::cli

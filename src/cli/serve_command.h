@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: MIT
+// `gpumon serve`: runs the sampler and serves /metrics, /health, the JSON API and the web
+// dashboard over HTTP(S) until SIGINT or SIGTERM (then exit 0). docs/exporter.md.
+//
+// Built only with src/http and src/exporter (libmicrohttpd and friends); without them
+// `gpumon serve` says so (cli_app.cc).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cli/console.h"
+
+namespace gpumon::cli {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:9477";
+  std::chrono::milliseconds interval{1000};
+  bool dcgm_compat = false;  ///< --compat dcgm
+  bool show_uuid = false;    ///< --uuid
+  bool pcie = false;         ///< --pcie
+  std::string web_config_file;
+  std::string record_path;  ///< --record FILE: also write a recording
+};
+
+/// Parses the arguments after `serve`. Returns "" when they parsed, "help" for -h/--help, or
+/// what is wrong with them.
+std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions& out);
+
+/// The usage text of `gpumon serve --help`.
+std::string serve_usage();
+
+int run_serve_command(const std::vector<std::string>& args, const Console& console);
+
+}  // namespace gpumon::cli

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// The routes of `gpumon serve` (docs/exporter.md, "Endpoints"): a Handler for src/http's
+// HttpServer over an ExporterState. Every route serves what the state already holds; none
+// calls NVML.
+//
+// Thread-safety: the handler may run on several worker threads at once (ExporterState's
+// render members are thread-safe). Lifetime: `state` is shared, so it outlives the handler.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exporter/exporter_state.h"
+#include "http/http_types.h"
+
+namespace gpumon::cli {
+
+/// The exact paths the handler serves, for ServerOptions::paths (anything else is a 404 in
+/// the server, before the handler).
+std::vector<std::string> serve_paths();
+
+/// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history` and `/`.
+/// `/api/v1/history?seconds=N&metrics=a,b`: N a number >= 0 (default 600), metrics catalog
+/// names; anything else is a 400 with a JSON `{"error": ...}` body.
+Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state);
+
+/// Splits "a,b,,c" into {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_metric_list(const std::string& text);
+
+}  // namespace gpumon::cli

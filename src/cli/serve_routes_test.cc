@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+// The routes of `gpumon serve` over a real sampler on the fake NVML's demo scenario, called
+// in-process (no sockets: src/http's tests cover the wire), and `gpumon serve`'s options.
+#include "cli/serve_routes.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/serve_command.h"
+#include "exporter/exposition.h"
+#include "fake_nvml/fake_test_env.h"
+#include "gpu/testing/open_fake_backend.h"
+#include "web/dashboard_asset.h"
+
+namespace gpumon::cli {
+namespace {
+
+using nlohmann::json;
+
+Request get(const std::string& path, std::map<std::string, std::string> query = {}) {
+  Request r;
+  r.method = "GET";
+  r.path = path;
+  r.query = std::move(query);
+  r.remote_address = "127.0.0.1";
+  return r;
+}
+
+std::string header(const Response& r, const std::string& name) {
+  for (const auto& [n, v] : r.headers)
+    if (n == name) return v;
+  return "";
+}
+
+class ServeRoutes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto backend = gpumon::testing::open_fake_backend();
+    ASSERT_NE(backend, nullptr);
+    SamplerConfig config;
+    config.interval = std::chrono::milliseconds(50);
+    config.host_process_details = false;  // the scenario's PIDs are not on this host
+    sampler_ = std::make_unique<Sampler>(std::move(backend), config);
+    exporter::ExporterOptions options;
+    options.version = "0.1.0";
+    state_ = std::make_shared<exporter::ExporterState>(*sampler_, options);
+    sampler_->add_sink(state_);
+    handler_ = make_serve_handler(state_);
+    sampler_->start();
+    // Until the first ticks are published (history and metrics have data).
+    for (int i = 0; i < 200 && sampler_->stats().ticks < 3; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  void TearDown() override {
+    if (sampler_) sampler_->stop();
+  }
+
+  fake::testing::FakeScenario scenario_{"demo"};
+  std::unique_ptr<Sampler> sampler_;
+  std::shared_ptr<exporter::ExporterState> state_;
+  Handler handler_;
+};
+
+TEST_F(ServeRoutes, MetricsServesTheSharedExpositionWithItsExactContentType) {
+  const Response r = handler_(get("/metrics"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/plain; version=0.0.4; charset=utf-8");
+  ASSERT_NE(r.body, nullptr);
+  EXPECT_NE(r.body->find("gpumon_gpus 8\n"), std::string::npos);
+  EXPECT_NE(r.body->find("gpumon_gpu_utilization_ratio{gpu=\"7\"}"), std::string::npos);
+  // The cached body itself, not a copy: a second scrape within the second shares it.
+  EXPECT_EQ(handler_(get("/metrics")).body.get(), state_->metrics_text().get());
+}
+
+TEST_F(ServeRoutes, HealthIsOkWhileTheSamplerTicks) {
+  const Response r = handler_(get("/health"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(*r.body, "ok\n");
+}
+
+TEST_F(ServeRoutes, JsonRoutesAnswerJson) {
+  for (const char* path : {"/api/v1/devices", "/api/v1/current", "/api/v1/history"}) {
+    const Response r = handler_(get(path));
+    EXPECT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.content_type, "application/json") << path;
+    const json body = json::parse(*r.body);
+    ASSERT_TRUE(body.contains("gpus")) << path;
+    EXPECT_EQ(body["gpus"].size(), 8U) << path;
+  }
+  const json devices = json::parse(*handler_(get("/api/v1/devices")).body);
+  EXPECT_EQ(devices["system"]["simulated"], "demo");
+  EXPECT_FALSE(devices["gpus"][0].contains("uuid"));  // only with --uuid
+}
+
+TEST_F(ServeRoutes, HistoryTakesSecondsAndMetrics) {
+  const Response r =
+      handler_(get("/api/v1/history", {{"seconds", "60"}, {"metrics", "power_draw_w,,"}}));
+  ASSERT_EQ(r.status, 200) << *r.body;
+  const json body = json::parse(*r.body);
+  EXPECT_EQ(body["metrics"], json::array({"power_draw_w"}));
+  EXPECT_GE(body["gpus"][0]["time"].size(), 3U);
+  EXPECT_EQ(body["gpus"][0]["values"].size(), 1U);
+  // seconds=0: no ticks (no GPU columns), still a well-formed answer.
+  const Response none = handler_(get("/api/v1/history", {{"seconds", "0"}}));
+  ASSERT_EQ(none.status, 200);
+  const json empty = json::parse(*none.body);
+  EXPECT_EQ(empty["gpus"].size(), 0U);
+  EXPECT_FALSE(empty["metrics"].empty());
+}
+
+TEST_F(ServeRoutes, HistoryRefusesBadParametersWith400) {
+  for (const char* seconds : {"-1", "abc", "nan", "inf", "1e999", "", "5s"}) {
+    const Response r = handler_(get("/api/v1/history", {{"seconds", seconds}}));
+    EXPECT_EQ(r.status, 400) << seconds;
+    EXPECT_EQ(r.content_type, "application/json");
+    EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("seconds"), std::string::npos);
+  }
+  const Response r = handler_(get("/api/v1/history", {{"metrics", "power_draw_w,bogus"}}));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("bogus"), std::string::npos);
+}
+
+TEST_F(ServeRoutes, DashboardCarriesItsContentSecurityPolicy) {
+  const Response r = handler_(get("/"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(*r.body, dashboard_html());
+  EXPECT_EQ(header(r, "Content-Security-Policy"), dashboard_csp());
+  EXPECT_NE(header(r, "Content-Security-Policy").find("frame-ancestors 'none'"), std::string::npos);
+}
+
+TEST(ServePaths, EveryRouteIsOnTheAllowList) {
+  const auto paths = serve_paths();
+  EXPECT_EQ(paths.size(), 6U);
+  for (const char* p :
+       {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current", "/api/v1/history"})
+    EXPECT_NE(std::find(paths.begin(), paths.end(), p), paths.end()) << p;
+}
+
+TEST(SplitMetricList, DropsEmptyItems) {
+  EXPECT_EQ(split_metric_list(""), std::vector<std::string>{});
+  EXPECT_EQ(split_metric_list(",a,,b,"), (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(ServeArgs, DefaultsAreLoopback9477AtOneSecond) {
+  ServeOptions o;
+  EXPECT_EQ(parse_serve_args({}, o), "");
+  EXPECT_EQ(o.listen, "127.0.0.1:9477");
+  EXPECT_EQ(o.interval, std::chrono::milliseconds(1000));
+  EXPECT_FALSE(o.dcgm_compat || o.show_uuid || o.pcie);
+}
+
+TEST(ServeArgs, EveryOptionInBothSpellings) {
+  ServeOptions o;
+  EXPECT_EQ(parse_serve_args({"--listen", "[::1]:0", "--interval=200", "--compat", "dcgm", "--uuid",
+                              "--pcie", "--web.config.file", "web.yml", "--record", "x.gpumon"},
+                             o),
+            "");
+  EXPECT_EQ(o.listen, "[::1]:0");
+  EXPECT_EQ(o.interval, std::chrono::milliseconds(200));
+  EXPECT_TRUE(o.dcgm_compat && o.show_uuid && o.pcie);
+  EXPECT_EQ(o.web_config_file, "web.yml");
+  EXPECT_EQ(o.record_path, "x.gpumon");
+  ServeOptions p;
+  EXPECT_EQ(parse_serve_args({"--web-config=w2.yml", "--compat=dcgm"}, p), "");
+  EXPECT_EQ(p.web_config_file, "w2.yml");
+  EXPECT_TRUE(p.dcgm_compat);
+}
+
+TEST(ServeArgs, RefusesWhatItCannotHonour) {
+  ServeOptions o;
+  EXPECT_EQ(parse_serve_args({"--interval", "9"}, o),
+            "--interval takes whole milliseconds from 10 to 60000, not '9'");
+  EXPECT_NE(parse_serve_args({"--interval", "60001"}, o), "");
+  EXPECT_NE(parse_serve_args({"--interval", "1.5"}, o), "");
+  EXPECT_EQ(parse_serve_args({"--compat", "nvitop"}, o), "--compat takes 'dcgm', not 'nvitop'");
+  EXPECT_EQ(parse_serve_args({"--listen"}, o), "--listen needs an address such as 127.0.0.1:9477");
+  EXPECT_EQ(parse_serve_args({"--uuid=yes"}, o), "--uuid takes no value");
+  EXPECT_EQ(parse_serve_args({"--frob"}, o), "unknown option '--frob'");
+  EXPECT_EQ(parse_serve_args({"--listen", "127.0.0.1:1", "-h"}, o), "help");
+}
+
+}  // namespace
+}  // namespace gpumon::cli
