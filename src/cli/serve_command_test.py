@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`gpumon serve` as a process, on gpumon's fake NVML: what the command itself adds to the
+exporter and HTTP libraries (their own tests cover those in depth).
+
+  - start-up lines (address, SIMULATED label), SIGTERM/SIGINT -> exit 0;
+  - the HTTP server's counts reach /metrics (gpumon_http_requests_total, _rejected_total);
+  - a slowloris of 64 trickling connections (from 127.0.0.2) while /metrics keeps answering
+    from 127.0.0.1 in under 1 s, past the 5 s idle timeout, with RSS staying bounded;
+  - failures: port in use (names the address, suggests --listen), no driver, a bad web
+    config, a bad option; a warning when listening beyond loopback without TLS/auth;
+  - --record FILE writes a recording `gpumon export` reads back.
+
+  serve_command_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
+Exit 0 pass, 1 fail. About 20 s.
+"""
+
+import argparse
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_test_support import Serve, check, http_get  # noqa: E402
+
+SLOWLORIS_CONNECTIONS = 64
+SLOWLORIS_SECONDS = 7  # past the server's 5 s idle timeout
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid, encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def metric(body, name, labels):
+    m = re.search(r"^%s\{%s\} (\S+)$" % (re.escape(name), re.escape(labels)), body, re.M)
+    return float(m.group(1)) if m else None
+
+
+def test_counts_and_stop(args, failures):
+    serve = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100"])
+    serve.wait_listening()
+    check(any("SIMULATED GPUs (scenario demo)" in l for l in serve.lines), "SIMULATED label",
+          failures)
+    check(any("listening on http://127.0.0.1:%d/" % serve.port in l for l in serve.lines),
+          "prints the bound address", failures)
+    check(not any("warning" in l for l in serve.lines), "no warning on loopback", failures)
+    for _ in range(5):
+        http_get(serve.base + "/health")
+    http_get(serve.base + "/nowhere")
+    time.sleep(1.1)  # the /metrics body is re-rendered at least every second
+    status, headers, body = http_get(serve.base + "/metrics")
+    body = body.decode()
+    check(status == 200, "/metrics 200", failures)
+    check(headers.get("Content-Type") == "text/plain; version=0.0.4; charset=utf-8",
+          "/metrics content type %r" % headers.get("Content-Type"), failures)
+    ok = metric(body, "gpumon_http_requests_total", 'code="200"')
+    check(ok is not None and ok >= 5, "gpumon_http_requests_total{code=200} >= 5, got %s" % ok,
+          failures)
+    nf = metric(body, "gpumon_http_rejected_total", 'reason="not_found"')
+    check(nf == 1, "gpumon_http_rejected_total{reason=not_found} 1, got %s" % nf, failures)
+    check("gpumon_gpus 8\n" in body, "8 GPUs", failures)
+    check('version="' in body and "gpumon_build_info" in body, "build info", failures)
+    rc = serve.stop(signal.SIGINT)
+    check(rc == 0, "exit 0 on SIGINT, got %s" % rc, failures)
+    check(any("gpumon serve: stopped (" in l for l in serve.lines), "a stop line", failures)
+
+
+def slow_client(port, stop, opened):
+    """One slowloris connection: a request line, then a header byte every 0.5 s, never done."""
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                     source_address=("127.0.0.2", 0))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        opened.append(s)
+        while not stop.is_set():
+            s.sendall(b"a")
+            stop.wait(0.5)
+    except OSError:
+        pass  # refused or closed by the server: what a limit looks like from here
+
+
+def test_slowloris(args, failures):
+    serve = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "200"])
+    port = serve.wait_listening()
+    time.sleep(0.5)
+    for _ in range(20):  # warm the caches before measuring memory
+        http_get(serve.base + "/metrics")
+    rss_before = rss_kb(serve.proc.pid)
+    stop, opened = threading.Event(), []
+    threads = [threading.Thread(target=slow_client, args=(port, stop, opened), daemon=True)
+               for _ in range(SLOWLORIS_CONNECTIONS)]
+    for t in threads:
+        t.start()
+    time.sleep(1)
+    worst, answered, errors = 0.0, 0, []
+    deadline = time.monotonic() + SLOWLORIS_SECONDS
+    while time.monotonic() < deadline:
+        t0 = time.monotonic()
+        try:
+            status, _, body = http_get(serve.base + "/metrics", timeout=5, source="127.0.0.1")
+            if status == 200 and b"gpumon_gpus 8" in body:
+                answered += 1
+            else:
+                errors.append(status)
+        except OSError as e:
+            errors.append(str(e))
+        worst = max(worst, time.monotonic() - t0)
+        time.sleep(0.2)
+    rss_during = rss_kb(serve.proc.pid)
+    stop.set()
+    for t in threads:
+        t.join(5)
+    for s in opened:
+        s.close()
+    print("slowloris: %d connections held open, /metrics answered %d times, worst %.0f ms, "
+          "RSS %d -> %d KiB" % (len(opened), answered, worst * 1000, rss_before, rss_during))
+    check(len(opened) >= SLOWLORIS_CONNECTIONS // 2, "the slow connections were accepted (%d)"
+          % len(opened), failures)
+    check(not errors and answered >= 10, "/metrics kept answering: %d ok, errors %s"
+          % (answered, errors[:5]), failures)
+    check(worst < 1.0, "/metrics under 1 s during the slowloris, worst %.3f s" % worst, failures)
+    check(rss_during - rss_before < 16 * 1024, "RSS grew %d KiB (< 16 MiB)"
+          % (rss_during - rss_before), failures)
+    check(http_get(serve.base + "/health")[0] == 200, "healthy after the slowloris", failures)
+    rc = serve.stop()
+    check(rc == 0, "exit 0 on SIGTERM after the slowloris, got %s" % rc, failures)
+
+
+def run_serve(args, extra, scenario="demo", timeout=15):
+    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO=scenario)
+    return subprocess.run([args.gpumon, "serve", *extra], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_failures(args, failures, work):
+    holder = Serve(args.gpumon, args.fake_nvml, "demo")
+    port = holder.wait_listening()
+    r = run_serve(args, ["--listen", "127.0.0.1:%d" % port])
+    check(r.returncode == 1, "port in use: exit 1, got %d" % r.returncode, failures)
+    check("127.0.0.1:%d" % port in r.stderr and "--listen" in r.stderr,
+          "port in use: names the address and --listen: %r" % r.stderr, failures)
+    holder.stop()
+
+    r = run_serve(args, ["--listen", "127.0.0.1:0"], scenario="init-no-driver")
+    check(r.returncode == 1 and "no NVIDIA driver" in r.stderr,
+          "no driver: exit 1 with the message, got %d %r" % (r.returncode, r.stderr), failures)
+
+    bad = os.path.join(work, "web.yml")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write("basic_auth_users:\n  bob: not-a-hash\n")
+    r = run_serve(args, ["--listen", "127.0.0.1:0", "--web.config.file", bad])
+    check(r.returncode == 1 and bad in r.stderr and "bob" in r.stderr,
+          "bad web config: exit 1 naming file and user, got %d %r" % (r.returncode, r.stderr),
+          failures)
+
+    for extra in (["--interval", "5"], ["--compat", "x"], ["--bogus"]):
+        r = run_serve(args, extra)
+        check(r.returncode == 2 and "usage: gpumon serve" in r.stderr,
+              "%s: exit 2 with the usage, got %d" % (extra, r.returncode), failures)
+    r = run_serve(args, ["--help"])
+    check(r.returncode == 0 and "--web.config.file" in r.stdout, "--help", failures)
+
+    # Serve() always listens on loopback: this one is started by hand.
+    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO="demo")
+    p = subprocess.Popen([args.gpumon, "serve", "--listen", "0.0.0.0:0"], env=env,
+                         stderr=subprocess.PIPE, text=True)
+    lines = []
+    for line in p.stderr:
+        lines.append(line)
+        if "listening on" in line:
+            break
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=15)
+    check(any("warning: listening on 0.0.0.0:0 beyond loopback" in l for l in lines),
+          "warning beyond loopback without TLS/auth: %r" % lines, failures)
+    check(p.returncode == 0, "0.0.0.0: exit 0 on SIGTERM", failures)
+
+
+def test_record(args, failures, work):
+    path = os.path.join(work, "serve.gpumon")
+    serve = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100", "--record", path])
+    serve.wait_listening()
+    time.sleep(1.5)
+    rc = serve.stop()
+    check(rc == 0, "--record: exit 0, got %s" % rc, failures)
+    check(any(path in l and "ticks" in l for l in serve.lines), "--record: summary line",
+          failures)
+    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml)
+    r = subprocess.run([args.gpumon, "export", path, "--format", "csv"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    rows = r.stdout.count("\n") - 1
+    check(r.returncode == 0 and rows >= 8 * 8 and rows % 8 == 0,
+          "--record: export has whole 8-GPU ticks (>= 8 of them), got %d rows, rc %d %s"
+          % (rows, r.returncode, r.stderr), failures)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    ap.add_argument("--no-record", action="store_true", help="built without src/record")
+    args = ap.parse_args()
+    failures = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gpumon-serve-test-") as work:
+        for name, test in (("counts and stop", lambda: test_counts_and_stop(args, failures)),
+                           ("slowloris", lambda: test_slowloris(args, failures)),
+                           ("failures", lambda: test_failures(args, failures, work)),
+                           ("record", lambda: test_record(args, failures, work))):
+            if name == "record" and args.no_record:
+                continue
+            before = len(failures)
+            try:
+                test()
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                check(False, "%s: %s" % (name, e), failures)
+            print("%s %s" % ("ok  " if len(failures) == before else "FAIL", name), flush=True)
+    print("took %.1f s" % (time.monotonic() - started))
+    print("PASS" if not failures else "FAILED: %d check(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End to end: Debian's real Prometheus scrapes two real `gpumon serve` processes.
+
+One serve plays the fake NVML's `demo` scenario (8 H200s), the other `xid` (2 H200s with XID
+and uncorrected ECC events), both at --interval 200. Prometheus (config written from
+deploy/prometheus.yml's job, scrape and evaluation every 1 s, deploy/alerts/gpumon-alerts.yml
+loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
+  - both targets are up and the values match the scenarios (GPU counts, memory, utilization
+    range, power limit, gpu_info labels, XID counts, the ECC step);
+  - no serial number and no UUID (serve runs without --uuid) is in any label or /metrics body;
+  - every expression of deploy/dashboard_queries.py runs; each dashboard/variable one returns
+    data; alert conditions run without error, and the XID and ECC alerts fire on `xid`;
+  - /api/v1/rules has the alert group with every alert of the rules file.
+
+  serve_prometheus_e2e_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
+Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_test_support import SKIP, Serve, check, free_port, http_get  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DEPLOY = os.path.join(ROOT, "deploy")
+RULES = os.path.join(DEPLOY, "alerts", "gpumon-alerts.yml")
+
+SCENARIOS = os.path.join(ROOT, "testdata", "scenarios")
+SERIAL_MARKS = ["165492300", "1650000000"]  # demo's and the default serial numbers
+UUID_MARKS = ["5e1f7c2a", "fa4e0000", "GPU-"]  # demo's and the default UUIDs
+
+
+def scenario_devices(name):
+    """Per GPU: the scenario's device_template overlaid with its `devices` entry (one level of
+    `fields`), enough to read constant fields and static facts."""
+    with open(os.path.join(SCENARIOS, name + ".json"), encoding="utf-8") as f:
+        sc = json.load(f)
+    template = sc.get("device_template", {})
+    out = []
+    for i in range(max(sc.get("repeat_devices", 0), len(sc.get("devices", [])))):
+        entry = sc["devices"][i] if i < len(sc.get("devices", [])) else {}
+        dev = dict(template)
+        dev.update({k: v for k, v in entry.items() if k != "fields"})
+        dev["fields"] = dict(template.get("fields", {}))
+        dev["fields"].update(entry.get("fields", {}))
+        out.append(dev)
+    return out
+
+
+def prometheus_config(targets):
+    """deploy/prometheus.yml's gpumon job with both targets, scraping and evaluating every 1 s.
+    Written as JSON (a subset of YAML), so no YAML module is needed."""
+    with open(os.path.join(DEPLOY, "prometheus.yml"), encoding="utf-8") as f:
+        deploy = f.read()
+    # The alert rules match up{job="gpumon"}: the test keeps the shipped job name.
+    if "job_name: gpumon" not in deploy or "alerts/gpumon-alerts.yml" not in deploy:
+        raise RuntimeError("deploy/prometheus.yml no longer has job gpumon and its rule file")
+    return {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "1s"},
+        "rule_files": [RULES],
+        "scrape_configs": [{"job_name": "gpumon", "metrics_path": "/metrics", "scheme": "http",
+                            "static_configs": [{"targets": targets}]}],
+    }
+
+
+class Prometheus:
+    def __init__(self, binary, config, workdir):
+        self.port = free_port()
+        path = os.path.join(workdir, "prometheus.yml")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=1)
+        self.log = open(os.path.join(workdir, "prometheus.log"), "w", encoding="utf-8")
+        self.proc = subprocess.Popen(
+            [binary, "--config.file=" + path, "--storage.tsdb.path=" + os.path.join(workdir, "tsdb"),
+             "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = "http://127.0.0.1:%d" % self.port
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("prometheus exited with %s" % self.proc.returncode)
+            try:
+                if http_get(self.base + "/-/ready", timeout=2)[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("prometheus not ready after %d s" % timeout)
+
+    def api(self, path, **params):
+        url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        status, _, body = http_get(url)
+        doc = json.loads(body)
+        if status != 200 or doc.get("status") != "success":
+            raise RuntimeError("%s: %s %s" % (url, status, body[:500]))
+        return doc["data"]
+
+    def query(self, expr):
+        return self.api("/api/v1/query", query=expr)["result"]
+
+    def scalar(self, expr):
+        """The value of a one-element instant vector, or None."""
+        r = self.query(expr)
+        return float(r[0]["value"][1]) if len(r) == 1 else None
+
+    def wait_for(self, expr, timeout, what):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.query(expr):
+                return True
+            time.sleep(0.5)
+        raise RuntimeError("timed out after %d s waiting for %s (%s)" % (timeout, what, expr))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def dashboard_queries():
+    out = subprocess.run([sys.executable, os.path.join(DEPLOY, "dashboard_queries.py")],
+                         check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def alert_names(rules_path):
+    names = []
+    with open(rules_path, encoding="utf-8") as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith("- alert:"):
+                names.append(s.split(":", 1)[1].strip().strip("'\""))
+    return sorted(set(names))
+
+
+def run(args, failures):
+    prom_bin = args.prometheus or shutil.which("prometheus")
+    if not prom_bin:
+        print("SKIP: no prometheus binary (apt-get install prometheus)")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="gpumon-prom-e2e-")
+    demo = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "200"])
+    xid = Serve(args.gpumon, args.fake_nvml, "xid", ["--interval", "200"])
+    prom = None
+    started = time.monotonic()
+    try:
+        demo.wait_listening()
+        xid.wait_listening()
+        check(any("SIMULATED GPUs (scenario demo)" in l for l in demo.lines),
+              "serve prints the SIMULATED label", failures)
+        prom = Prometheus(prom_bin, prometheus_config([demo.target, xid.target]), work)
+        prom.wait_ready()
+        d, x = 'instance="%s"' % demo.target, 'instance="%s"' % xid.target
+        prom.wait_for('count(up{job="gpumon"} == 1) == 2', 30, "both targets up")
+        print("both targets up after %.1f s" % (time.monotonic() - started), flush=True)
+
+        # XIDs come at 3, 6 and 12 s of the xid scenario (GPU 0) and 8 s (GPU 1, with the ECC
+        # step); wait for the last one, and for a few scrapes of history for increase().
+        prom.wait_for('gpumon_gpu_xid_errors_total{%s,gpu="0",xid="119"} == 1' % x, 30,
+                      "XID 119 of the xid scenario")
+        prom.wait_for('count_over_time(up{%s}[1m]) >= 4' % d, 20, "four scrapes of demo")
+        prom.wait_for('ALERTS{alertname="GpumonXidError",alertstate="firing"}', 15,
+                      "the XID alert firing")
+
+        # --- values against the scenarios -----------------------------------------------
+        check(prom.scalar("gpumon_gpus{%s}" % d) == 8, "demo: gpumon_gpus 8", failures)
+        check(prom.scalar("gpumon_gpus{%s}" % x) == 2, "xid: gpumon_gpus 2", failures)
+        check(prom.scalar("count(gpumon_gpu_info{%s})" % d) == 8, "demo: 8 gpu_info", failures)
+        check(prom.scalar("gpumon_simulated{%s}" % d) == 1, "demo: gpumon_simulated 1", failures)
+        for serve, inst in ((demo, d), (xid, x)):
+            devices = scenario_devices(serve.scenario)
+            check(len(devices) == prom.scalar("gpumon_gpus{%s}" % inst),
+                  "%s: as many GPUs as the scenario" % serve.scenario, failures)
+            for i, dev in enumerate(devices):
+                sel = '%s,gpu="%d"' % (inst, i)
+                got = prom.scalar("gpumon_gpu_memory_total_bytes{%s}" % sel)
+                check(got == dev["memory_total_bytes"], "%s GPU %d: memory total %s, scenario %s"
+                      % (serve.scenario, i, got, dev["memory_total_bytes"]), failures)
+                used = dev["fields"].get("memory_used_bytes")
+                if isinstance(used, int):
+                    got = prom.scalar("gpumon_gpu_memory_used_bytes{%s}" % sel)
+                    check(got == used, "%s GPU %d: memory used %s, scenario %s"
+                          % (serve.scenario, i, got, used), failures)
+                if "pci_bus_id" in dev:
+                    check(prom.scalar('gpumon_gpu_info{%s,pci_bus_id="%s"}'
+                                      % (sel, dev["pci_bus_id"])) == 1,
+                          "%s GPU %d: pci_bus_id %s" % (serve.scenario, i, dev["pci_bus_id"]),
+                          failures)
+        lo = prom.scalar("min(min_over_time(gpumon_gpu_utilization_ratio{%s}[1m]))" % d)
+        hi = prom.scalar("max(max_over_time(gpumon_gpu_utilization_ratio{%s}[1m]))" % d)
+        check(lo is not None and hi is not None and 0.5 <= lo <= hi <= 1.0,
+              "demo: utilization in 0.5-1.0 (scenario 58-99 %%), got %s-%s" % (lo, hi), failures)
+        check(prom.scalar("count(gpumon_gpu_power_limit_watts{%s} == 700)" % d) == 8,
+              "demo: power limit 700 W", failures)
+        check(prom.scalar("count(gpumon_gpu_sm_clock_max_hertz{%s} == 1980e6)" % d) == 8,
+              "demo: max SM clock 1980 MHz", failures)
+        info = prom.query("gpumon_gpu_info{%s}" % d)
+        gpus = sorted(int(s["metric"].get("gpu", -1)) for s in info)
+        check(gpus == list(range(8)), "demo: gpu_info gpu labels 0-7, got %s" % gpus, failures)
+        for s in info:
+            m = s["metric"]
+            ok = (m.get("name") == "NVIDIA H200" and m.get("driver_version") == "580.159.04"
+                  and m.get("cuda_version") == "13.0" and m.get("pci_bus_id", "") != "")
+            check(ok, "demo: gpu_info labels %s" % m, failures)
+        check(len(prom.query('gpumon_gpu_clock_event_active{%s,gpu="5",'
+                             'reason="sw_thermal_slowdown"}' % d)) == 1,
+              "demo: GPU 5 has its sw_thermal_slowdown series", failures)
+        for gpu, xid_no in (("0", "13"), ("0", "31"), ("0", "119"), ("1", "94")):
+            v = prom.scalar('gpumon_gpu_xid_errors_total{%s,gpu="%s",xid="%s"}' % (x, gpu, xid_no))
+            check(v == 1, "xid: GPU %s XID %s counted once, got %s" % (gpu, xid_no, v), failures)
+        check(prom.scalar('gpumon_gpu_ecc_uncorrected_errors_total{%s,gpu="1"}' % x) == 1,
+              "xid: GPU 1 uncorrected ECC 1", failures)
+
+        # --- nothing identifying ----------------------------------------------------------
+        labels = prom.api("/api/v1/labels")
+        check(not any(n.lower() in ("uuid", "serial") for n in labels),
+              "no uuid/serial label without --uuid: %s" % labels, failures)
+        for name in labels:
+            for value in prom.api("/api/v1/label/%s/values" % name):
+                bad = [m for m in SERIAL_MARKS + UUID_MARKS if m in value]
+                check(not bad, "label %s=%r carries a serial or UUID" % (name, value), failures)
+        for serve in (demo, xid):
+            for path in ("/metrics", "/api/v1/devices", "/api/v1/current"):
+                body = http_get(serve.base + path)[2].decode()
+                bad = [m for m in SERIAL_MARKS + UUID_MARKS if m in body]
+                check(not bad, "%s %s carries %s" % (serve.scenario, path, bad), failures)
+
+        # --- every expression of the dashboard and the rules --------------------------------
+        entries = dashboard_queries()
+        check(len(entries) >= 30, "dashboard_queries.py lists %d expressions" % len(entries),
+              failures)
+        with_data = 0
+        for e in entries:
+            where = e.get("alert") or "%s/%s" % (e.get("panel") or e.get("name"), e.get("ref", ""))
+            try:
+                result = prom.query(e["expr"])
+            except RuntimeError as err:
+                check(False, "%s %s: does not run: %s" % (e["source"], where, err), failures)
+                continue
+            if e.get("condition"):
+                continue  # returns data only while the alert condition holds
+            with_data += bool(result)
+            check(bool(result), "%s %s: no data for %s" % (e["source"], where, e["expr"]),
+                  failures)
+        print("%d expressions run, %d of them must return data and %d did"
+              % (len(entries), sum(not e.get("condition") for e in entries), with_data))
+
+        # --- the rules and the alerts they raise --------------------------------------------
+        groups = prom.api("/api/v1/rules")["groups"]
+        loaded = sorted({r["name"] for g in groups for r in g["rules"] if r["type"] == "alerting"})
+        check(loaded == alert_names(RULES), "rules loaded %s, file has %s"
+              % (loaded, alert_names(RULES)), failures)
+        check(all(r.get("health") == "ok" for g in groups for r in g["rules"]),
+              "every rule evaluates (health ok): %s" % [(r["name"], r.get("lastError"))
+                                                       for g in groups for r in g["rules"]
+                                                       if r.get("health") != "ok"], failures)
+        alerts = prom.api("/api/v1/alerts")["alerts"]
+        firing = {(a["labels"]["alertname"], a["labels"].get("severity"), a["labels"].get("gpu"))
+                  for a in alerts if a["state"] == "firing"}
+        print("firing: %s" % sorted(firing, key=str))
+        check(("GpumonXidError", "critical", "1") in firing, "XID 94 alert (critical, GPU 1)",
+              failures)
+        check(("GpumonXidError", "warning", "0") in firing, "XID 13/31/119 alert (warning, GPU 0)",
+              failures)
+        # increase() sees the ECC step only when Prometheus scraped the 0 before it (at 8 s).
+        if prom.scalar('min_over_time(gpumon_gpu_ecc_uncorrected_errors_total{%s,gpu="1"}[5m])'
+                       % x) == 0:
+            prom.wait_for('ALERTS{alertname="GpumonUncorrectedEccErrors",alertstate="firing"}', 10,
+                          "the uncorrected ECC alert")
+        else:
+            print("note: Prometheus started after the ECC step; its alert is not checked")
+        check(not any(a[0] == "GpumonExporterDown" for a in firing), "exporter not down",
+              failures)
+    finally:
+        if prom:
+            prom.stop()
+        for serve in (demo, xid):
+            rc = serve.stop()
+            check(rc == 0, "%s: gpumon serve exits 0 on SIGTERM, got %s\n%s"
+                  % (serve.scenario, rc, serve.output()), failures)
+        print("took %.1f s" % (time.monotonic() - started))
+        if not failures:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept %s (prometheus.yml, prometheus.log)" % work)
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    ap.add_argument("--prometheus", help="default: prometheus on PATH")
+    args = ap.parse_args()
+    failures = []
+    try:
+        rc = run(args, failures)
+    except RuntimeError as e:
+        print("FAIL: %s" % e)
+        rc = 1
+    print("PASS" if rc == 0 else ("SKIP" if rc == SKIP else "FAILED: %d check(s)" % len(failures)))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

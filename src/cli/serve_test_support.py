@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: MIT
+"""Helpers for the tests that run the real `gpumon serve` process on gpumon's fake NVML.
+
+Standard library only (the tests run under whatever python3 CMake found).
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
+LISTENING = re.compile(r"listening on (https?)://([^/ ]+):(\d+)/")
+
+
+class Serve:
+    """`gpumon serve --listen 127.0.0.1:0 ARGS` on a fake scenario; stderr collected in lines."""
+
+    def __init__(self, gpumon, fake_lib, scenario, args=(), env=None, scenario_dir=None):
+        e = dict(os.environ)
+        e.update({"GPUMON_NVML_LIBRARY": fake_lib, "GPUMON_FAKE_SCENARIO": scenario})
+        if scenario_dir:
+            e["GPUMON_SCENARIO_DIR"] = scenario_dir
+        e.update(env or {})
+        self.scenario = scenario
+        self.lines = []
+        self.port = None
+        self._cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            [gpumon, "serve", "--listen", "127.0.0.1:0", *args], env=e,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self._cond:
+                self.lines.append(line.rstrip("\n"))
+                m = LISTENING.search(line)
+                if m:
+                    self.port = int(m.group(3))
+                self._cond.notify_all()
+
+    def wait_listening(self, timeout=20):
+        """The bound port; raises with the output so far when it does not come."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.port is None:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.proc.poll() is not None:
+                    raise RuntimeError("gpumon serve did not start listening (exit %s):\n%s"
+                                       % (self.proc.poll(), self.output()))
+                self._cond.wait(min(left, 0.2))
+        return self.port
+
+    @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    @property
+    def target(self):
+        return "127.0.0.1:%d" % self.port
+
+    def output(self):
+        return "\n".join(self.lines)
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Sends `sig` and returns the exit status (killing it after `timeout`)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise RuntimeError("gpumon serve did not stop within %d s after %s:\n%s"
+                                   % (timeout, sig, self.output()))
+        time.sleep(0.1)  # let the readers take the last lines
+        return self.proc.returncode
+
+
+def http_get(url, timeout=10, source=None):
+    """(status, headers, body bytes). `source` binds the client to that local address."""
+    if source is None:
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as r:
+                return r.status, dict(r.headers), r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+    m = re.match(r"http://([^:/]+):(\d+)(/.*)?$", url)
+    host, port, path = m.group(1), int(m.group(2)), m.group(3) or "/"
+    with socket.create_connection((host, port), timeout=timeout, source_address=(source, 0)) as s:
+        s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n"
+                   % (path, host)).encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ", 2)[1])
+    return status, {}, body
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check(cond, message, failures):
+    """Records a failed check (the tests report them all, then exit 1)."""
+    if not cond:
+        failures.append(message)
+        print("FAIL: " + message, flush=True)
+    return cond
