@@ -32,6 +32,10 @@ struct SamplerConfig {
                            MetricGroup::kEcc;
   /// Raised to the interval when shorter (at 1 s and slower every group is read every tick).
   std::chrono::milliseconds slow_metrics_period{1000};
+  /// Utilization (kUtilization, if in `metrics`) at most this often: NVML computes it over its
+  /// own 1/6-1 s window, so reading it at 100 Hz returns the same value ten times for about
+  /// 55 us each on an H200. Raised to the interval when shorter.
+  std::chrono::milliseconds utilization_period{100};
   bool energy = true;  ///< read energy_mj (3-7 ms of busy CPU per H200 per read)
   /// Energy period; raised to the interval when shorter. energy_mj is a counter, so a slow
   /// read loses nothing: 10 s keeps its cost at 0.03-0.07 % of a core per H200.
@@ -52,7 +56,9 @@ struct SamplerConfig {
   /// The H200 keeps about 2.4 s of 20 ms power samples (measured), so a 2 s period loses
   /// none; each read costs about 1.5 ms there.
   bool driver_samples = true;
-  std::chrono::milliseconds driver_samples_period{2000};
+  std::chrono::milliseconds driver_samples_period{2000};  ///< the power buffer
+  /// The utilization buffer keeps about 14 s of 200 ms samples on an H200.
+  std::chrono::milliseconds utilization_samples_period{10000};
   /// PCIe TX/RX throughput: each read blocks about 20 ms per direction, so off unless asked.
   bool pcie = false;
   std::chrono::milliseconds pcie_period{1000};

@@ -21,6 +21,7 @@ SamplerConfig fast_readers() {
   c.interval = milliseconds(100);
   c.gpm_period = milliseconds(200);
   c.driver_samples_period = milliseconds(200);
+  c.utilization_samples_period = milliseconds(200);
   c.process_period = milliseconds(200);
   c.pcie = true;
   c.pcie_period = milliseconds(200);
@@ -47,6 +48,9 @@ TEST(SamplerReaders, DemoFillsGpmDriverBuffersPcieAndProcessUtilization) {
         ASSERT_TRUE(s.gpm_window_s.has_value());
         EXPECT_GE(*s.gpm_window_s, 0.1);
         EXPECT_LE(*s.gpm_window_s, 0.6);
+      }
+      if (s.utilization_gpu_max_pct) {
+        EXPECT_LE(*s.utilization_gpu_max_pct, 100U);
       }
       if (s.power_max_w) {
         ++power_max;
@@ -82,7 +86,8 @@ TEST(SamplerReaders, DemoFillsGpmDriverBuffersPcieAndProcessUtilization) {
                        [&](const TaskStats& t) { return t.name == name && t.runs > 0; });
   };
   EXPECT_TRUE(has_task("gpm"));
-  EXPECT_TRUE(has_task("driver_samples"));
+  EXPECT_TRUE(has_task("power_samples"));
+  EXPECT_TRUE(has_task("utilization_samples"));
   EXPECT_TRUE(has_task("pcie"));
   for (const TaskStats& t : stats.tasks) {
     if (t.name == "pcie") {

@@ -80,7 +80,9 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   EXPECT_TRUE(ticks[15].gpus[1].energy_mj.has_value());
   EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
   const SamplerStats s = run.sampler->stats();
-  ASSERT_EQ(s.tasks.size(), 7U);  // + slow_metrics, gpm and driver_samples
+  // + slow_metrics, gpm, power and utilization samples (utilization's 100 ms pace is the
+  // interval here, so it stays in the metrics read).
+  ASSERT_EQ(s.tasks.size(), 8U);
   EXPECT_EQ(s.tasks[0].name, "metrics");
   EXPECT_EQ(s.tasks[0].runs, 200U);
   EXPECT_EQ(s.tasks[1].name, "energy");
@@ -144,7 +146,7 @@ TEST(SamplerSchedule, OverrunsAreCountedAndTheScheduleStaysAligned) {
   c.interval = milliseconds(10);
   c.energy = c.processes = c.static_details = false;
   FakeRun run(1, c);
-  run.backend->set_cost(MetricGroup::kUtilization, milliseconds(25));
+  run.backend->set_cost(MetricGroup::kPower, milliseconds(25));  // read every tick
   run.run_for(milliseconds(300));
   const auto ticks = run.sink->ticks();
   ASSERT_EQ(ticks.size(), 10U);
@@ -192,6 +194,18 @@ TEST(SamplerSchedule, SlowMetricGroupsOncePerPeriodMergedIntoTheTick) {
   EXPECT_TRUE(ticks[10].gpus[0].utilization_gpu_pct.has_value());
   EXPECT_FALSE(ticks[11].gpus[0].temperature_gpu_c.has_value());
   EXPECT_TRUE(ticks[11].gpus[0].utilization_gpu_pct.has_value());
+}
+
+TEST(SamplerSchedule, UtilizationPacedTo10HzAt100Hz) {
+  SamplerConfig c;
+  c.interval = milliseconds(10);
+  c.energy = c.processes = false;
+  FakeRun run(1, c);
+  run.run_for(std::chrono::seconds(1));
+  EXPECT_EQ(run.calls(0, MetricGroup::kPower).size(), 100U);
+  const auto util = run.calls(0, MetricGroup::kUtilization);
+  ASSERT_EQ(util.size(), 10U);
+  EXPECT_EQ(util[3], run.t0 + milliseconds(300));
 }
 
 TEST(SamplerSchedule, SlowMetricsEveryTickWhenTheIntervalIsLong) {

@@ -22,8 +22,9 @@ void validate(const SamplerConfig& config) {
   if (config.gpm && config.gpm_period < milliseconds(100)) {
     fail("GPM period must be at least 100 ms (NVML's minimum between GPM samples)");
   }
-  if (config.driver_samples && config.driver_samples_period.count() <= 0) {
-    fail("driver sample period must be > 0");
+  if (config.driver_samples && (config.driver_samples_period.count() <= 0 ||
+                                config.utilization_samples_period.count() <= 0)) {
+    fail("driver sample periods must be > 0");
   }
   if (config.pcie && config.pcie_period.count() <= 0) fail("PCIe period must be > 0");
   if (config.event_capacity == 0) fail("event capacity must be at least 1");
@@ -36,13 +37,24 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
   std::vector<Task> tasks;
   const std::uint32_t moved = static_cast<std::uint32_t>(MetricGroup::kEnergy) |
                               static_cast<std::uint32_t>(MetricGroup::kStaticDetails);
-  // Slow groups are read every tick anyway when the interval is no shorter than their period.
-  const bool split = config.slow_metrics_period > config.interval;
-  const std::uint32_t slow_bits = split ? config.slow_metrics.bits() : 0;
-  MetricSet metrics, slow;
+  // Paced groups are read every tick anyway when the interval is no shorter than their period;
+  // a group in both paced sets goes with the slower one.
+  const std::uint32_t slow_bits =
+      config.slow_metrics_period > config.interval ? config.slow_metrics.bits() : 0;
+  const std::uint32_t util_bits = config.utilization_period > config.interval
+                                      ? static_cast<std::uint32_t>(MetricGroup::kUtilization)
+                                      : 0;
+  MetricSet metrics, slow, util;
   for (std::uint32_t bit = 1; bit != 0 && bit <= MetricSet::all().bits(); bit <<= 1) {
     if ((config.metrics.bits() & bit) == 0 || (bit & moved) != 0) continue;
-    ((bit & slow_bits) != 0 ? slow : metrics) |= static_cast<MetricGroup>(bit);
+    const auto group = static_cast<MetricGroup>(bit);
+    if ((bit & slow_bits) != 0) {
+      slow |= group;
+    } else if ((bit & util_bits) != 0) {
+      util |= group;
+    } else {
+      metrics |= group;
+    }
   }
   // Cheap tier (DESIGN.md: 0.3-19 us per call): every tick.
   tasks.push_back({"metrics", milliseconds(0), false, std::chrono::microseconds(50),
@@ -77,16 +89,20 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
            }
          }});
   }
-  if (!slow.empty()) {
-    // Merged into the tick's sample: the metrics task ran first and set every other field.
-    tasks.push_back({"slow_metrics", config.slow_metrics_period, false,
-                     std::chrono::microseconds(150),
-                     [slow](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
-                       merge_groups(out.sample, b.sample(gpu, slow), slow);
+  // Paced groups: merged into the tick's sample (the metrics task ran first and set the rest).
+  const auto paced = [&](const char* name, MetricSet groups, milliseconds period) {
+    if (groups.empty()) return;
+    tasks.push_back({name, period, false, std::chrono::microseconds(150),
+                     [groups](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
+                       merge_groups(out.sample, b.sample(gpu, groups), groups);
                      }});
-  }
+  };
+  paced("slow_metrics", slow, config.slow_metrics_period);
+  paced("utilization", util, config.utilization_period);
   if (config.gpm) tasks.push_back(make_gpm_task(config));
-  if (config.driver_samples) tasks.push_back(make_driver_samples_task(config));
+  if (config.driver_samples) {
+    for (Task& t : make_driver_samples_tasks(config)) tasks.push_back(std::move(t));
+  }
   if (config.pcie) tasks.push_back(make_pcie_task(config));
   return tasks;
 }
