@@ -16,7 +16,7 @@ Monitor CPU is read from /proc/PID/task/*/schedstat (ns) for gpumon, thread_time
 seed thread, and RUSAGE_CHILDREN around each nvidia-smi call.
 
 usage: training_overhead.py --gpumon PATH --loop gemm|launch [--blocks N] [--seconds S]
-                            [--out DIR]
+                            [--out DIR] [--arms a,b,...] [--cpus 2-5]
 """
 import argparse
 import json
@@ -196,13 +196,19 @@ def main():
     ap.add_argument("--seconds", type=float, default=2.5)
     ap.add_argument("--out", default=".")
     ap.add_argument("--recordings", default="/dev/shm")
+    ap.add_argument("--arms", default=",".join(ARMS), help="comma-separated subset of the arms")
+    ap.add_argument("--cpus", default="", help="pin the training process to these CPUs, e.g. 2-5")
     args = ap.parse_args()
+    arms = [a for a in args.arms.split(",") if a in ARMS]
+    if args.cpus:
+        lo, _, hi = args.cpus.partition("-")
+        os.sched_setaffinity(0, set(range(int(lo), int(hi or lo) + 1)))
     step = make_loop(args.loop)
     for _ in range(50):  # warm up: kernels, allocator, clocks
         step()
     rows = []
     for block in range(args.blocks):
-        order = ARMS[block % len(ARMS):] + ARMS[:block % len(ARMS)]
+        order = arms[block % len(arms):] + arms[:block % len(arms)]
         for name in order:
             arm = start_arm(name, args, block)
             time.sleep(0.4)  # let a monitor start (gpumon: NVML init and first reads)
@@ -220,9 +226,10 @@ def main():
                          "median_step_ms": 1e3 * statistics.median(times), **cost})
             print(json.dumps(rows[-1]), flush=True)
     summary = {"loop": args.loop, "blocks": args.blocks, "seconds": args.seconds,
-               "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "arms": {}}
+               "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+               "cpus": args.cpus, "arms": {}}
     base = {r["block"]: r["mean_step_ms"] for r in rows if r["arm"] == "off"}
-    for name in ARMS:
+    for name in arms:
         mine = [r for r in rows if r["arm"] == name]
         ratios = [r["mean_step_ms"] / base[r["block"]] for r in mine]
         lo, hi = bootstrap_ci(ratios)

@@ -4,6 +4,7 @@
 #                            buffers and recording size from `gpumon record` under that load;
 #                            nvml_semantics.py (GetSamples order/units, PCIe KB, process util)
 #   issue7_h200.sh overhead  build; bench/training_overhead.py on the gemm and launch loops
+#   issue7_h200.sh launch    build; the launch-bound loop pinned, 14 blocks of 4 s windows
 # Results go to $OUT (tarred into results.tgz, since only a few files come back).
 # DEVDEPS=folder with sqlite3/zstd headers for machines without libsqlite3-dev/libzstd-dev.
 set -uo pipefail
@@ -59,6 +60,15 @@ if [ "$part" = probe ]; then
   done
   log "NVML semantics"
   timeout 120 python3 tools/device/nvml_semantics.py "$res/nvml-semantics.json" >"$res/nvml-semantics.txt" 2>&1
+elif [ "$part" = launch ]; then
+  # The launch-bound loop again: pinned to 4 cores, longer windows, more blocks, fewer arms.
+  log "overhead launch, pinned"
+  timeout 420 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 14 --seconds 4 \
+    --arms off,off-control,gpumon-10hz,gpumon-100hz,seed-thread-10hz --cpus 2-5 --out "$res" \
+    >"$res/overhead-launch-pinned.txt" 2>&1
+  mv "$res/overhead-launch.json" "$res/overhead-launch-pinned.json"
+  build-release/gpumon_bench_sampler_tasks --hz 10 --seconds 10 >"$res/tasks-idle-10hz.json" 2>&1
+  build-release/gpumon_bench_sampler_tasks --hz 100 --seconds 10 >"$res/tasks-idle-100hz.json" 2>&1
 else
   for loop in gemm launch; do
     log "overhead $loop"
