@@ -12,14 +12,21 @@ test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-de
 
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test_pkgs[@]}")
+# npm fetches the web dashboard's chart library (web/package-lock.json); Debian's npm only
+# where no npm is installed (a Node.js from elsewhere brings its own).
+[ "${1:-}" = "--build-only" ] || command -v npm >/dev/null || pkgs+=(npm)
 
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# The web dashboard's chart library (npm ci, only when missing or the lock changed).
-"$(dirname "$0")/web-deps.sh"
-[ ${#missing[@]} -eq 0 ] && exit 0
+web_deps() {  # the web dashboard's chart library (npm ci, only when missing or the lock changed)
+  "$(dirname "$0")/web-deps.sh"
+}
+if [ ${#missing[@]} -eq 0 ]; then
+  web_deps
+  exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
   sudo=()
@@ -33,3 +40,4 @@ echo "setup: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+web_deps
