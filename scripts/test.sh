@@ -14,10 +14,14 @@ echo "== ASan+UBSan build and tests"
 scripts/build.sh asan
 ctest --preset asan -j "$jobs"
 
-echo "== ThreadSanitizer: the sampler and its ring buffer (only their targets, to stay fast)"
+echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server)"
 cmake --preset tsan >/dev/null
-cmake --build --preset tsan -j "$jobs" --target gpumon_sampler_test gpumon_fake_nvml
-ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer'
+tsan_targets=(gpumon_sampler_test gpumon_fake_nvml)
+for t in gpumon_exporter_test gpumon_http_test; do  # absent without libmicrohttpd
+  ninja -C build-tsan -t targets all | grep -q "^$t:" && tsan_targets+=("$t")
+done
+cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
+ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.'
 
 echo "== fuzz targets over their corpora (regression)"
 scripts/build.sh fuzz
