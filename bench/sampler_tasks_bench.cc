@@ -4,7 +4,10 @@
 // JSON, the sampler thread's CPU share and per task its period, calls and mean/max cost. Used on
 // the GPU machine to check the default rates against the CPU targets (docs/PERFORMANCE.md).
 //
-//   gpumon_bench_sampler_tasks [--hz N] [--seconds S] [--library PATH] [--pcie]
+// --seed-fields reads only what the seed articles' pynvml thread reads from NVML (utilization
+// and temperature, every tick, nothing else), for a same-work comparison with it.
+//
+//   gpumon_bench_sampler_tasks [--hz N] [--seconds S] [--library PATH] [--pcie] [--seed-fields]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +21,7 @@ int main(int argc, char** argv) {
   int hz = 10;
   double seconds = 10;
   bool pcie = false;
+  bool seed_fields = false;
   gpumon::NvmlOpenOptions options;
   for (int i = 1; i < argc; ++i) {
     const bool more = i + 1 < argc;
@@ -29,8 +33,12 @@ int main(int argc, char** argv) {
       options.library_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--pcie")) {
       pcie = true;
+    } else if (!std::strcmp(argv[i], "--seed-fields")) {
+      seed_fields = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--hz N] [--seconds S] [--library PATH] [--pcie]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--hz N] [--seconds S] [--library PATH] [--pcie] [--seed-fields]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -44,6 +52,14 @@ int main(int argc, char** argv) {
   gpumon::SamplerConfig config;
   config.interval = std::chrono::milliseconds(1000 / (hz > 0 ? hz : 1));
   config.pcie = pcie;
+  if (seed_fields) {
+    config.metrics =
+        gpumon::MetricSet(gpumon::MetricGroup::kUtilization) | gpumon::MetricGroup::kTemperature;
+    config.slow_metrics = {};
+    config.utilization_period = std::chrono::milliseconds(0);
+    config.energy = config.static_details = config.processes = false;
+    config.gpm = config.driver_samples = config.events = false;
+  }
   gpumon::Sampler sampler(std::move(backend), config);
   sampler.start();
   gpumon::SamplerStats first = sampler.stats();

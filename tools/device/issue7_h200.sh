@@ -60,6 +60,15 @@ if [ "$part" = probe ]; then
   done
   log "NVML semantics"
   timeout 120 python3 tools/device/nvml_semantics.py "$res/nvml-semantics.json" >"$res/nvml-semantics.txt" 2>&1
+elif [ "$part" = seed ]; then
+  # Same work side by side: gpumon reading only the seed's NVML fields against the seed thread.
+  log "same-fields comparison with the seed thread"
+  for b in 1 2 3 4 5 6; do
+    build-release/gpumon_bench_sampler_tasks --hz 10 --seconds 5 --seed-fields >"$res/seed-gpumon-$b.json" 2>&1
+    python3 tools/device/seed_cost.py 5 >"$res/seed-python-$b.json" 2>&1
+    python3 tools/device/seed_cost.py 5 --nvml-only >"$res/seed-nvml-$b.json" 2>&1
+  done
+  cat "$res"/seed-*.json | grep -o '"cpu_us_per_sample": [0-9.]*\|"us_per_tick": [0-9.]*' | sort | uniq -c | head -40
 elif [ "$part" = launch ]; then
   # The launch-bound loop again: pinned to 4 cores, longer windows, more blocks, fewer arms.
   log "overhead launch, pinned"
