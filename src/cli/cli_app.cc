@@ -14,6 +14,9 @@
 #ifdef GPUMON_HAVE_RECORD
 #include "cli/record_command.h"
 #endif
+#ifdef GPUMON_HAVE_REPORT
+#include "report/report_command.h"
+#endif
 #ifdef GPUMON_HAVE_SERVE
 #include "cli/serve_command.h"
 #endif
@@ -44,6 +47,18 @@ int run_recording_command(const std::string& name, const std::vector<std::string
 #endif
 }
 
+// `report` needs src/record (SQLite and zstd).
+int run_report(const std::vector<std::string>& args, const Console& console) {
+#ifdef GPUMON_HAVE_REPORT
+  return report::run_report_command(args, console.out, console.err);
+#else
+  (void)args;
+  console.err << "gpumon: `report` is not part of this build (install libsqlite3-dev libzstd-dev "
+                 "and rebuild)\n";
+  return kExitUsage;
+#endif
+}
+
 // `serve` needs src/http and src/exporter (libmicrohttpd, GnuTLS, libcrypt, yaml-cpp).
 int run_serve(const std::vector<std::string>& args, const Console& console) {
 #ifdef GPUMON_HAVE_SERVE
@@ -63,6 +78,7 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (first == "query") return run_query(rest, console);
   if (first == "record" || first == "export") return run_recording_command(first, rest, console);
+  if (first == "report") return run_report(rest, console);
   if (first == "serve") return run_serve(rest, console);
   if (first == "watch" || first == "-w" || first == "--watch")
     return run_watch_command(rest, console);
@@ -76,7 +92,7 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
   console.err << "gpumon: unknown command '" << first
-              << "'. Commands: watch, query, record, export, serve (run 'gpumon --help').\n";
+              << "'. Commands: watch, query, record, export, report, serve (run 'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -98,6 +114,8 @@ Usage:
                       record every GPU into FILE until COMMAND exits (or Ctrl-C)
   gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]
                       a recording's samples back, exactly (docs/recording.md)
+  gpumon report FILE [-o REPORT.html] [--baseline OTHER] [--force]
+                      one self-contained HTML page of a recording (docs/report.md)
   gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]
                [--web.config.file FILE] [--record FILE]
                       Prometheus /metrics, JSON API and live web dashboard over HTTP

@@ -41,8 +41,8 @@ TEST(CliApp, UnknownCommandIsAUsageError) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "gpumon: unknown command 'frobnicate'. Commands: watch, query, record, export, serve "
-            "(run 'gpumon --help').\n");
+            "gpumon: unknown command 'frobnicate'. Commands: watch, query, record, export, report, "
+            "serve (run 'gpumon --help').\n");
 }
 
 TEST(CliApp, RecordAndExportAreDispatched) {

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`gpumon report` pages in real headless Chromium (ctest: report_chromium).
+
+Makes recordings with `gpumon record` on the fake NVML (demo: 8 GPUs; gpu-lost: a GPU lost
+after XID 79), an empty one and a hostile one (process, GPU and command names with
+`</script>`, markup and invalid UTF-8) derived from them with sqlite3, writes reports of those,
+of the real H200 recording and a --baseline comparison, and opens each file:// page in
+Chromium (driven over --remote-debugging-pipe by web/test/test_dashboard_chromium.py's driver).
+
+Checks per page: 5 uPlot canvases with drawn pixels per GPU that has samples (none when the
+run is empty); no console error, exception or CSP violation; no request other than the page
+itself and data: URLs; the hostile names show as text and inject nothing; a screenshot that is
+not blank. Also: a corrupt recording gives exit status 1 and a message naming the file.
+Exit status 0 pass, 1 fail, 77 skipped (no chromium, or gpumon built without uPlot).
+"""
+import argparse
+import os
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "web", "test"))
+from test_dashboard_chromium import (Chromium, Failure, SKIP, check, find_chromium,  # noqa: E402
+                                     problems, requested_urls)
+
+CHARTS_PER_GPU = 5
+HOSTILE = "</script><img src=x onerror=alert(1)><b>bold</b>"
+
+PAGE_REPORT = r"""(() => {
+  const gpus = [...document.querySelectorAll('section.gpu')].map((s) => {
+    const canvases = [...s.querySelectorAll('.charts canvas')];
+    const inked = canvases.map((c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n;
+    });
+    return { gpu: Number(s.dataset.gpu), canvases: canvases.length, inked,
+             spark: !!s.querySelector('svg.spark path'), lost: !!s.querySelector('.badge.lost') };
+  });
+  const data = JSON.parse(document.getElementById('report-data').textContent);
+  return {
+    state: window.gpumonReport ? window.gpumonReport.state() : null,
+    gpus, samples: data.gpus.map((g) => g.samples), lostIntervals: data.gpus.map((g) => g.lost.length),
+    injected: document.querySelectorAll('img, [onerror], main b, header b').length,
+    scripts: document.scripts.length,
+    text: document.body.innerText,
+    verdicts: [...document.querySelectorAll('#baseline td.verdict')].map((td) => td.textContent),
+  };
+})()"""
+
+
+def png_is_blank(path):
+    """True when the PNG (8-bit RGB/RGBA, as Chromium writes) has fewer than 16 colours."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    pos, idat, width, height, channels = 8, b"", 0, 0, 4
+    while pos < len(raw):
+        length, kind = struct.unpack(">I4s", raw[pos:pos + 8])
+        body = raw[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            channels = {2: 3, 6: 4}[colour]
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    data = zlib.decompress(idat)
+    stride = width * channels
+    prev = bytearray(stride)
+    colours = set()
+    for y in range(height):
+        f, row = data[y * (stride + 1)], bytearray(data[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = row[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if f == 1:
+                row[i] = (row[i] + a) & 255
+            elif f == 2:
+                row[i] = (row[i] + b) & 255
+            elif f == 3:
+                row[i] = (row[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        if y % 8 == 0:
+            for x in range(0, stride, channels * 4):
+                colours.add(bytes(row[x:x + 3]))
+        prev = row
+        if len(colours) >= 16:
+            return False
+    return True
+
+
+def record(gpumon, fake, scenario, path, seconds, scale):
+    env = dict(os.environ, GPUMON_NVML_LIBRARY=fake, GPUMON_FAKE_SCENARIO=scenario,
+               GPUMON_FAKE_TIME_SCALE=str(scale))
+    subprocess.run([gpumon, "record", "-o", path, "--interval", "100", "--", "sleep", str(seconds)],
+                   env=env, check=True, stderr=subprocess.DEVNULL)
+
+
+def derive(src, dst, sql):
+    shutil.copy(src, dst)
+    db = sqlite3.connect(dst)
+    db.executescript(sql)
+    db.commit()
+    db.close()
+
+
+def report(gpumon, args, what):
+    t = time.monotonic()
+    r = subprocess.run([gpumon, "report"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Failure("gpumon report %s failed (%d): %s" % (what, r.returncode, r.stderr))
+    print("     %s: %s" % (what, r.stdout.strip()))
+    return time.monotonic() - t
+
+
+def open_report(browser, html, out_dir, name):
+    mark = browser.event_count()
+    browser.call("Page.navigate", {"url": "file://" + html})
+    browser.wait_for("document.readyState === 'complete' && window.gpumonReport"
+                     " && window.gpumonReport.state().done", 20, "the report %s to draw" % name)
+    rep = browser.eval(PAGE_REPORT)
+    shot = browser.screenshot(os.path.join(out_dir, name + ".png"))
+    evs = browser.events_since(mark)
+    bad = problems(evs)
+    for line in bad:
+        print("     ", line)
+    check(not bad, "%s: no console error, exception or CSP violation" % name)
+    foreign = [u for u in requested_urls(evs) if not u.startswith("data:") and u != "file://" + html]
+    check(not foreign, "%s: no request but the page itself (others: %s)" % (name, foreign[:3]))
+    check(rep["state"]["error"] is None, "%s: the page script finished" % name)
+    check(rep["scripts"] == 3, "%s: exactly the page's data block and two scripts" % name)
+    check(not png_is_blank(shot), "%s: the screenshot is not blank (%s)" % (name, shot))
+    for g, n in zip(rep["gpus"], rep["samples"]):
+        want = CHARTS_PER_GPU if n else 0
+        check(g["canvases"] == want and all(px > 200 for px in g["inked"]),
+              "%s: GPU %d has %d drawn chart canvases (got %d, inked pixels %s)"
+              % (name, g["gpu"], want, g["canvases"], g["inked"]))
+    return rep
+
+
+def run(args):
+    chromium = find_chromium(args.chromium)
+    if not chromium:
+        print("SKIP: chromium not found (apt-get install chromium)")
+        return SKIP
+    os.makedirs(args.out, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="gpumon-report-test-")
+    g = args.gpumon
+    browser = None
+    try:
+        demo, lost = os.path.join(work, "demo.gpumon"), os.path.join(work, "lost.gpumon")
+        record(g, args.fake_nvml, "demo", demo, 3, 10)  # 30 s of scenario: GPU 5 throttles
+        record(g, args.fake_nvml, "gpu-lost", lost, 2, 4)  # 8 s: GPU 1 lost from 5 s
+        empty, hostile = os.path.join(work, "empty.gpumon"), os.path.join(work, "hostile.gpumon")
+        derive(demo, empty, "DELETE FROM sample_chunks; DELETE FROM events; DELETE FROM processes;")
+        bad_utf8 = "CAST(X'%s' || X'fffe41' AS TEXT)" % HOSTILE.encode().hex()
+        derive(demo, hostile, "UPDATE processes SET name = %s; UPDATE devices SET name = %s WHERE gpu = 0;"
+               " UPDATE meta SET value = %s WHERE key IN ('command', 'hostname');" % (bad_utf8, bad_utf8, bad_utf8))
+
+        pages = {}
+        for name, rec, extra in (("demo-hostile", hostile, []), ("h200", args.h200, []),
+                                 ("empty", empty, []), ("gpu-lost", lost, []),
+                                 ("baseline", demo, ["--baseline", lost])):
+            pages[name] = os.path.join(work, name + ".html")
+            report(g, [rec, "-o", pages[name]] + extra, name)
+
+        with open(pages["h200"], "rb") as f:
+            if b"uPlot" not in f.read():
+                print("SKIP: gpumon was built without uPlot (npm ci --prefix web, then rebuild)")
+                return SKIP
+
+        corrupt = os.path.join(work, "corrupt.gpumon")
+        with open(corrupt, "wb") as f:
+            f.write(b"SQLite format 3\0" + os.urandom(8000))
+        r = subprocess.run([g, "report", corrupt, "-o", os.path.join(work, "c.html")],
+                           capture_output=True, text=True)
+        check(r.returncode == 1 and corrupt in r.stderr and not os.path.exists(os.path.join(work, "c.html")),
+              "a corrupt recording: exit 1, the message names the file (%r)" % r.stderr.strip())
+
+        browser = Chromium(chromium, args.out)
+        browser.open_page()
+        rep = open_report(browser, pages["demo-hostile"], args.out, "demo-hostile")
+        check(len(rep["gpus"]) == 8, "demo: 8 GPU sections")
+        check(rep["injected"] == 0, "hostile names inject no element")
+        check(HOSTILE in rep["text"] and "\ufffd" in rep["text"],
+              "hostile names show as text, invalid UTF-8 as U+FFFD")
+        check("SIMULATED" in rep["text"], "the simulated label shows")
+
+        rep = open_report(browser, pages["h200"], args.out, "h200")
+        check(len(rep["gpus"]) == 1 and "NVIDIA H200" in rep["text"], "H200: one GPU, named")
+
+        rep = open_report(browser, pages["empty"], args.out, "empty")
+        check(all(g["canvases"] == 0 for g in rep["gpus"]) and "No samples were recorded" in rep["text"],
+              "empty run: no charts, and the page says so")
+
+        rep = open_report(browser, pages["gpu-lost"], args.out, "gpu-lost")
+        check(len(rep["gpus"]) == 2 and rep["gpus"][1]["lost"] and not rep["gpus"][0]["lost"],
+              "gpu-lost: GPU 1 is marked LOST, GPU 0 is not")
+        check(rep["lostIntervals"][1] >= 1 and "XID 79" in open(pages["gpu-lost"]).read(),
+              "gpu-lost: the lost stretch and XID 79 are marked on the charts")
+
+        rep = open_report(browser, pages["baseline"], args.out, "baseline")
+        check(len(rep["verdicts"]) == 10 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
+              "baseline: 10 compared figures with verdicts (%s)" % rep["verdicts"])
+
+        # The CSP is in force: an injected inline script does not run, and it is reported.
+        mark = browser.event_count()
+        browser.eval("(() => { const s = document.createElement('script');"
+                     " s.textContent = 'window.cspBroken = true'; document.body.append(s); })()")
+        time.sleep(0.2)
+        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
+        check(any("Content Security Policy" in line for line in problems(browser.events_since(mark))),
+              "the CSP violation is reported (so the console checks above would see one)")
+        return 0
+    except (Failure, subprocess.CalledProcessError) as e:
+        print("FAIL:", e, flush=True)
+        return 1
+    finally:
+        if browser:
+            browser.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="gpumon report pages in headless Chromium.")
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    ap.add_argument("--h200", required=True, help="testdata/recordings/h200-gemm-10hz.gpumon")
+    ap.add_argument("--out", default="report-test-output", help="folder for screenshots")
+    ap.add_argument("--chromium")
+    args = ap.parse_args()
+    t = time.monotonic()
+    rc = run(args)
+    print("%s in %.1f s" % ({0: "PASS", 1: "FAIL", SKIP: "SKIPPED"}[rc], time.monotonic() - t))
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+#include "report/report_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+
+#include "report/report_html.h"
+#include "report/summary.h"
+
+namespace gpumon::report {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpumon report RUN.gpumon [-o REPORT.html] [--baseline OTHER.gpumon] [--force]\n"
+    "  writes one self-contained HTML page (default: RUN.html beside the recording)\n";
+
+struct ReportArgs {
+  std::string path, output, baseline;
+  bool force = false;
+  bool help = false;
+  std::size_t buckets = kDefaultBuckets;
+};
+
+std::string parse_args(const std::vector<std::string>& args, ReportArgs& a) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string opt = args[i];
+    std::optional<std::string> value;
+    if (const auto eq = opt.find('='); opt.starts_with("--") && eq != std::string::npos) {
+      value = opt.substr(eq + 1);
+      opt.resize(eq);
+    }
+    auto take = [&]() -> std::optional<std::string> {
+      if (value) return value;
+      if (i + 1 < args.size()) return args[++i];
+      return std::nullopt;
+    };
+    if ((opt == "-h" || opt == "--help") && !value) {
+      a.help = true;
+    } else if (opt == "-o" || opt == "--output") {
+      const auto v = take();
+      if (!v || v->empty()) return opt + " needs a file name";
+      a.output = *v;
+    } else if (opt == "--baseline") {
+      const auto v = take();
+      if (!v || v->empty()) return "--baseline needs a recording";
+      a.baseline = *v;
+    } else if (opt == "--points") {  // points per chart series (tests and experiments)
+      const auto v = take();
+      std::size_t n = 0;
+      if (!v || std::from_chars(v->data(), v->data() + v->size(), n).ptr != v->data() + v->size() ||
+          n < 10 || n > 100000)
+        return "--points needs a number from 10 to 100000";
+      a.buckets = n;
+    } else if (opt == "--force" && !value) {
+      a.force = true;
+    } else if (!opt.starts_with("-") && a.path.empty() && !value) {
+      a.path = opt;
+    } else {
+      return "unexpected argument '" + args[i] + "'";
+    }
+  }
+  if (a.path.empty() && !a.help) return "which recording? give its path";
+  return {};
+}
+
+std::string default_output(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const auto dot = path.rfind('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+    return path.substr(0, dot) + ".html";
+  return path + ".html";
+}
+
+// Writes `bytes` to a temporary file beside `path`, then renames it over: a reader never sees
+// half a page. Empty on success, else why not.
+std::string write_atomically(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp-XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  if (fd < 0) return "cannot create " + tmp + ": " + std::strerror(errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return "cannot write " + path + ": " + why;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return "cannot write " + path + ": " + why;
+  }
+  return {};
+}
+
+}  // namespace
+
+int run_report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  ReportArgs a;
+  if (auto e = parse_args(args, a); !e.empty()) {
+    err << "gpumon report: " << e << '\n' << kUsage;
+    return kReportUsage;
+  }
+  if (a.help) {
+    out << kUsage;
+    return kReportOk;
+  }
+  if (a.output.empty()) a.output = default_output(a.path);
+  struct stat st {};
+  if (!a.force && ::stat(a.output.c_str(), &st) == 0) {
+    err << "gpumon report: " << a.output << " already exists (use --force to replace it)\n";
+    return kReportFailed;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto run = load_run_report(a.path, a.buckets);
+  if (auto* e = std::get_if<std::string>(&run)) {
+    err << "gpumon report: " << *e << '\n';
+    return kReportFailed;
+  }
+  std::optional<RunReport> baseline;
+  if (!a.baseline.empty()) {
+    auto b = load_run_report(a.baseline, a.buckets);
+    if (auto* e = std::get_if<std::string>(&b)) {
+      err << "gpumon report: baseline " << *e << '\n';
+      return kReportFailed;
+    }
+    baseline = std::get<RunReport>(std::move(b));
+  }
+  const auto& r = std::get<RunReport>(run);
+  const std::string page = render_report(r, baseline ? &*baseline : nullptr, report_asset());
+  if (auto e = write_atomically(a.output, page); !e.empty()) {
+    err << "gpumon report: " << e << '\n';
+    return kReportFailed;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out << "gpumon report: wrote " << a.output << " (" << fixed(page.size() / 1e6, 2) << " MB, "
+      << r.gpus.size() << " GPU(s), " << r.samples << " GPU-samples, " << fixed(s, 2) << " s)\n";
+  if (!report_asset().has_charts)
+    err << "gpumon report: built without uPlot (web/node_modules): tables and sparklines only\n";
+  return kReportOk;
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: MIT
+// The JSON blob of the page: the grid, and per GPU each series' mean/min/max per bucket.
+#include <algorithm>
+
+#include "report/report_html.h"
+#include "report/text_escape.h"
+
+namespace gpumon::report {
+namespace {
+
+constexpr std::size_t kMaxEventMarkers = 500;  // per GPU
+
+void append_int(std::string& out, std::int64_t v) {
+  out += std::to_string(v);
+}
+
+// [[start_s, end_s], ...] with ms precision.
+void append_intervals(std::string& out, const std::vector<Interval>& list) {
+  out += '[';
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i) out += ',';
+    out += '[';
+    append_json_number(out, static_cast<double>(list[i].start_ms) / 1000, 3);
+    out += ',';
+    append_json_number(out, static_cast<double>(list[i].end_ms) / 1000, 3);
+    out += ']';
+  }
+  out += ']';
+}
+
+void append_series(std::string& out, const BucketSeries& s, int decimals, std::int64_t gap_ms) {
+  static constexpr const char* kStats[] = {"mean", "min", "max"};
+  out += "{\"gapMs\":";
+  append_int(out, gap_ms);
+  out += ',';
+  for (int k = 0; k < 3; ++k) {
+    if (k) out += ',';
+    out += '"';
+    out += kStats[k];
+    out += "\":[";
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (i) out += ',';
+      const auto& b = s.at(i);
+      if (!b.count) {
+        out += "null";
+        continue;
+      }
+      append_json_number(out, k == 0 ? b.sum / b.count : k == 1 ? b.min : b.max, decimals);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+}  // namespace
+
+std::string report_json(const RunReport& run) {
+  std::string out;
+  out.reserve(64 * 1024);
+  out += "{\"start\":";
+  append_int(out, run.grid.start_ms);
+  out += ",\"width\":";
+  append_int(out, run.grid.width_ms);
+  out += ",\"n\":";
+  append_int(out, static_cast<std::int64_t>(run.grid.count));
+  out += ",\"gpus\":[";
+  for (std::size_t gi = 0; gi < run.gpus.size(); ++gi) {
+    const auto& g = run.gpus[gi];
+    if (gi) out += ',';
+    out += "{\"gpu\":";
+    append_int(out, g.gpu);
+    out += ",\"name\":";
+    append_json_string(out, g.name);
+    out += ",\"samples\":";
+    append_int(out, g.samples);
+    out += ",\"memTotalGiB\":";
+    if (g.memory_total_bytes) {
+      append_json_number(out, static_cast<double>(*g.memory_total_bytes) / (1024.0 * 1024 * 1024),
+                         2);
+    } else {
+      out += "null";
+    }
+    out += ",\"series\":{";
+    bool first = true;
+    for (std::size_t s = 0; s < kSeriesCount; ++s) {
+      if (!g.series[s].any()) continue;
+      const auto& info = series_info(static_cast<Series>(s));
+      if (!first) out += ',';
+      first = false;
+      append_json_string(out, info.key);
+      out += ':';
+      // Empty buckets closer together than this are the metric's own sampling rate, not gaps.
+      const std::int64_t gap_ms = 3 * std::max(g.timing[s].interval_ms(), run.grid.width_ms);
+      append_series(out, g.series[s], info.decimals, gap_ms);
+    }
+    out += "},\"throttled\":";
+    append_intervals(out, g.throttled);
+    out += ",\"lost\":";
+    append_intervals(out, g.lost_intervals);
+    out += ",\"events\":[";
+    bool first_event = true;
+    std::size_t markers = 0;
+    for (const auto& e : run.events) {
+      if (e.gpu != g.gpu || e.kind.starts_with("ecc")) continue;
+      if (++markers > kMaxEventMarkers) break;  // an XID storm: the events table has them all
+      if (!first_event) out += ',';
+      first_event = false;
+      out += '[';
+      append_json_number(out, static_cast<double>(e.time_ms) / 1000, 3);
+      out += ',';
+      append_json_string(out, e.kind == "xid" ? "XID " + std::to_string(e.value) : e.kind);
+      out += ']';
+    }
+    out += "]}";
+  }
+  out += "]}";
+  return out;
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: MIT
+#include "report/run_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "record/quantize.h"
+
+namespace gpumon::report {
+namespace {
+
+using M = MetricId;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// clang-format off
+constexpr std::array<SeriesInfo, kSeriesCount> kSeries{{
+  {Series::kUtil, M::kUtilizationGpuPct, "util", 1, 1},
+  {Series::kSmActive, M::kSmActiveRatio, "sm", 100, 1},
+  {Series::kMemUsed, M::kMemoryUsedBytes, "mem", 1 / kGiB, 2},
+  {Series::kPower, M::kPowerDrawW, "power", 1, 1},
+  {Series::kTemp, M::kTemperatureGpuC, "temp", 1, 1},
+  {Series::kSmClock, M::kSmClockMhz, "smclk", 1, 0},
+  {Series::kMemClock, M::kMemClockMhz, "memclk", 1, 0},
+}};
+// clang-format on
+
+// A gap longer than this ends an interval (throttling, lost) and an energy integration step.
+constexpr std::int64_t kMaxStepMs = 5000;
+
+// Builds intervals from samples in time order; intervals closer than `merge_ms` are joined so
+// that their number stays near the number of buckets.
+class IntervalTracker {
+ public:
+  explicit IntervalTracker(std::int64_t merge_ms) : merge_ms_(merge_ms) {}
+  void add(std::int64_t t, bool on, std::vector<Interval>& out) {
+    if (!on) {
+      open_ = false;
+      return;
+    }
+    if (open_ && t - out.back().end_ms <= kMaxStepMs) {
+      out.back().end_ms = t;
+    } else if (!out.empty() && t - out.back().end_ms <= merge_ms_) {
+      out.back().end_ms = t;
+    } else {
+      out.push_back({t, t});
+    }
+    open_ = true;
+  }
+
+ private:
+  std::int64_t merge_ms_;
+  bool open_ = false;
+};
+
+// Per GPU state that crosses chunk boundaries (chunks come in time order per GPU).
+struct GpuState {
+  std::optional<double> last_energy_j;
+  double energy_counter_j = 0;
+  int energy_steps = 0;
+  std::optional<std::int64_t> last_power_ms;
+  double last_power_w = 0;
+  double integrated_j = 0;
+  IntervalTracker throttle{0}, lost{0};
+};
+
+void add_column(const record::ChunkColumn& col, double quantum, const std::vector<std::int64_t>& t,
+                const std::vector<std::size_t>& bucket, GpuReport& g, GpuState& s) {
+  const auto id = static_cast<M>(col.metric);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (!col.present[i]) continue;
+    const double v = record::dequantize(col.values[i], quantum);
+    for (const auto& info : kSeries) {
+      if (info.source != id) continue;
+      const auto k = static_cast<std::size_t>(info.id);
+      g.series[k].add(bucket[i], v * info.scale);
+      auto& timing = g.timing[k];
+      if (timing.count++ == 0) timing.first_ms = t[i];
+      timing.last_ms = t[i];
+    }
+    switch (id) {
+      case M::kUtilizationGpuPct: g.util_pct.add(v); break;
+      case M::kSmActiveRatio: g.sm_active_ratio.add(v); break;
+      case M::kMemoryUsedBytes:
+        g.peak_memory_bytes = std::max(g.peak_memory_bytes.value_or(v), v);
+        break;
+      case M::kTemperatureGpuC:
+        g.temp_c.add(v);
+        g.max_temp_c = std::max(g.max_temp_c.value_or(v), v);
+        break;
+      case M::kPowerDrawW:
+        g.power_w.add(v);
+        g.max_power_w = std::max(g.max_power_w.value_or(v), v);
+        if (s.last_power_ms && t[i] - *s.last_power_ms <= kMaxStepMs)
+          s.integrated_j += s.last_power_w * static_cast<double>(t[i] - *s.last_power_ms) / 1000;
+        s.last_power_ms = t[i];
+        s.last_power_w = v;
+        break;
+      case M::kEnergyJ:
+        // A counter that goes back (driver reload) restarts; only forward steps count.
+        if (s.last_energy_j && v >= *s.last_energy_j) s.energy_counter_j += v - *s.last_energy_j;
+        if (s.last_energy_j) ++s.energy_steps;
+        s.last_energy_j = v;
+        break;
+      case M::kClockEventReasons: {
+        ++g.reason_samples;
+        const bool throttled = (static_cast<std::uint64_t>(col.values[i]) & kThrottleReasons) != 0;
+        if (throttled) ++g.throttle_samples;
+        s.throttle.add(t[i], throttled, g.throttled);
+        break;
+      }
+      case M::kLost:
+        if (v != 0) g.lost = true;
+        s.lost.add(t[i], v != 0, g.lost_intervals);
+        break;
+      default: break;
+    }
+  }
+}
+
+std::string meta_or_empty(const record::RecordingReader& r, const char* key) {
+  return r.meta(key).value_or("");
+}
+
+std::optional<std::int64_t> meta_ms(const record::RecordingReader& r, const char* key) {
+  const auto v = r.meta(key);
+  if (!v || v->empty()) return std::nullopt;
+  char* end = nullptr;
+  const long long ms = std::strtoll(v->c_str(), &end, 10);
+  if (*end != '\0') return std::nullopt;
+  return ms;
+}
+
+}  // namespace
+
+const SeriesInfo& series_info(Series s) {
+  return kSeries[static_cast<std::size_t>(s)];
+}
+
+record::ReadResult<RunReport> load_run_report(const std::string& path, std::size_t max_buckets) {
+  std::string error;
+  auto reader = record::RecordingReader::open(path, error);
+  if (!reader) return error;
+  RunReport run;
+  run.path = path;
+  run.hostname = meta_or_empty(*reader, "hostname");
+  run.command = meta_or_empty(*reader, "command");
+  run.gpumon_version = meta_or_empty(*reader, "gpumon_version");
+  run.driver_version = meta_or_empty(*reader, "driver_version");
+  run.simulated_scenario = meta_or_empty(*reader, "simulated_scenario");
+  run.start_ms = meta_ms(*reader, "start_time_ms");
+  run.end_ms = meta_ms(*reader, "end_time_ms");
+
+  auto refs_or = reader->chunks(std::nullopt);
+  if (auto* e = std::get_if<std::string>(&refs_or)) return path + ": " + *e;
+  const auto& refs = std::get<std::vector<record::ChunkRef>>(refs_or);
+  std::map<unsigned, std::int64_t> ticks;
+  for (const auto& r : refs) {
+    ticks[r.gpu] += r.ticks;
+    run.first_sample_ms = std::min(run.first_sample_ms.value_or(r.first_time_ms), r.first_time_ms);
+    run.last_sample_ms = std::max(run.last_sample_ms.value_or(r.last_time_ms), r.last_time_ms);
+  }
+  // The typical interval: that of the GPU sampled most often, over the whole run.
+  std::int64_t most = 0;
+  for (const auto& [gpu, n] : ticks) most = std::max(most, n);
+  if (run.first_sample_ms) {
+    const std::int64_t span = *run.last_sample_ms - *run.first_sample_ms;
+    run.grid = make_grid(*run.first_sample_ms, *run.last_sample_ms,
+                         most > 1 ? span / (most - 1) : 0, max_buckets);
+  }
+
+  std::map<unsigned, std::size_t> slot;
+  auto gpu_slot = [&](unsigned gpu) -> GpuReport& {
+    auto [it, added] = slot.try_emplace(gpu, run.gpus.size());
+    if (added) {
+      run.gpus.emplace_back();
+      run.gpus.back().gpu = gpu;
+      for (auto& s : run.gpus.back().series) s = BucketSeries(run.grid.count);
+    }
+    return run.gpus[it->second];
+  };
+  for (const auto& d : reader->devices()) {
+    auto& g = gpu_slot(d.index);
+    g.name = d.name.value_or("");
+    g.pci_bus_id = d.pci_bus_id;
+    g.memory_total_bytes = d.memory_total_bytes;
+  }
+
+  std::map<unsigned, GpuState> states;
+  const auto& metrics = reader->metrics();
+  std::vector<std::size_t> bucket;
+  for (const auto& ref : refs) {
+    auto decoded = reader->read_chunk(ref);
+    if (auto* e = std::get_if<std::string>(&decoded)) return path + ": " + *e;
+    const auto& chunk = std::get<record::ChunkData>(decoded);
+    auto& g = gpu_slot(ref.gpu);
+    auto [st, fresh] = states.try_emplace(ref.gpu);
+    if (fresh) st->second.throttle = st->second.lost = IntervalTracker(run.grid.width_ms);
+    bucket.resize(chunk.time_ms.size());
+    for (std::size_t i = 0; i < bucket.size(); ++i) bucket[i] = run.grid.bucket(chunk.time_ms[i]);
+    g.samples += static_cast<std::int64_t>(chunk.time_ms.size());
+    run.samples += static_cast<std::int64_t>(chunk.time_ms.size());
+    for (const auto& col : chunk.columns) {
+      if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric])
+        continue;  // a metric of a newer gpumon
+      add_column(col, metrics[col.metric]->quantum, chunk.time_ms, bucket, g, st->second);
+    }
+  }
+  for (auto& [gpu, s] : states) {
+    auto& g = gpu_slot(gpu);
+    if (s.energy_steps > 0) {
+      g.energy_j = s.energy_counter_j;
+      g.energy_from_counter = true;
+    } else if (g.power_w.n > 1) {
+      g.energy_j = s.integrated_j;
+    }
+  }
+
+  auto events = reader->events();
+  if (auto* e = std::get_if<std::string>(&events)) return path + ": " + *e;
+  run.events = std::get<std::vector<record::RecordedEvent>>(std::move(events));
+  for (const auto& e : run.events) {
+    auto& g = gpu_slot(e.gpu);
+    if (e.kind == "xid") ++g.xids;
+    if (e.kind == "lost") g.lost = true;
+  }
+  auto processes = reader->processes();
+  if (auto* e = std::get_if<std::string>(&processes)) return path + ": " + *e;
+  run.processes = std::get<std::vector<record::RecordedProcess>>(std::move(processes));
+  std::sort(run.gpus.begin(), run.gpus.end(),
+            [](const GpuReport& a, const GpuReport& b) { return a.gpu < b.gpu; });
+  return run;
+}
+
+RunTotals run_totals(const RunReport& run) {
+  RunTotals t;
+  // From start to end as stored, when that spans the samples (a killed run has no end).
+  const bool spans = run.start_ms && run.end_ms &&
+                     (!run.first_sample_ms || (*run.start_ms <= *run.first_sample_ms &&
+                                               *run.end_ms >= *run.last_sample_ms));
+  if (spans) {
+    t.duration_s = static_cast<double>(*run.end_ms - *run.start_ms) / 1000;
+  } else if (run.first_sample_ms) {
+    t.duration_s = static_cast<double>(*run.last_sample_ms - *run.first_sample_ms) / 1000;
+  }
+  t.gpus = run.gpus.size();
+  t.samples = run.samples;
+  Mean util, sm, power;
+  std::int64_t reasons = 0, throttled = 0;
+  for (const auto& g : run.gpus) {
+    util.sum += g.util_pct.sum, util.n += g.util_pct.n;
+    sm.sum += g.sm_active_ratio.sum * 100, sm.n += g.sm_active_ratio.n;
+    power.sum += g.power_w.sum, power.n += g.power_w.n;
+    if (g.max_temp_c) t.max_temp_c = std::max(t.max_temp_c.value_or(*g.max_temp_c), *g.max_temp_c);
+    if (g.peak_memory_bytes)
+      t.peak_memory_bytes = std::max(t.peak_memory_bytes.value_or(0), *g.peak_memory_bytes);
+    if (g.energy_j) t.energy_j = t.energy_j.value_or(0) + *g.energy_j;
+    reasons += g.reason_samples;
+    throttled += g.throttle_samples;
+    t.xids += g.xids;
+    t.lost_gpus += g.lost ? 1 : 0;
+  }
+  t.mean_util_pct = util.value();
+  t.mean_sm_active_pct = sm.value();
+  t.mean_power_w = power.value();
+  if (reasons > 0) t.throttle_share = static_cast<double>(throttled) / static_cast<double>(reasons);
+  return t;
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+// The report's figures on a synthetic recording written by RecordingWriter, and the page's
+// hostile-content handling.
+#include "report/run_report.h"
+
+#include <gtest/gtest.h>
+
+#include "record/recording_writer.h"
+#include "record/test_support.h"
+#include "report/report_html.h"
+#include "report/summary.h"
+
+namespace gpumon::report {
+namespace {
+
+using record::testing::busy_sample;
+using record::testing::make_devices;
+using record::testing::make_tick;
+using record::testing::TempDir;
+
+constexpr std::int64_t kStartMs = 1764446400000;
+constexpr int kTicks = 100;
+constexpr int kIntervalMs = 100;
+const std::string kHostile = "</script><img src=x onerror=alert(1)>\xFF\xFE";
+
+// 2 GPUs, 100 ticks 100 ms apart; GPU 1 is missing from ticks 40-59 (a gap) and is lost with
+// an XID 79 at tick 80; a process with a hostile name on GPU 0.
+std::string write_recording(const TempDir& dir) {
+  record::RecordingOptions options;
+  options.path = dir.file("run.gpumon");
+  std::string error;
+  auto devices = make_devices(2);
+  devices[1].name = kHostile;
+  auto w =
+      record::RecordingWriter::create(options, record::testing::test_run_info(), devices, error);
+  EXPECT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(2, i, kStartMs, kIntervalMs);
+    if (i >= 40 && i < 60) t.gpus.pop_back();
+    if (i >= 80) t.gpus.back().lost = true;
+    w->on_tick(t);
+    if (i == 10) {
+      ProcessSnapshot p;
+      p.gpu = 0;
+      p.wall_time = t.wall_time;
+      GpuProcess proc;
+      proc.pid = 4242;
+      proc.name = kHostile;
+      proc.used_memory_bytes = std::uint64_t{1} << 30;
+      p.processes.push_back(proc);
+      w->on_processes(p);
+    }
+    if (i == 80) {
+      GpuEvent e;
+      e.gpu = 1;
+      e.kind = GpuEvent::Kind::kXid;
+      e.value = 79;
+      e.wall_time = t.wall_time;
+      w->on_event(e);
+      e.kind = GpuEvent::Kind::kLost;
+      w->on_event(e);
+    }
+  }
+  w->close();
+  EXPECT_EQ(w->status().ticks_written, static_cast<std::uint64_t>(kTicks));
+  return options.path;
+}
+
+RunReport load(const std::string& path, std::size_t buckets = kDefaultBuckets) {
+  auto r = load_run_report(path, buckets);
+  if (auto* e = std::get_if<std::string>(&r)) ADD_FAILURE() << *e;
+  return std::get<RunReport>(std::move(r));
+}
+
+TEST(RunReport, SummaryFiguresMatchTheSamples) {
+  TempDir dir;
+  const RunReport run = load(write_recording(dir));
+  ASSERT_EQ(run.gpus.size(), 2u);
+  EXPECT_EQ(run.samples, 2 * kTicks - 20);
+  const GpuReport& g0 = run.gpus[0];
+  EXPECT_EQ(g0.samples, kTicks);
+  double util = 0, sm = 0, peak = 0;
+  for (int i = 0; i < kTicks; ++i) {
+    const auto s = busy_sample(0, i);
+    util += s.utilization_gpu_pct.value();
+    sm += s.sm_active_ratio.value();
+    peak = std::max(peak, static_cast<double>(s.memory_used_bytes.value()));
+  }
+  EXPECT_NEAR(*g0.util_pct.value(), util / kTicks, 1e-9);
+  EXPECT_NEAR(*g0.sm_active_ratio.value(), sm / kTicks, 1e-4);
+  EXPECT_EQ(*g0.peak_memory_bytes, peak);
+  // Energy from the counter: 99 steps of 650.123 J.
+  EXPECT_TRUE(g0.energy_from_counter);
+  EXPECT_NEAR(*g0.energy_j, 99 * 650.123, 1e-6);
+  // Throttled (sw thermal) on ticks with i % 20 >= 15: a quarter, in 5 stretches.
+  EXPECT_EQ(g0.reason_samples, kTicks);
+  EXPECT_EQ(g0.throttle_samples, kTicks / 4);
+  EXPECT_EQ(g0.throttled.size(), 5u);
+  EXPECT_EQ(g0.throttled[0].start_ms, kStartMs + 15 * kIntervalMs);
+  EXPECT_EQ(g0.throttled[0].end_ms, kStartMs + 19 * kIntervalMs);
+  EXPECT_FALSE(g0.lost);
+
+  const GpuReport& g1 = run.gpus[1];
+  EXPECT_EQ(g1.name, kHostile);
+  EXPECT_TRUE(g1.lost);
+  EXPECT_EQ(g1.xids, 1);
+  ASSERT_EQ(g1.lost_intervals.size(), 1u);
+  EXPECT_EQ(g1.lost_intervals[0].start_ms, kStartMs + 80 * kIntervalMs);
+
+  const RunTotals t = run_totals(run);
+  EXPECT_EQ(t.gpus, 2u);
+  EXPECT_EQ(t.xids, 1);
+  EXPECT_EQ(t.lost_gpus, 1);
+  // The writer's start and end (wall time now) do not span these synthetic samples: the
+  // samples' own span counts.
+  EXPECT_DOUBLE_EQ(*t.duration_s, 9.9);
+}
+
+TEST(RunReport, AGpuThatWasNotSampledLeavesAGapNotZeros) {
+  TempDir dir;
+  const RunReport run = load(write_recording(dir), 100);
+  // 100 ticks x 100 ms: buckets of 200 ms (twice the interval), 50 of them.
+  EXPECT_EQ(run.grid.width_ms, 200);
+  ASSERT_EQ(run.grid.count, 50u);
+  const auto& util1 = run.gpus[1].series[static_cast<std::size_t>(Series::kUtil)];
+  for (int i = 40; i < 60; i += 2)
+    EXPECT_EQ(util1.at(run.grid.bucket(kStartMs + i * kIntervalMs)).count, 0u) << i;
+  EXPECT_EQ(util1.at(run.grid.bucket(kStartMs + 38 * kIntervalMs)).count, 2u);
+  const std::string json = report_json(run);
+  EXPECT_NE(json.find("null"), std::string::npos);
+  const auto& util0 = run.gpus[0].series[static_cast<std::size_t>(Series::kUtil)];
+  for (std::size_t i = 0; i < run.grid.count; ++i) EXPECT_EQ(util0.at(i).count, 2u) << i;
+}
+
+TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
+  TempDir dir;
+  const RunReport run = load(write_recording(dir));
+  const std::string page = render_report(run, nullptr, report_asset());
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("\xFF"), std::string::npos);
+  EXPECT_NE(page.find("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;\xEF\xBF\xBD\xEF\xBF\xBD"),
+            std::string::npos);
+  const std::string json = report_json(run);
+  EXPECT_EQ(json.find('<'), std::string::npos);
+  EXPECT_NE(json.find("\\u003c/script\\u003e"), std::string::npos);
+  // Exactly the page's own elements: the data block and the two scripts (or one without uPlot).
+  std::size_t scripts = 0;
+  for (auto at = page.find("<script"); at != std::string::npos; at = page.find("<script", at + 1))
+    ++scripts;
+  EXPECT_EQ(scripts, report_asset().has_charts ? 3u : 2u);
+  EXPECT_NE(
+      page.find("Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-"),
+      std::string::npos);
+  // Nothing to fetch (the only URLs are the SVG namespace and the uPlot notice).
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(page.find("href=\"http"), std::string::npos);
+  EXPECT_EQ(page.find("<link rel=\"stylesheet"), std::string::npos);
+}
+
+TEST(RunReport, TheSummarySaysWhatIsNotRecorded) {
+  TempDir dir;
+  const RunReport run = load(write_recording(dir));
+  const auto rows = summary_rows(run_totals(run));
+  auto value = [&](std::string_view label) {
+    for (const auto& r : rows)
+      if (r.label == label) return r.value;
+    return std::string("(missing row)");
+  };
+  EXPECT_EQ(value("Steps"), "not recorded");
+  EXPECT_EQ(value("Health score"), "not recorded");
+  EXPECT_EQ(value("GPU-samples"), "180");
+  EXPECT_EQ(value("Time throttled"), "25.0 %");  // GPU 1 throttles on the same ticks
+  EXPECT_EQ(value("XID events"), "1");
+  EXPECT_EQ(value("GPUs lost"), "1");
+  // The counter advances 99 steps of 650.123 J on each GPU (the gap on GPU 1 included).
+  EXPECT_EQ(value("Energy (all GPUs)"), "128.72 kJ");
+}
+
+TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
+  RunTotals a, b;
+  a.mean_util_pct = 80, b.mean_util_pct = 70;
+  a.mean_sm_active_pct = 50, b.mean_sm_active_pct = 51;
+  a.energy_j = 1.2e6, b.energy_j = 1.0e6;
+  a.throttle_share = 0.0, b.throttle_share = 0.3;
+  a.xids = 0, b.xids = 2;
+  const auto rows = compare_runs(a, b);
+  auto verdict = [&](std::string_view label) {
+    for (const auto& r : rows)
+      if (r.label == label) return r.verdict;
+    return Verdict::kNotComparable;
+  };
+  EXPECT_EQ(verdict("Mean GPU utilization"), Verdict::kBetter);
+  EXPECT_EQ(verdict("Mean SM activity"), Verdict::kSame);
+  EXPECT_EQ(verdict("Energy (all GPUs)"), Verdict::kWorse);
+  EXPECT_EQ(verdict("Time throttled"), Verdict::kBetter);
+  EXPECT_EQ(verdict("XID events"), Verdict::kBetter);
+  EXPECT_EQ(verdict("GPUs lost"), Verdict::kSame);
+  EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Duration"), Verdict::kNotComparable);
+  for (const auto& r : rows) {
+    if (r.label == "Mean GPU utilization") {
+      EXPECT_EQ(r.change, "+10.0 % (14.3 %)");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpumon::report

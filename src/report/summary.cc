@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+#include "report/summary.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace gpumon::report {
+namespace {
+
+constexpr std::string_view kNotRecorded = "not recorded";
+
+std::string opt(const std::optional<double>& v, int decimals, std::string_view unit) {
+  if (!v) return "n/a";
+  return fixed(*v, decimals) + std::string(unit);
+}
+
+// How a figure is judged against the baseline.
+enum class Better { kHigher, kLower, kNeither };
+
+struct Figure {
+  std::string label;
+  std::optional<double> run, base;
+  Better better;
+  double same_within;  ///< absolute difference still called "same"
+  bool relative;       ///< same_within is a share of the baseline's value
+  std::string (*format)(double);
+};
+
+ComparisonRow judge(const Figure& f) {
+  ComparisonRow row{f.label, f.run ? f.format(*f.run) : "n/a", f.base ? f.format(*f.base) : "n/a",
+                    "", Verdict::kNotComparable};
+  if (!f.run || !f.base) return row;
+  const double diff = *f.run - *f.base;
+  const double limit = f.relative ? std::abs(*f.base) * f.same_within : f.same_within;
+  row.change = (diff >= 0 ? "+" : "-") + f.format(std::abs(diff));
+  if (*f.base != 0) row.change += " (" + fixed(100 * diff / std::abs(*f.base), 1) + " %)";
+  if (f.better == Better::kNeither) {
+    row.verdict = Verdict::kInfo;
+  } else if (std::abs(diff) <= limit) {
+    row.verdict = Verdict::kSame;
+  } else {
+    row.verdict = (diff > 0) == (f.better == Better::kHigher) ? Verdict::kBetter : Verdict::kWorse;
+  }
+  return row;
+}
+
+std::optional<double> as_double(const std::optional<int>& v) {
+  return v ? std::optional<double>(*v) : std::nullopt;
+}
+
+}  // namespace
+
+std::string fixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  if (r.ec != std::errc()) return "n/a";
+  std::string s(buf, r.ptr);
+  if (s.starts_with("-") && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
+  return s;
+}
+
+std::string format_duration(double seconds) {
+  if (seconds < 60) return fixed(seconds, 1) + " s";
+  const auto total = static_cast<long long>(std::llround(seconds));
+  const long long h = total / 3600, m = total / 60 % 60, s = total % 60;
+  auto two = [](long long x) { return (x < 10 ? "0" : "") + std::to_string(x); };
+  if (h == 0) return std::to_string(m) + " min " + two(s) + " s";
+  return std::to_string(h) + " h " + two(m) + " min " + two(s) + " s";
+}
+
+std::string format_bytes_gib(double bytes) {
+  return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
+}
+
+std::string format_energy(double joules) {
+  if (joules < 1e6) return fixed(joules / 1000, 2) + " kJ";
+  return fixed(joules / 3.6e6, 3) + " kWh";
+}
+
+std::vector<SummaryRow> summary_rows(const RunTotals& t) {
+  std::vector<SummaryRow> rows;
+  rows.push_back({"Duration", t.duration_s ? format_duration(*t.duration_s) : "n/a"});
+  rows.push_back({"GPUs", std::to_string(t.gpus)});
+  rows.push_back({"GPU-samples", std::to_string(t.samples)});
+  rows.push_back({"Steps", std::string(kNotRecorded)});
+  rows.push_back({"Mean step time", std::string(kNotRecorded)});
+  rows.push_back({"Time waiting on data", std::string(kNotRecorded)});
+  rows.push_back({"Mean GPU utilization", opt(t.mean_util_pct, 1, " %")});
+  rows.push_back({"Mean SM activity", opt(t.mean_sm_active_pct, 1, " %")});
+  rows.push_back({"Peak memory used (one GPU)",
+                  t.peak_memory_bytes ? format_bytes_gib(*t.peak_memory_bytes) : "n/a"});
+  rows.push_back({"Mean power (per GPU)", opt(t.mean_power_w, 1, " W")});
+  rows.push_back({"Energy (all GPUs)", t.energy_j ? format_energy(*t.energy_j) : "n/a"});
+  rows.push_back({"Energy per step", std::string(kNotRecorded)});
+  rows.push_back(
+      {"Time throttled", t.throttle_share ? fixed(*t.throttle_share * 100, 1) + " %" : "n/a"});
+  rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, " C")});
+  rows.push_back({"XID events", std::to_string(t.xids)});
+  rows.push_back({"GPUs lost", std::to_string(t.lost_gpus)});
+  rows.push_back({"Health score", std::string(kNotRecorded)});
+  return rows;
+}
+
+std::string_view verdict_text(Verdict v) {
+  switch (v) {
+    case Verdict::kBetter: return "better";
+    case Verdict::kWorse: return "worse";
+    case Verdict::kSame: return "same";
+    case Verdict::kInfo: return "changed";
+    case Verdict::kNotComparable: return "n/a";
+  }
+  return "n/a";
+}
+
+std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& base) {
+  static constexpr auto pct = +[](double v) { return fixed(v, 1) + " %"; };
+  static constexpr auto watts = +[](double v) { return fixed(v, 1) + " W"; };
+  static constexpr auto celsius = +[](double v) { return fixed(v, 0) + " C"; };
+  static constexpr auto count = +[](double v) { return fixed(v, 0); };
+  static constexpr auto share = +[](double v) { return fixed(v * 100, 1) + " %"; };
+  std::vector<Figure> figures{
+      {"Duration", run.duration_s, base.duration_s, Better::kNeither, 0, false, format_duration},
+      {"Mean GPU utilization", run.mean_util_pct, base.mean_util_pct, Better::kHigher, 2, false,
+       pct},
+      {"Mean SM activity", run.mean_sm_active_pct, base.mean_sm_active_pct, Better::kHigher, 2,
+       false, pct},
+      {"Peak memory used (one GPU)", run.peak_memory_bytes, base.peak_memory_bytes,
+       Better::kNeither, 0, false, format_bytes_gib},
+      {"Mean power (per GPU)", run.mean_power_w, base.mean_power_w, Better::kNeither, 0, false,
+       watts},
+      {"Energy (all GPUs)", run.energy_j, base.energy_j, Better::kLower, 0.05, true, format_energy},
+      {"Time throttled", run.throttle_share, base.throttle_share, Better::kLower, 0.01, false,
+       share},
+      {"Highest GPU temperature", run.max_temp_c, base.max_temp_c, Better::kLower, 2, false,
+       celsius},
+      {"XID events", as_double(run.xids), as_double(base.xids), Better::kLower, 0, false, count},
+      {"GPUs lost", as_double(run.lost_gpus), as_double(base.lost_gpus), Better::kLower, 0, false,
+       count},
+  };
+  std::vector<ComparisonRow> rows;
+  for (const auto& f : figures) rows.push_back(judge(f));
+  return rows;
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+// The report's summary table and the comparison with a baseline run, as plain text cells
+// (escaped by the page writer). Thresholds of the verdicts: docs/report.md.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/run_report.h"
+
+namespace gpumon::report {
+
+struct SummaryRow {
+  std::string label;
+  std::string value;
+};
+
+/// Duration, GPUs, samples, utilization, SM activity, memory, energy, throttling, XIDs, lost
+/// GPUs; steps, data wait and health score say "not recorded" (recordings do not hold them yet).
+std::vector<SummaryRow> summary_rows(const RunTotals& t);
+
+enum class Verdict { kBetter, kWorse, kSame, kInfo, kNotComparable };
+std::string_view verdict_text(Verdict v);
+
+struct ComparisonRow {
+  std::string label;
+  std::string run, baseline, change;
+  Verdict verdict = Verdict::kInfo;
+};
+
+std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& baseline);
+
+/// `v` with exactly `decimals` decimals and a '.', whatever the locale.
+std::string fixed(double v, int decimals);
+/// "1 h 02 min 03 s", "42.5 s".
+std::string format_duration(double seconds);
+std::string format_bytes_gib(double bytes);
+std::string format_energy(double joules);
+
+}  // namespace gpumon::report
