@@ -14,7 +14,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpumon export RUN.gpumon [--format csv|jsonl] [--metrics NAME,...] [--gpu N]\n"
-    "                     [--show-uuid] [--no-units]\n";
+    "                     [--show-uuid] [--no-units]\n"
+    "       gpumon export RUN.gpumon --table steps|rank_events [--format csv|jsonl]\n"
+    "  --table steps (or --steps): the training steps the agent received (docs/python.md)\n";
 
 struct ExportArgs {
   std::string path;
@@ -24,6 +26,7 @@ struct ExportArgs {
   bool show_uuid = false;
   bool units = true;
   bool help = false;
+  std::string table = "samples";
 };
 
 std::string parse_metrics(std::string_view list, std::vector<MetricId>& out) {
@@ -69,6 +72,13 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
           std::from_chars(v->data(), v->data() + v->size(), n).ptr != v->data() + v->size())
         return "--gpu needs a GPU index (0, 1, ...)";
       a.gpu = n;
+    } else if (opt == "--table") {
+      const auto v = take();
+      if (!v || (*v != "samples" && *v != "steps" && *v != "rank_events"))
+        return "--table must be samples, steps or rank_events";
+      a.table = *v;
+    } else if (opt == "--steps" && !value) {
+      a.table = "steps";
     } else if (opt == "--show-uuid" && !value) {
       a.show_uuid = true;
     } else if (opt == "--no-units" && !value) {
@@ -80,7 +90,29 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
     }
   }
   if (a.path.empty() && !a.help) return "which recording? give its path";
+  if (a.table != "samples" && (!a.metrics.empty() || a.gpu || a.show_uuid || !a.units))
+    return "--metrics, --gpu, --show-uuid and --no-units apply to samples, not --table " + a.table;
   return {};
+}
+
+// `--table steps` / `--table rank_events`: every row of that table (none in a version-1 file).
+template <typename Row, typename Cells>
+int export_table(const std::string& path, ReadResult<std::vector<Row>> rows,
+                 const std::vector<std::string>& columns, Cells cells, bool jsonl,
+                 std::ostream& out, std::ostream& err) {
+  if (auto* e = std::get_if<std::string>(&rows)) {
+    err << "gpumon export: " << path << ": " << *e << '\n';
+    return kExportReadError;
+  }
+  if (!jsonl) write_table_csv_header(out, columns);
+  for (const auto& row : std::get<std::vector<Row>>(rows)) {
+    if (jsonl)
+      write_table_jsonl_row(out, columns, cells(row));
+    else
+      write_table_csv_row(out, cells(row));
+  }
+  out.flush();
+  return out ? kExportOk : kExportReadError;
 }
 
 }  // namespace
@@ -101,6 +133,11 @@ int run_export_command(const std::vector<std::string>& args, std::ostream& out, 
     err << "gpumon export: " << error << '\n';
     return kExportReadError;
   }
+  if (a.table == "steps")
+    return export_table(a.path, reader->steps(), step_columns(), step_cells, a.jsonl, out, err);
+  if (a.table == "rank_events")
+    return export_table(a.path, reader->rank_events(), rank_event_columns(), rank_event_cells,
+                        a.jsonl, out, err);
   std::map<unsigned, std::optional<std::string>> uuids;
   for (const auto& d : reader->devices()) uuids[d.index] = d.uuid;
   if (a.gpu && !uuids.contains(*a.gpu)) {

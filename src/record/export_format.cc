@@ -10,7 +10,7 @@
 namespace gpumon::record {
 namespace {
 
-// CSV quoting (RFC 4180) for the only free text we print: the uuid.
+// CSV quoting (RFC 4180) for free text: the uuid, a step's device, a rank event's JSON.
 std::string csv_cell(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
@@ -88,6 +88,123 @@ void write_jsonl_row(std::ostream& out, const ExportLayout& layout, const Sample
     const auto& v = row.values[static_cast<std::size_t>(id)];
     const std::string num = v ? format_number(*v) : std::string();
     line += num.empty() ? "null" : num;
+  }
+  out << line << "}\n";
+}
+
+Cell int_cell(std::optional<std::int64_t> v) {
+  Cell c;
+  if (v) c = Cell{Cell::Kind::kInt, *v, 0, {}};
+  return c;
+}
+
+Cell number_cell(std::optional<double> v) {
+  Cell c;
+  if (v && std::isfinite(*v)) c = Cell{Cell::Kind::kNumber, 0, *v, {}};
+  return c;
+}
+
+Cell text_cell(std::optional<std::string> v) {
+  Cell c;
+  if (v) c = Cell{Cell::Kind::kText, 0, 0, std::move(*v)};
+  return c;
+}
+
+Cell json_cell(std::string json) {
+  return Cell{Cell::Kind::kJson, 0, 0, std::move(json)};
+}
+
+const std::vector<std::string>& step_columns() {
+  static const std::vector<std::string> columns = {"pid",
+                                                   "rank",
+                                                   "local_rank",
+                                                   "world_size",
+                                                   "device",
+                                                   "step",
+                                                   "t_start_s",
+                                                   "t_end_s",
+                                                   "cpu_step_s",
+                                                   "gpu_step_s",
+                                                   "data_wait_s",
+                                                   "allocated_bytes",
+                                                   "reserved_bytes",
+                                                   "active_bytes",
+                                                   "inactive_split_bytes",
+                                                   "allocated_peak_bytes",
+                                                   "reserved_peak_bytes",
+                                                   "num_alloc_retries",
+                                                   "num_ooms"};
+  return columns;
+}
+
+std::vector<Cell> step_cells(const RecordedStep& s) {
+  return {int_cell(s.pid),
+          int_cell(s.rank),
+          int_cell(s.local_rank),
+          int_cell(s.world_size),
+          text_cell(s.device),
+          int_cell(s.step),
+          number_cell(s.t_start_s),
+          number_cell(s.t_end_s),
+          number_cell(s.cpu_step_s),
+          number_cell(s.gpu_step_s),
+          number_cell(s.data_wait_s),
+          int_cell(s.allocated_bytes),
+          int_cell(s.reserved_bytes),
+          int_cell(s.active_bytes),
+          int_cell(s.inactive_split_bytes),
+          int_cell(s.allocated_peak_bytes),
+          int_cell(s.reserved_peak_bytes),
+          int_cell(s.num_alloc_retries),
+          int_cell(s.num_ooms)};
+}
+
+const std::vector<std::string>& rank_event_columns() {
+  static const std::vector<std::string> columns = {"timestamp", "pid", "rank", "kind", "detail"};
+  return columns;
+}
+
+std::vector<Cell> rank_event_cells(const RecordedRankEvent& e) {
+  return {text_cell(format_iso_ms(e.time_ms)), int_cell(e.pid), int_cell(e.rank), text_cell(e.kind),
+          json_cell(e.detail)};
+}
+
+void write_table_csv_header(std::ostream& out, const std::vector<std::string>& columns) {
+  std::string line;
+  for (const auto& c : columns) line += (line.empty() ? "" : ",") + c;
+  out << line << '\n';
+}
+
+void write_table_csv_row(std::ostream& out, const std::vector<Cell>& cells) {
+  std::string line;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (i != 0) line += ',';
+    const Cell& c = cells[i];
+    switch (c.kind) {
+      case Cell::Kind::kMissing: break;
+      case Cell::Kind::kInt: line += std::to_string(c.i); break;
+      case Cell::Kind::kNumber: line += format_number(c.d); break;
+      case Cell::Kind::kText:
+      case Cell::Kind::kJson: line += csv_cell(c.s); break;
+    }
+  }
+  out << line << '\n';
+}
+
+void write_table_jsonl_row(std::ostream& out, const std::vector<std::string>& columns,
+                           const std::vector<Cell>& cells) {
+  std::string line = "{";
+  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) {
+    if (i != 0) line += ',';
+    line += json_string(columns[i]) + ':';
+    const Cell& c = cells[i];
+    switch (c.kind) {
+      case Cell::Kind::kMissing: line += "null"; break;
+      case Cell::Kind::kInt: line += std::to_string(c.i); break;
+      case Cell::Kind::kNumber: line += format_number(c.d); break;
+      case Cell::Kind::kText: line += json_string(c.s); break;
+      case Cell::Kind::kJson: line += c.s.empty() ? "null" : c.s; break;
+    }
   }
   out << line << "}\n";
 }

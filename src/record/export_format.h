@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/metric_catalog.h"
+#include "record/recording_types.h"
 #include "record/sample_stream.h"
 
 namespace gpumon::record {
@@ -31,5 +32,31 @@ void write_csv_row(std::ostream& out, const ExportLayout& layout, const SampleRo
                    const std::optional<std::string>& uuid);
 void write_jsonl_row(std::ostream& out, const ExportLayout& layout, const SampleRow& row,
                      const std::optional<std::string>& uuid);
+
+/// One cell of a table export (steps, rank events): missing, an integer, a number, text, or
+/// text that already is JSON (written as is in JSONL, quoted in CSV).
+struct Cell {
+  enum class Kind { kMissing, kInt, kNumber, kText, kJson } kind = Kind::kMissing;
+  std::int64_t i = 0;
+  double d = 0;
+  std::string s;
+};
+Cell int_cell(std::optional<std::int64_t> v);
+Cell number_cell(std::optional<double> v);
+Cell text_cell(std::optional<std::string> v);
+Cell json_cell(std::string json);
+
+/// Column names of `gpumon export --table steps` and one row of it.
+const std::vector<std::string>& step_columns();
+std::vector<Cell> step_cells(const RecordedStep& s);
+/// Column names of `gpumon export --table rank_events` and one row of it.
+const std::vector<std::string>& rank_event_columns();
+std::vector<Cell> rank_event_cells(const RecordedRankEvent& e);
+
+void write_table_csv_header(std::ostream& out, const std::vector<std::string>& columns);
+/// CSV: an empty cell for a missing value. JSONL: null for it.
+void write_table_csv_row(std::ostream& out, const std::vector<Cell>& cells);
+void write_table_jsonl_row(std::ostream& out, const std::vector<std::string>& columns,
+                           const std::vector<Cell>& cells);
 
 }  // namespace gpumon::record

@@ -60,7 +60,9 @@ RecordingBatcher::RecordingBatcher(std::unique_ptr<RecordingStore> store,
 
 std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
                                     const std::vector<GpuEvent>& events,
-                                    const std::vector<ProcessSnapshot>& snapshots) {
+                                    const std::vector<ProcessSnapshot>& snapshots,
+                                    const std::vector<RecordedStep>& steps,
+                                    const std::vector<RecordedRankEvent>& rank_events) {
   int rc = store_->begin();
   for (std::size_t i = 0; rc == SQLITE_OK && i < ticks.size(); ++i) rc = add_tick(ticks[i]);
   for (std::size_t i = 0; rc == SQLITE_OK && i < events.size(); ++i) {
@@ -71,11 +73,15 @@ std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
   }
   for (std::size_t i = 0; rc == SQLITE_OK && i < snapshots.size(); ++i)
     rc = add_processes(snapshots[i]);
+  for (std::size_t i = 0; rc == SQLITE_OK && i < steps.size(); ++i) rc = store_->put_step(steps[i]);
+  for (std::size_t i = 0; rc == SQLITE_OK && i < rank_events.size(); ++i)
+    rc = store_->put_rank_event(rank_events[i]);
   for (auto it = chunks_.begin(); rc == SQLITE_OK && it != chunks_.end(); ++it)
     if (it->second.dirty) rc = flush_chunk(it->first, it->second, false);
   if (rc == SQLITE_OK) rc = store_->commit();
   if (rc != SQLITE_OK) return failure(rc, "recording stopped");
   ticks_committed_ += ticks.size();
+  steps_committed_ += steps.size();
   if (!ticks.empty()) last_committed_ms_ = last_tick_ms_;
   return {};
 }

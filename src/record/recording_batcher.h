@@ -27,10 +27,13 @@ class RecordingBatcher {
   /// Writes every item in one transaction. Empty on success, else why the recording stopped
   /// (the transaction is rolled back; earlier ones stay).
   std::string write(const std::vector<TickSample>& ticks, const std::vector<GpuEvent>& events,
-                    const std::vector<ProcessSnapshot>& snapshots);
+                    const std::vector<ProcessSnapshot>& snapshots,
+                    const std::vector<RecordedStep>& steps = {},
+                    const std::vector<RecordedRankEvent>& rank_events = {});
   /// The end time (now) and the switch to a single-file database.
   std::string finish();
   std::uint64_t ticks_committed() const { return ticks_committed_; }
+  std::uint64_t steps_committed() const { return steps_committed_; }
 
  private:
   struct OpenChunk {
@@ -57,6 +60,7 @@ class RecordingBatcher {
   std::int64_t last_committed_ms_ = 0;
   std::int64_t last_tick_ms_ = 0;
   std::uint64_t ticks_committed_ = 0;
+  std::uint64_t steps_committed_ = 0;
 };
 
 }  // namespace gpumon::record::detail

@@ -76,8 +76,8 @@ TEST(RecordingDamage, NamesWhatIsWrongWithFilesThatAreNotRecordings) {
 TEST(RecordingDamage, RefusesANewerSchemaVersion) {
   TempDir dir;
   const std::string path = good_recording(dir);
-  sql(path, "PRAGMA user_version = 2");
-  EXPECT_NE(open_error(path).find("schema version 2 is newer than this gpumon reads (1)"),
+  sql(path, "PRAGMA user_version = 3");
+  EXPECT_NE(open_error(path).find("schema version 3 is newer than this gpumon reads (2)"),
             std::string::npos)
       << open_error(path);
 }

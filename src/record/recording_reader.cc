@@ -133,6 +133,60 @@ ReadResult<std::vector<RecordedProcess>> RecordingReader::processes() const {
   return out;
 }
 
+bool RecordingReader::has_table(const char* name) const {
+  auto s = db_.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  s.bind(1, std::string_view(name));
+  return s.ok() && s.step() == SQLITE_ROW && s.int64(0) > 0;
+}
+
+ReadResult<std::vector<RecordedStep>> RecordingReader::steps() const {
+  std::vector<RecordedStep> out;
+  if (!has_table("steps")) return out;  // schema version 1
+  auto s = db_.prepare(
+      "SELECT received_ms, pid, rank, local_rank, world_size, device, step, t_start_s, t_end_s, "
+      "cpu_step_s, gpu_step_s, data_wait_s, allocated_bytes, reserved_bytes, active_bytes, "
+      "inactive_split_bytes, allocated_peak_bytes, reserved_peak_bytes, num_alloc_retries, "
+      "num_ooms FROM steps ORDER BY t_end_s, id");
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW) {
+    RecordedStep r;
+    r.received_ms = s.int64(0);
+    r.pid = s.int64(1);
+    r.rank = opt_int(s, 2);
+    r.local_rank = opt_int(s, 3);
+    r.world_size = opt_int(s, 4);
+    r.device = opt_text(s, 5);
+    r.step = s.int64(6);
+    r.t_start_s = s.real(7);
+    r.t_end_s = s.real(8);
+    r.cpu_step_s = s.real(9);
+    if (!s.is_null(10)) r.gpu_step_s = s.real(10);
+    r.data_wait_s = s.real(11);
+    r.allocated_bytes = opt_int(s, 12);
+    r.reserved_bytes = opt_int(s, 13);
+    r.active_bytes = opt_int(s, 14);
+    r.inactive_split_bytes = opt_int(s, 15);
+    r.allocated_peak_bytes = opt_int(s, 16);
+    r.reserved_peak_bytes = opt_int(s, 17);
+    r.num_alloc_retries = opt_int(s, 18);
+    r.num_ooms = opt_int(s, 19);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return out;
+}
+
+ReadResult<std::vector<RecordedRankEvent>> RecordingReader::rank_events() const {
+  std::vector<RecordedRankEvent> out;
+  if (!has_table("rank_events")) return out;  // schema version 1
+  auto s = db_.prepare("SELECT time_ms, pid, rank, kind, detail FROM rank_events ORDER BY id");
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
+    out.push_back({s.int64(0), s.int64(1), opt_int(s, 2), s.text(3), s.text(4)});
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return out;
+}
+
 ReadResult<std::vector<ChunkRef>> RecordingReader::chunks(std::optional<unsigned> gpu) const {
   std::vector<ChunkRef> out;
   auto s = db_.prepare(

@@ -54,6 +54,11 @@ class RecordingReader {
 
   ReadResult<std::vector<RecordedEvent>> events() const;
   ReadResult<std::vector<RecordedProcess>> processes() const;
+  /// Training steps in the order they ended (t_end_s, then arrival); empty for a version-1
+  /// recording, which has no steps table.
+  ReadResult<std::vector<RecordedStep>> steps() const;
+  /// Hello, bye, oom and disconnect events of training processes, in arrival order.
+  ReadResult<std::vector<RecordedRankEvent>> rank_events() const;
   /// Chunks of `gpu` (every GPU when nullopt), by GPU then time.
   ReadResult<std::vector<ChunkRef>> chunks(std::optional<unsigned> gpu) const;
   /// The decoded samples of chunk `ref`.
@@ -62,6 +67,7 @@ class RecordingReader {
  private:
   RecordingReader() = default;
   std::string load();
+  bool has_table(const char* name) const;
 
   std::string path_;
   mutable detail::Db db_;

@@ -66,6 +66,13 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
   s.update_process_ = s.db_.prepare(
       "UPDATE processes SET name = ?, max_used_memory_bytes = ?, last_used_memory_bytes = ?, "
       "last_seen_ms = ? WHERE id = ?");
+  s.insert_step_ = s.db_.prepare(
+      "INSERT INTO steps(received_ms, pid, rank, local_rank, world_size, device, step, t_start_s, "
+      "t_end_s, cpu_step_s, gpu_step_s, data_wait_s, allocated_bytes, reserved_bytes, "
+      "active_bytes, inactive_split_bytes, allocated_peak_bytes, reserved_peak_bytes, "
+      "num_alloc_retries, num_ooms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  s.insert_rank_event_ = s.db_.prepare(
+      "INSERT INTO rank_events(time_ms, pid, rank, kind, detail) VALUES (?, ?, ?, ?, ?)");
   s.set_meta_ = s.db_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
   if (rc == SQLITE_OK) rc = s.begin();
   if (rc == SQLITE_OK) rc = insert_devices(s.db_, devices);
@@ -135,6 +142,29 @@ int RecordingStore::put_process(const RecordedProcess& p, std::int64_t& row_id) 
   const int rc = step_done(insert_process_);
   if (rc == SQLITE_OK) row_id = db_.last_insert_rowid();
   return rc;
+}
+
+int RecordingStore::put_step(const RecordedStep& s) {
+  Stmt& q = insert_step_;
+  const std::optional<std::string_view> device =
+      s.device ? std::optional<std::string_view>(*s.device) : std::nullopt;
+  q.bind(1, s.received_ms).bind(2, s.pid).bind(3, s.rank).bind(4, s.local_rank);
+  q.bind(5, s.world_size).bind(6, device).bind(7, s.step);
+  q.bind_double(8, s.t_start_s).bind_double(9, s.t_end_s).bind_double(10, s.cpu_step_s);
+  if (s.gpu_step_s)
+    q.bind_double(11, *s.gpu_step_s);
+  else
+    q.bind_null(11);
+  q.bind_double(12, s.data_wait_s).bind(13, s.allocated_bytes).bind(14, s.reserved_bytes);
+  q.bind(15, s.active_bytes).bind(16, s.inactive_split_bytes).bind(17, s.allocated_peak_bytes);
+  q.bind(18, s.reserved_peak_bytes).bind(19, s.num_alloc_retries).bind(20, s.num_ooms);
+  return step_done(q);
+}
+
+int RecordingStore::put_rank_event(const RecordedRankEvent& e) {
+  insert_rank_event_.bind(1, e.time_ms).bind(2, e.pid).bind(3, e.rank);
+  insert_rank_event_.bind(4, std::string_view(e.kind)).bind(5, std::string_view(e.detail));
+  return step_done(insert_rank_event_);
 }
 
 int RecordingStore::set_meta(std::string_view key, std::string_view value) {

@@ -34,6 +34,8 @@ class RecordingStore {
   int put_event(const RecordedEvent& e);
   /// Inserts when `row_id` is 0 (and sets it), else updates the row.
   int put_process(const RecordedProcess& p, std::int64_t& row_id);
+  int put_step(const RecordedStep& s);
+  int put_rank_event(const RecordedRankEvent& e);
   int set_meta(std::string_view key, std::string_view value);
   /// The end time, and a switch back to a single-file (rollback journal) database so a finished
   /// recording is one self-contained file.
@@ -50,6 +52,8 @@ class RecordingStore {
   Stmt insert_event_;
   Stmt insert_process_;
   Stmt update_process_;
+  Stmt insert_step_;
+  Stmt insert_rank_event_;
   Stmt set_meta_;
 };
 

@@ -70,6 +70,22 @@ void RecordingWriter::on_processes(const ProcessSnapshot& snapshot) {
   }
 }
 
+void RecordingWriter::on_step(const RecordedStep& step) {
+  try {
+    enqueue(step);
+  } catch (...) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void RecordingWriter::on_rank_event(const RecordedRankEvent& event) {
+  try {
+    enqueue(event);
+  } catch (...) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void RecordingWriter::run() {
   std::unique_lock lock(mu_);
   for (;;) {
@@ -101,15 +117,20 @@ std::string RecordingWriter::write_batch(std::deque<Item>& batch, bool closing) 
     std::vector<TickSample> ticks;
     std::vector<GpuEvent> events;
     std::vector<ProcessSnapshot> snapshots;
+    std::vector<RecordedStep> steps;
+    std::vector<RecordedRankEvent> rank_events;
     for (auto& item : batch) {
       if (auto* t = std::get_if<TickSample>(&item)) ticks.push_back(std::move(*t));
       if (auto* e = std::get_if<GpuEvent>(&item)) events.push_back(*e);
       if (auto* p = std::get_if<ProcessSnapshot>(&item)) snapshots.push_back(std::move(*p));
+      if (auto* s = std::get_if<RecordedStep>(&item)) steps.push_back(std::move(*s));
+      if (auto* r = std::get_if<RecordedRankEvent>(&item)) rank_events.push_back(std::move(*r));
     }
     std::string error;
-    if (!batch.empty()) error = batcher_->write(ticks, events, snapshots);
+    if (!batch.empty()) error = batcher_->write(ticks, events, snapshots, steps, rank_events);
     if (error.empty() && closing) error = batcher_->finish();
     ticks_written_.store(batcher_->ticks_committed());
+    steps_written_.store(batcher_->steps_committed());
     return error;
   } catch (const std::exception& e) {
     return std::string("write error: recording stopped: ") + e.what();
@@ -128,6 +149,7 @@ void RecordingWriter::close() {
 RecordingStatus RecordingWriter::status() const {
   RecordingStatus s;
   s.ticks_written = ticks_written_.load();
+  s.steps_written = steps_written_.load();
   s.dropped = dropped_.load();
   s.stopped = stopped_.load();
   std::lock_guard lock(mu_);

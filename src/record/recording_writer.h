@@ -8,8 +8,8 @@
 // readable, status() says why ("disk full: recording stopped at ..."), later items are dropped
 // and counted. The producer is never blocked on I/O and nothing throws out of the sink.
 //
-// Thread-safety: on_tick/on_event/on_processes from one producer thread at a time; status()
-// and close() from any thread.
+// Thread-safety: every on_* call, status() and close() are safe from any thread (the queue is
+// guarded by a mutex).
 #pragma once
 
 #include <atomic>
@@ -44,6 +44,7 @@ struct RecordingOptions {
 
 struct RecordingStatus {
   std::uint64_t ticks_written = 0;  ///< committed to the file
+  std::uint64_t steps_written = 0;  ///< training steps committed (RecordedStep)
   std::uint64_t dropped = 0;        ///< items not recorded: queue full, or after a stop
   bool stopped = false;             ///< a write failed; nothing more is recorded
   std::string error;                ///< why it stopped: "disk full: recording stopped at ..."
@@ -65,13 +66,18 @@ class RecordingWriter final : public SampleSink {
   void on_event(const GpuEvent& event) override;
   void on_processes(const ProcessSnapshot& snapshot) override;
 
+  /// A training step or rank event from the agent (docs/python.md): queued like a tick, from
+  /// any thread (the agent's socket thread calls these while the sampler calls on_tick).
+  void on_step(const RecordedStep& step);
+  void on_rank_event(const RecordedRankEvent& event);
+
   /// Writes what is queued and the end time, then closes the file. Idempotent; blocks for the
   /// last write (call it from the thread that ends the run, not from the sampler).
   void close();
   RecordingStatus status() const;
 
  private:
-  using Item = std::variant<TickSample, GpuEvent, ProcessSnapshot>;
+  using Item = std::variant<TickSample, GpuEvent, ProcessSnapshot, RecordedStep, RecordedRankEvent>;
 
   RecordingWriter(const RecordingOptions& options,
                   std::unique_ptr<detail::RecordingBatcher> batcher);
@@ -89,6 +95,7 @@ class RecordingWriter final : public SampleSink {
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> ticks_written_{0};
+  std::atomic<std::uint64_t> steps_written_{0};
   std::string error_;  // guarded by mu_
   std::thread thread_;
 };

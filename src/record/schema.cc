@@ -22,6 +22,16 @@ CREATE TABLE events(id INTEGER PRIMARY KEY, gpu INTEGER NOT NULL, time_ms INTEGE
 CREATE TABLE processes(id INTEGER PRIMARY KEY, gpu INTEGER NOT NULL, pid INTEGER NOT NULL,
                        name TEXT, max_used_memory_bytes INTEGER, last_used_memory_bytes INTEGER,
                        first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL);
+CREATE TABLE steps(id INTEGER PRIMARY KEY, received_ms INTEGER NOT NULL, pid INTEGER NOT NULL,
+                   rank INTEGER, local_rank INTEGER, world_size INTEGER, device TEXT,
+                   step INTEGER NOT NULL, t_start_s REAL NOT NULL, t_end_s REAL NOT NULL,
+                   cpu_step_s REAL NOT NULL, gpu_step_s REAL, data_wait_s REAL NOT NULL,
+                   allocated_bytes INTEGER, reserved_bytes INTEGER, active_bytes INTEGER,
+                   inactive_split_bytes INTEGER, allocated_peak_bytes INTEGER,
+                   reserved_peak_bytes INTEGER, num_alloc_retries INTEGER, num_ooms INTEGER);
+CREATE INDEX steps_by_time ON steps(t_end_s);
+CREATE TABLE rank_events(id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, pid INTEGER NOT NULL,
+                         rank INTEGER, kind TEXT NOT NULL, detail TEXT NOT NULL);
 )sql";
 
 }  // namespace

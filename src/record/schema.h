@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Schema v1 of a gpumon recording (docs/recording.md is the reference for users).
+// Schema v2 of a gpumon recording (docs/recording.md is the reference for users).
 #pragma once
 
 #include <string>
@@ -8,7 +8,8 @@
 
 namespace gpumon::record {
 
-inline constexpr int kSchemaVersion = 1;
+/// 2 added the `steps` and `rank_events` tables (issue 4); version-1 files are still read.
+inline constexpr int kSchemaVersion = 2;
 /// meta('format') of every recording: tells a gpumon recording from any other SQLite file.
 inline constexpr const char* kFormatName = "gpumon-recording";
 
