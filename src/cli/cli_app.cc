@@ -12,6 +12,7 @@
 #include "query/query_command.h"
 #endif
 #ifdef GPUMON_HAVE_RECORD
+#include "cli/agent_command.h"
 #include "cli/record_command.h"
 #endif
 #ifdef GPUMON_HAVE_REPORT
@@ -34,10 +35,12 @@ int run_query(const std::vector<std::string>& args, const Console& console) {
 #endif
 }
 
-// `record` and `export` need SQLite and zstd (src/record builds only where they are found).
+// `record`, `export` and `agent` need SQLite and zstd (src/record builds only where they are
+// found).
 int run_recording_command(const std::string& name, const std::vector<std::string>& args,
                           const Console& console) {
 #ifdef GPUMON_HAVE_RECORD
+  if (name == "agent") return run_agent_command(args, console);
   return name == "record" ? run_record_command(args, console) : run_export(args, console);
 #else
   (void)args;
@@ -77,7 +80,8 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   const std::string& first = args.front();
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (first == "query") return run_query(rest, console);
-  if (first == "record" || first == "export") return run_recording_command(first, rest, console);
+  if (first == "record" || first == "export" || first == "agent")
+    return run_recording_command(first, rest, console);
   if (first == "report") return run_report(rest, console);
   if (first == "serve") return run_serve(rest, console);
   if (first == "watch" || first == "-w" || first == "--watch")
@@ -91,8 +95,9 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
     return 0;
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
-  console.err << "gpumon: unknown command '" << first
-              << "'. Commands: watch, query, record, export, report, serve (run 'gpumon --help').\n";
+  console.err
+      << "gpumon: unknown command '" << first
+      << "'. Commands: watch, query, record, export, report, serve, agent (run 'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -114,6 +119,9 @@ Usage:
                       record every GPU into FILE until COMMAND exits (or Ctrl-C)
   gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]
                       a recording's samples back, exactly (docs/recording.md)
+                      (--table steps: the training steps of `import gpumon`)
+  gpumon agent [--socket PATH] [-o FILE] [--interval MS] [--exit-when-idle S]
+                      the per-node agent `import gpumon` talks to (docs/python.md)
   gpumon report FILE [-o REPORT.html] [--baseline OTHER] [--force]
                       one self-contained HTML page of a recording (docs/report.md)
   gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]

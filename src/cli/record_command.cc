@@ -16,6 +16,8 @@
 #include <memory>
 #include <thread>
 
+#include "agent/socket_path.h"
+#include "cli/agent_command.h"
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/version.h"
@@ -86,7 +88,8 @@ constexpr const char* kUsage =
     "usage: gpumon record [-o FILE] [--interval MS] [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
-    "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`.\n";
+    "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`.\n"
+    "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n";
 
 pid_t spawn(const std::vector<std::string>& command, std::string& error) {
   std::vector<char*> argv;
@@ -158,6 +161,19 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
+  // The command's training steps (`import gpumon`) come over a socket of this run, named in its
+  // environment; without it the recording still goes on.
+  std::unique_ptr<agent::AgentServer> agent_socket;
+  if (!o.command.empty()) {
+    std::string path = agent::default_socket_path();
+    path = path.substr(0, path.rfind('/') + 1) + "record-" + std::to_string(::getpid()) + ".sock";
+    agent_socket = open_agent_socket(path, writer, console, "gpumon record: ", error);
+    if (agent_socket)
+      ::setenv("GPUMON_AGENT_SOCKET", path.c_str(), 1);
+    else
+      console.err << "gpumon record: training steps will not be recorded: " << error << "\n";
+  }
+
   const auto started = std::chrono::steady_clock::now();
   sampler.start();
   pid_t child = -1;
@@ -189,6 +205,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  if (agent_socket) agent_socket->stop();
   sampler.stop();
   writer->close();
   sigaction(SIGINT, &old_int, nullptr);
@@ -203,6 +220,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   console.err << "gpumon record: " << o.path << ": " << sampler.device_count() << " GPU(s), "
               << st.ticks_written << " ticks over " << static_cast<long long>(seconds + 0.5)
               << " s, " << bytes << " bytes";
+  if (st.steps_written != 0) console.err << ", " << st.steps_written << " training steps";
   if (st.dropped != 0) console.err << ", " << st.dropped << " items dropped";
   if (stats.overruns != 0) console.err << ", " << stats.overruns << " late ticks";
   console.err << "\n";

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+#include "agent/agent_client.h"
+
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "agent/agent_protocol.h"
+#include "agent/socket_path.h"
+
+namespace gpumon::agent {
+namespace {
+
+// The sockets of every live client, so that a forked child can close its copies. Slots are
+// atomics: the atfork handler runs in the child where no lock may be taken. A slot holds the
+// fd + 1 (0: free), so that the zero-initialised array is empty.
+constexpr int kSlots = 64;
+std::atomic<int> g_fds[kSlots];
+
+extern "C" void gpumon_agent_client_after_fork_child() {
+  for (auto& s : g_fds) {
+    const int slot = s.exchange(0);
+    if (slot > 0) ::close(slot - 1);
+  }
+}
+
+void install_atfork_once() {
+  static std::once_flag once;
+  std::call_once(once,
+                 [] { pthread_atfork(nullptr, nullptr, gpumon_agent_client_after_fork_child); });
+}
+
+int register_fd(int fd) {
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_fds[i].compare_exchange_strong(expected, fd + 1)) return i;
+  }
+  return -1;  // more than 64 clients in one process: that one's fd is not closed in children
+}
+
+void unregister_fd(int slot) {
+  if (slot >= 0) g_fds[slot].store(0);
+}
+
+}  // namespace
+
+AgentClient::AgentClient(AgentClientOptions options)
+    : options_(std::move(options)), owner_pid_(::getpid()), backoff_(options_.min_backoff) {
+  install_atfork_once();
+}
+
+AgentClient::~AgentClient() {
+  if (!in_owner_process()) return;  // the fd number may belong to something else here
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  disconnect_locked("closed", false);
+}
+
+bool AgentClient::in_owner_process() const {
+  return ::getpid() == owner_pid_;
+}
+
+void AgentClient::set_hello(std::string_view line) {
+  if (!in_owner_process()) return;
+  std::lock_guard lock(mu_);
+  hello_.assign(line);
+  if (hello_.empty() || hello_.back() != '\n') hello_ += '\n';
+}
+
+bool AgentClient::send(std::string_view line) {
+  if (!in_owner_process()) return false;
+  std::lock_guard lock(mu_);
+  if (closed_) return false;
+  const std::size_t size = line.size() + (line.ends_with('\n') ? 0 : 1);
+  if (size >= kMaxMessageBytes || queue_.size() - written_ + size > options_.max_queue_bytes) {
+    ++stats_.dropped;
+    write_locked();  // make room for the next one if the socket takes some now
+    return false;
+  }
+  queue_.append(line);
+  if (!line.ends_with('\n')) queue_ += '\n';
+  write_locked();
+  return true;
+}
+
+bool AgentClient::flush() {
+  if (!in_owner_process()) return false;
+  std::lock_guard lock(mu_);
+  if (!closed_) write_locked();
+  return queue_.size() == written_;
+}
+
+void AgentClient::close(std::chrono::milliseconds timeout) {
+  if (!in_owner_process()) return;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (closed_) return;
+      write_locked();
+      if (queue_.size() == written_ || fd_ < 0 || std::chrono::steady_clock::now() >= deadline) {
+        closed_ = true;
+        stats_.dropped +=
+            std::count(queue_.begin() + static_cast<long>(written_), queue_.end(), '\n');
+        disconnect_locked("closed", false);
+        queue_.clear();
+        written_ = 0;
+        return;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+AgentClientStats AgentClient::stats() const {
+  std::lock_guard lock(mu_);
+  AgentClientStats s = stats_;
+  s.connected = fd_ >= 0;
+  s.queued_bytes = queue_.size() - written_;
+  return s;
+}
+
+bool AgentClient::connect_locked() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_attempt_) return false;
+  auto fail = [&](std::string why) {
+    stats_.last_error = std::move(why);
+    next_attempt_ = now + backoff_;
+    backoff_ = std::min(backoff_ * 2, options_.max_backoff);
+    return false;
+  };
+  if (auto e = check_owned_socket(options_.socket_path); !e.empty()) return fail(e);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(std::string("socket: ") + std::strerror(errno));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, options_.socket_path.c_str(), options_.socket_path.size());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return fail(options_.socket_path + ": " + std::strerror(err));
+  }
+  // A fresh socket buffer holds far more than one hello; anything short of the whole line is
+  // a failure (the agent would read the next message as the rest of it).
+  if (!hello_.empty()) {
+    const ssize_t n = ::send(fd, hello_.data(), hello_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n != static_cast<ssize_t>(hello_.size())) {
+      ::close(fd);
+      return fail(options_.socket_path + ": the hello did not go through");
+    }
+  }
+  fd_ = fd;
+  registry_slot_ = register_fd(fd);
+  backoff_ = options_.min_backoff;
+  ++stats_.connects;
+  return true;
+}
+
+void AgentClient::write_locked() {
+  if (fd_ < 0 && !connect_locked()) return;
+  while (written_ < queue_.size()) {
+    const ssize_t n = ::send(fd_, queue_.data() + written_, queue_.size() - written_,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;  // the agent is slow: keep it queued
+      disconnect_locked(std::string("write: ") + std::strerror(errno), true);
+      return;
+    }
+    // Count the messages whose last byte just went out.
+    stats_.sent += std::count(queue_.begin() + static_cast<long>(written_),
+                              queue_.begin() + static_cast<long>(written_) + n, '\n');
+    written_ += static_cast<std::size_t>(n);
+  }
+  if (written_ == queue_.size()) {
+    queue_.clear();
+    written_ = 0;
+  } else if (written_ > 64 * 1024) {
+    queue_.erase(0, written_);
+    written_ = 0;
+  }
+}
+
+void AgentClient::disconnect_locked(const std::string& why, bool broken) {
+  if (fd_ < 0) return;
+  unregister_fd(registry_slot_);
+  registry_slot_ = -1;
+  ::close(fd_);
+  fd_ = -1;
+  if (broken) {
+    ++stats_.disconnects;
+    stats_.last_error = why;
+    next_attempt_ = std::chrono::steady_clock::now() + backoff_;
+  }
+  // A message cut in the middle is lost: the agent dropped its first part with the connection.
+  if (written_ != 0 && queue_[written_ - 1] != '\n') {
+    const auto end = queue_.find('\n', written_);
+    written_ = end == std::string::npos ? queue_.size() : end + 1;
+    ++stats_.dropped;
+  }
+  queue_.erase(0, written_);
+  written_ = 0;
+}
+
+}  // namespace gpumon::agent

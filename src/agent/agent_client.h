@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// AgentClient: what a training process uses to talk to the agent (the Python module `_gpumon`
+// wraps it). It never blocks and never throws: send() appends one line to a bounded queue and
+// writes what the socket takes at once (MSG_DONTWAIT); a full queue drops the new message and
+// counts it. A dead or absent agent is retried with exponential backoff (min_backoff doubling
+// to max_backoff) from within send(); each new connection starts with the hello set by
+// set_hello(). A message cut by a broken connection is dropped (the agent discards partial
+// lines), the rest of the queue goes to the next connection.
+//
+// Fork safety: it has no thread. It remembers the pid that created it; in any other process (a
+// forked DataLoader worker) every call does nothing and returns false, and a pthread_atfork
+// handler closes the inherited socket in the child so workers do not keep the connection open.
+// No signal handler is installed (SIGPIPE is avoided with MSG_NOSIGNAL).
+//
+// Thread-safety: every member may be called from any thread (one mutex).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace gpumon::agent {
+
+struct AgentClientOptions {
+  std::string socket_path;
+  std::size_t max_queue_bytes = 256 * 1024;  ///< unsent messages kept while the agent is away
+  std::chrono::milliseconds min_backoff{100};
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+struct AgentClientStats {
+  std::uint64_t sent = 0;         ///< messages written completely to the socket
+  std::uint64_t dropped = 0;      ///< queue full, cut by a broken connection, or too long
+  std::uint64_t connects = 0;     ///< successful connections
+  std::uint64_t disconnects = 0;  ///< connections that broke (agent gone)
+  std::uint64_t queued_bytes = 0;
+  bool connected = false;
+  std::string last_error;  ///< why the last connection attempt or write failed
+};
+
+class AgentClient {
+ public:
+  explicit AgentClient(AgentClientOptions options);
+  ~AgentClient();  ///< closes the socket (in the creating process only); sends nothing more
+  AgentClient(const AgentClient&) = delete;
+  AgentClient& operator=(const AgentClient&) = delete;
+
+  /// The first line of every connection (a hello message, agent_protocol.h).
+  void set_hello(std::string_view line);
+  /// Queues `line` (a '\n' is added) and writes what the socket takes now. False when the
+  /// message was dropped: queue full, longer than the protocol allows, or not the owner process.
+  bool send(std::string_view line);
+  /// Tries to connect (when due) and write the queue, without blocking; true when it is empty.
+  bool flush();
+  /// Waits up to `timeout` for the queue to drain (for the end of a run), then closes.
+  void close(std::chrono::milliseconds timeout);
+  AgentClientStats stats() const;
+  /// False in a forked child: the client is inert there.
+  bool in_owner_process() const;
+
+ private:
+  bool connect_locked();
+  void write_locked();
+  void disconnect_locked(const std::string& why, bool broken);
+
+  const AgentClientOptions options_;
+  const pid_t owner_pid_;
+  mutable std::mutex mu_;
+  int fd_ = -1;
+  int registry_slot_ = -1;
+  std::string hello_;
+  std::string queue_;        // whole '\n'-terminated messages; queue_[0..written_) already sent
+  std::size_t written_ = 0;  // bytes of queue_ already written
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point next_attempt_{};
+  std::chrono::milliseconds backoff_;
+  AgentClientStats stats_;
+};
+
+}  // namespace gpumon::agent

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+#include "agent/agent_protocol.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace gpumon::agent {
+namespace {
+
+using nlohmann::json;
+
+struct BadField {
+  std::string message;
+};
+
+// A missing key and JSON null are both "absent".
+const json* field(const json& o, const char* key) {
+  auto it = o.find(key);
+  return it == o.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<std::int64_t> opt_int(const json& o, const char* key) {
+  const json* v = field(o, key);
+  if (!v) return std::nullopt;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (v->is_number_float()) {  // 3.0 is accepted as 3; 3.5 is not an integer
+    const double d = v->get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e18)
+      return static_cast<std::int64_t>(d);
+  }
+  throw BadField{std::string("\"") + key + "\" must be an integer"};
+}
+
+std::int64_t req_int(const json& o, const char* key) {
+  auto v = opt_int(o, key);
+  if (!v) throw BadField{std::string("\"") + key + "\" is required"};
+  return *v;
+}
+
+std::optional<double> opt_seconds(const json& o, const char* key) {
+  const json* v = field(o, key);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) throw BadField{std::string("\"") + key + "\" must be a number"};
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < 0)
+    throw BadField{std::string("\"") + key + "\" must be a finite number >= 0"};
+  return d;
+}
+
+double req_seconds(const json& o, const char* key) {
+  auto v = opt_seconds(o, key);
+  if (!v) throw BadField{std::string("\"") + key + "\" is required"};
+  return *v;
+}
+
+std::optional<std::string> opt_text(const json& o, const char* key) {
+  const json* v = field(o, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) throw BadField{std::string("\"") + key + "\" must be a string"};
+  return v->get<std::string>();
+}
+
+Message parse_step(const json& o) {
+  Step s;
+  record::RecordedStep& r = s.step;
+  r.step = req_int(o, "step");
+  if (r.step < 0) throw BadField{"\"step\" must be >= 0"};
+  r.t_start_s = req_seconds(o, "t_start");
+  r.t_end_s = req_seconds(o, "t_end");
+  if (r.t_end_s < r.t_start_s) throw BadField{"\"t_end\" is before \"t_start\""};
+  r.cpu_step_s = req_seconds(o, "cpu_step_s");
+  r.gpu_step_s = opt_seconds(o, "gpu_step_s");
+  r.data_wait_s = opt_seconds(o, "data_wait_s").value_or(0);
+  if (const json* mem = field(o, "mem")) {
+    if (!mem->is_object()) throw BadField{"\"mem\" must be an object or null"};
+    r.allocated_bytes = opt_int(*mem, "allocated");
+    r.reserved_bytes = opt_int(*mem, "reserved");
+    r.active_bytes = opt_int(*mem, "active");
+    r.inactive_split_bytes = opt_int(*mem, "inactive_split");
+    r.allocated_peak_bytes = opt_int(*mem, "allocated_peak");
+    r.reserved_peak_bytes = opt_int(*mem, "reserved_peak");
+    r.num_alloc_retries = opt_int(*mem, "num_alloc_retries");
+    r.num_ooms = opt_int(*mem, "num_ooms");
+  }
+  return s;
+}
+
+Message parse_hello(const json& o) {
+  Hello h;
+  h.pid = req_int(o, "pid");
+  if (h.pid <= 0) throw BadField{"\"pid\" must be > 0"};
+  h.rank = opt_int(o, "rank");
+  h.local_rank = opt_int(o, "local_rank");
+  h.world_size = opt_int(o, "world_size");
+  h.hostname = opt_text(o, "hostname");
+  h.torch_version = opt_text(o, "torch_version");
+  h.device = opt_text(o, "device");
+  h.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
+  return h;
+}
+
+Message parse_oom(const json& o) {
+  Oom m;
+  m.step = opt_int(o, "step");
+  m.requested_bytes = opt_int(o, "requested_bytes");
+  m.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
+  return m;
+}
+
+}  // namespace
+
+std::variant<Message, std::string> parse_message(std::string_view line) {
+  if (line.size() >= kMaxMessageBytes)
+    return "message longer than " + std::to_string(kMaxMessageBytes - 1) + " bytes";
+  try {
+    const json o = json::parse(line);  // throws on bad JSON or invalid UTF-8
+    if (!o.is_object()) return std::string("not a JSON object");
+    const json* type = field(o, "type");
+    if (!type || !type->is_string()) return std::string("no \"type\"");
+    const auto& t = type->get_ref<const std::string&>();
+    if (t == "step") return parse_step(o);
+    if (t == "hello") return parse_hello(o);
+    if (t == "oom") return parse_oom(o);
+    if (t == "bye") return Message(Bye{});
+    return Message(Unknown{t});
+  } catch (const BadField& e) {
+    return e.message;
+  } catch (const std::exception& e) {
+    return std::string("not JSON: ") + e.what();
+  }
+}
+
+}  // namespace gpumon::agent

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+#include "agent/agent_protocol.h"
+
+#include <gtest/gtest.h>
+
+namespace gpumon::agent {
+namespace {
+
+std::string error_of(std::string_view line) {
+  auto r = parse_message(line);
+  auto* e = std::get_if<std::string>(&r);
+  return e ? *e : std::string();
+}
+
+Message message_of(std::string_view line) {
+  auto r = parse_message(line);
+  if (auto* e = std::get_if<std::string>(&r)) ADD_FAILURE() << line << ": " << *e;
+  return std::get<Message>(r);
+}
+
+TEST(AgentProtocol, ParsesAFullStep) {
+  const Message m =
+      message_of(R"({"type":"step","step":12,"t_start":1764446400.5,"t_end":1764446400.625,)"
+                 R"("cpu_step_s":0.125,"gpu_step_s":0.1,"data_wait_s":0.02,"mem":{"allocated":100,)"
+                 R"("reserved":200,"active":90,"inactive_split":10,"allocated_peak":150,)"
+                 R"("reserved_peak":250,"num_alloc_retries":1,"num_ooms":0}})");
+  const auto& s = std::get<Step>(m).step;
+  EXPECT_EQ(s.step, 12);
+  EXPECT_EQ(s.t_start_s, 1764446400.5);
+  EXPECT_EQ(s.t_end_s, 1764446400.625);
+  EXPECT_EQ(s.cpu_step_s, 0.125);
+  EXPECT_EQ(s.gpu_step_s, 0.1);
+  EXPECT_EQ(s.data_wait_s, 0.02);
+  EXPECT_EQ(s.allocated_bytes, 100);
+  EXPECT_EQ(s.reserved_bytes, 200);
+  EXPECT_EQ(s.active_bytes, 90);
+  EXPECT_EQ(s.inactive_split_bytes, 10);
+  EXPECT_EQ(s.allocated_peak_bytes, 150);
+  EXPECT_EQ(s.reserved_peak_bytes, 250);
+  EXPECT_EQ(s.num_alloc_retries, 1);
+  EXPECT_EQ(s.num_ooms, 0);
+}
+
+TEST(AgentProtocol, NullsAreMissing) {
+  const Message m = message_of(
+      R"({"type":"step","step":0,"t_start":1,"t_end":1,"cpu_step_s":0,"gpu_step_s":null,)"
+      R"("mem":null})");
+  const auto& s = std::get<Step>(m).step;
+  EXPECT_EQ(s.gpu_step_s, std::nullopt);
+  EXPECT_EQ(s.data_wait_s, 0);
+  EXPECT_EQ(s.allocated_bytes, std::nullopt);
+  EXPECT_EQ(s.num_ooms, std::nullopt);
+}
+
+TEST(AgentProtocol, HelloOomByeAndUnknown) {
+  const Message h =
+      message_of(R"({"type":"hello","v":1,"pid":77,"rank":1,"local_rank":1,"world_size":2,)"
+                 R"("hostname":"n1","torch_version":"1.13.1","device":"cpu"})");
+  const auto& hello = std::get<Hello>(h);
+  EXPECT_EQ(hello.pid, 77);
+  EXPECT_EQ(hello.rank, 1);
+  EXPECT_EQ(hello.world_size, 2);
+  EXPECT_EQ(hello.hostname, "n1");
+  EXPECT_EQ(hello.device, "cpu");
+  EXPECT_NE(hello.json.find(R"("torch_version":"1.13.1")"), std::string::npos);
+  const auto oom = std::get<Oom>(message_of(R"({"type":"oom","step":5,"requested_bytes":1024})"));
+  EXPECT_EQ(oom.step, 5);
+  EXPECT_EQ(oom.requested_bytes, 1024);
+  EXPECT_TRUE(std::holds_alternative<Bye>(message_of(R"({"type":"bye"})")));
+  EXPECT_EQ(std::get<Unknown>(message_of(R"({"type":"later"})")).type, "later");
+}
+
+TEST(AgentProtocol, RefusesMalformedMessages) {
+  EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"step")").find("not JSON"), std::string::npos);  // cut off
+  EXPECT_EQ(error_of("[1,2]"), "not a JSON object");
+  EXPECT_EQ(error_of(R"({"step":1})"), "no \"type\"");
+  EXPECT_EQ(error_of(R"({"type":"step","t_start":1,"t_end":2,"cpu_step_s":1})"),
+            "\"step\" is required");
+  EXPECT_EQ(error_of(R"({"type":"step","step":"1","t_start":1,"t_end":2,"cpu_step_s":1})"),
+            "\"step\" must be an integer");
+  EXPECT_EQ(error_of(R"({"type":"step","step":1.5,"t_start":1,"t_end":2,"cpu_step_s":1})"),
+            "\"step\" must be an integer");
+  EXPECT_EQ(error_of(R"({"type":"step","step":1,"t_start":3,"t_end":2,"cpu_step_s":1})"),
+            "\"t_end\" is before \"t_start\"");
+  EXPECT_EQ(error_of(R"({"type":"step","step":1,"t_start":1,"t_end":2,"cpu_step_s":-1})"),
+            "\"cpu_step_s\" must be a finite number >= 0");
+  EXPECT_EQ(error_of(R"({"type":"step","step":1,"t_start":1,"t_end":2,"cpu_step_s":1,"mem":[]})"),
+            "\"mem\" must be an object or null");
+  EXPECT_EQ(error_of(R"({"type":"hello"})"), "\"pid\" is required");
+  EXPECT_EQ(error_of(R"({"type":"hello","pid":1,"device":3})"), "\"device\" must be a string");
+  EXPECT_NE(error_of("{\"type\":\"hello\",\"pid\":1,\"device\":\"\xff\"}").find("not JSON"),
+            std::string::npos);  // invalid UTF-8
+  const std::string big = R"({"type":"bye","pad":")" + std::string(kMaxMessageBytes, 'x') + "\"}";
+  EXPECT_NE(error_of(big).find("longer than"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumon::agent

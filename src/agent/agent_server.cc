@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: MIT
+#include "agent/agent_server.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "agent/agent_protocol.h"
+
+namespace gpumon::agent {
+namespace {
+
+std::int64_t wall_ms() {
+  return record::to_unix_ms(std::chrono::system_clock::now());
+}
+
+std::int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct AgentServer::Client {
+  int fd = -1;
+  std::string buffer;  // bytes received after the last complete line
+  bool hello = false;
+  bool bye = false;
+  Hello info;
+  pid_t peer_pid = 0;       // SO_PEERCRED, for messages before the hello
+  std::string dropped_for;  // why we closed it; empty when the client left by itself
+};
+
+std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& options, AgentSinks sinks,
+                                                std::string& error) {
+  const std::string& path = options.socket_path;
+  sockaddr_un addr{};
+  if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
+    error = path + ": not a usable Unix socket path";
+    return nullptr;
+  }
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = std::string("socket: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::chmod(path.c_str(), 0600) != 0 || ::listen(fd, 64) != 0) {
+    error = path + ": cannot listen: " + std::strerror(errno);
+    ::close(fd);
+    return nullptr;
+  }
+  const int wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake < 0) {
+    error = std::string("eventfd: ") + std::strerror(errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return nullptr;
+  }
+  return std::unique_ptr<AgentServer>(new AgentServer(options, std::move(sinks), fd, wake));
+}
+
+AgentServer::AgentServer(const AgentServerOptions& options, AgentSinks sinks, int listen_fd,
+                         int wake_fd)
+    : options_(options), sinks_(std::move(sinks)), listen_fd_(listen_fd), wake_fd_(wake_fd) {
+  thread_ = std::thread([this] { run(); });
+}
+
+AgentServer::~AgentServer() {
+  stop();
+}
+
+void AgentServer::stop() {
+  std::lock_guard lock(stop_mutex_);
+  if (!thread_.joinable()) return;
+  stopping_.store(true);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+  thread_.join();
+  // Remove the socket file only while it is still the one we bound (same inode as our fd).
+  struct stat by_path {
+  }, by_fd{};
+  if (::stat(options_.socket_path.c_str(), &by_path) == 0 && ::fstat(listen_fd_, &by_fd) == 0 &&
+      S_ISSOCK(by_path.st_mode))
+    ::unlink(options_.socket_path.c_str());
+  ::close(listen_fd_);
+  ::close(wake_fd_);
+}
+
+AgentServerStats AgentServer::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+double AgentServer::idle_seconds() const {
+  std::lock_guard lock(stats_mutex_);
+  if (stats_.clients_now != 0 || idle_since_ms_ == 0) return 0;
+  return static_cast<double>(steady_ms() - idle_since_ms_) / 1000.0;
+}
+
+void AgentServer::run() noexcept {
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<pollfd> fds;
+  while (!stopping_.load()) {
+    fds.clear();
+    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const auto& c : clients) fds.push_back({c->fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents != 0) break;
+    std::vector<std::unique_ptr<Client>> keep;
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      bool alive = true;
+      try {
+        if (fds[i + 2].revents != 0) alive = read_client(*clients[i]);
+      } catch (...) {  // bad_alloc, or a sink that threw: drop that client, never the agent
+        drop(*clients[i], "internal error while reading");
+        alive = false;
+      }
+      if (alive)
+        keep.push_back(std::move(clients[i]));
+      else
+        finish_client(*clients[i]);
+    }
+    clients.swap(keep);
+    if (fds[1].revents & POLLIN) {
+      for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) break;
+        std::lock_guard lock(stats_mutex_);
+        if (clients.size() >= options_.max_clients) {
+          ::close(fd);
+          ++stats_.clients_refused;
+          continue;
+        }
+        auto c = std::make_unique<Client>();
+        c->fd = fd;
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
+        clients.push_back(std::move(c));
+        ++stats_.clients_accepted;
+      }
+    }
+    std::lock_guard lock(stats_mutex_);
+    if (stats_.clients_now != 0 && clients.empty()) idle_since_ms_ = steady_ms();
+    stats_.clients_now = clients.size();
+  }
+  for (auto& c : clients) finish_client(*c);
+  std::lock_guard lock(stats_mutex_);
+  stats_.clients_now = 0;
+}
+
+bool AgentServer::read_client(Client& c) {
+  char chunk[16384];
+  for (;;) {
+    const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      if (!c.buffer.empty()) {
+        std::lock_guard lock(stats_mutex_);
+        ++stats_.partial_at_close;
+      }
+      return false;  // closed (or reset): a partial last message is discarded
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return true;  // drained
+    }
+    c.buffer.append(chunk, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = c.buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+      if (!handle_line(c, std::string_view(c.buffer).substr(start, nl - start))) return false;
+    }
+    c.buffer.erase(0, start);
+    if (c.buffer.size() >= kMaxMessageBytes) {
+      drop(c, "message longer than " + std::to_string(kMaxMessageBytes - 1) + " bytes");
+      return false;
+    }
+    if (static_cast<std::size_t>(n) < sizeof chunk) return true;
+  }
+}
+
+bool AgentServer::handle_line(Client& c, std::string_view line) {
+  if (line.empty()) return true;
+  auto parsed = parse_message(line);
+  if (auto* e = std::get_if<std::string>(&parsed)) {
+    drop(c, *e);
+    return false;
+  }
+  Message& m = std::get<Message>(parsed);
+  if (!c.hello && !std::holds_alternative<Hello>(m)) {
+    drop(c, "the first message must be a hello");
+    return false;
+  }
+  {
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.messages;
+    if (std::holds_alternative<Step>(m)) ++stats_.steps;
+    if (std::holds_alternative<Unknown>(m)) ++stats_.unknown;
+  }
+  auto event = [&](std::string kind, std::string detail) {
+    if (sinks_.on_rank_event)
+      sinks_.on_rank_event(
+          {wall_ms(), c.info.pid, c.info.rank, std::move(kind), std::move(detail)});
+  };
+  if (auto* h = std::get_if<Hello>(&m)) {
+    if (c.hello) {
+      drop(c, "a second hello");
+      return false;
+    }
+    c.hello = true;
+    c.info = std::move(*h);
+    event("hello", c.info.json);
+  } else if (auto* s = std::get_if<Step>(&m)) {
+    record::RecordedStep& r = s->step;
+    r.received_ms = wall_ms();
+    r.pid = c.info.pid;
+    r.rank = c.info.rank;
+    r.local_rank = c.info.local_rank;
+    r.world_size = c.info.world_size;
+    r.device = c.info.device;
+    if (sinks_.on_step) sinks_.on_step(r);
+  } else if (auto* o = std::get_if<Oom>(&m)) {
+    event("oom", std::move(o->json));
+  } else if (std::holds_alternative<Bye>(m)) {
+    c.bye = true;
+    event("bye", "{}");
+  }
+  return true;
+}
+
+void AgentServer::drop(Client& c, const std::string& why) {
+  const std::string who =
+      "client pid " + std::to_string(c.hello ? c.info.pid : c.peer_pid) + ": " + why;
+  {
+    std::lock_guard lock(stats_mutex_);
+    ++stats_.clients_dropped;
+    stats_.last_error = who;
+  }
+  c.dropped_for = why;
+  if (sinks_.on_warning) sinks_.on_warning(who + " (connection closed)");
+}
+
+void AgentServer::finish_client(Client& c) {
+  if (c.fd >= 0) ::close(c.fd);
+  c.fd = -1;
+  if (c.hello && !c.bye && sinks_.on_rank_event) {
+    try {
+      const nlohmann::json reason = {{"reason", c.dropped_for}};
+      const std::string detail =
+          c.dropped_for.empty()
+              ? "{}"
+              : reason.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      sinks_.on_rank_event({wall_ms(), c.info.pid, c.info.rank,
+                            c.dropped_for.empty() ? "disconnect" : "dropped", detail});
+    } catch (...) {
+    }
+  }
+}
+
+}  // namespace gpumon::agent

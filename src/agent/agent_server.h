@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// AgentServer: the agent's Unix socket. One thread polls the listening socket and every client
+// (training ranks, up to max_clients), reads newline-delimited messages (agent_protocol.h) and
+// hands steps and rank events to the sinks. A client that sends something malformed, too long,
+// or a message before its hello is dropped (its connection closed, counted); the server and the
+// other clients carry on. A client that dies mid-message loses only that partial message.
+//
+// Thread-safety: the sinks are called on the server's thread, one call at a time, and must
+// return quickly (RecordingWriter::on_step only queues). stats() and stop() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "record/recording_types.h"
+
+namespace gpumon::agent {
+
+struct AgentServerOptions {
+  std::string socket_path;        ///< prepared with prepare_listen_path()
+  std::size_t max_clients = 256;  ///< more are accepted and closed at once (counted)
+};
+
+struct AgentSinks {
+  std::function<void(const record::RecordedStep&)> on_step;
+  std::function<void(const record::RecordedRankEvent&)> on_rank_event;
+  /// One line per dropped client ("client pid 12: message longer than 4095 bytes").
+  std::function<void(const std::string&)> on_warning;
+};
+
+struct AgentServerStats {
+  std::uint64_t clients_accepted = 0;
+  std::uint64_t clients_refused = 0;  ///< over max_clients
+  std::uint64_t clients_dropped = 0;  ///< closed by us for bad input
+  std::uint64_t clients_now = 0;
+  std::uint64_t messages = 0;  ///< accepted messages, every type
+  std::uint64_t steps = 0;
+  std::uint64_t unknown = 0;           ///< messages of a type this agent does not know (ignored)
+  std::uint64_t partial_at_close = 0;  ///< clients that closed in the middle of a message
+  std::string last_error;              ///< why the last client was dropped
+};
+
+class AgentServer {
+ public:
+  /// Binds and listens on options.socket_path (made 0600) and starts the thread; nullptr and
+  /// `error` when it cannot (run prepare_listen_path() first).
+  static std::unique_ptr<AgentServer> start(const AgentServerOptions& options, AgentSinks sinks,
+                                            std::string& error);
+  ~AgentServer();  ///< stops
+  AgentServer(const AgentServer&) = delete;
+  AgentServer& operator=(const AgentServer&) = delete;
+
+  /// Closes every client (each hello'd one without a bye gets a "disconnect" event; one we
+  /// dropped for bad input gets "dropped" with {"reason": ...} instead), the
+  /// listening socket, removes the socket file and joins. Idempotent.
+  void stop();
+  const std::string& socket_path() const { return options_.socket_path; }
+  AgentServerStats stats() const;
+  /// Seconds since the last client left (0 while one is connected or none ever came).
+  double idle_seconds() const;
+
+ private:
+  struct Client;
+  AgentServer(const AgentServerOptions& options, AgentSinks sinks, int listen_fd, int wake_fd);
+  void run() noexcept;
+  void accept_clients();
+  /// False when the client is done (closed or dropped).
+  bool read_client(Client& c);
+  bool handle_line(Client& c, std::string_view line);
+  void drop(Client& c, const std::string& why);
+  void finish_client(Client& c);
+
+  AgentServerOptions options_;
+  AgentSinks sinks_;
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: stop() wakes poll()
+  std::thread thread_;
+  std::mutex stop_mutex_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex stats_mutex_;
+  AgentServerStats stats_;
+  std::int64_t idle_since_ms_ = 0;  // guarded by stats_mutex_; 0: a client is here or never came
+};
+
+}  // namespace gpumon::agent

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+// The agent's socket over real Unix sockets: many clients, malformed and oversized input, a
+// client dying mid-message, stop, the client's queue, reconnection and fork.
+#include "agent/agent_server.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "agent/agent_client.h"
+#include "agent/agent_protocol.h"
+#include "agent/socket_path.h"
+
+namespace gpumon::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = "/tmp/gpumon-agent-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+    path_ = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// What the sinks received.
+struct Received {
+  std::mutex mu;
+  std::vector<record::RecordedStep> steps;
+  std::vector<record::RecordedRankEvent> events;
+  std::vector<std::string> warnings;
+
+  AgentSinks sinks() {
+    return {[this](const record::RecordedStep& s) {
+              std::lock_guard l(mu);
+              steps.push_back(s);
+            },
+            [this](const record::RecordedRankEvent& e) {
+              std::lock_guard l(mu);
+              events.push_back(e);
+            },
+            [this](const std::string& w) {
+              std::lock_guard l(mu);
+              warnings.push_back(w);
+            }};
+  }
+  std::size_t step_count() {
+    std::lock_guard l(mu);
+    return steps.size();
+  }
+  std::size_t count_events(const std::string& kind) {
+    std::lock_guard l(mu);
+    std::size_t n = 0;
+    for (const auto& e : events) n += e.kind == kind;
+    return n;
+  }
+};
+
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return done();
+}
+
+std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,
+                                          std::size_t max_clients = 256) {
+  if (auto e = prepare_listen_path(path); !e.empty()) ADD_FAILURE() << e;
+  std::string error;
+  auto server = AgentServer::start({path, max_clients}, r.sinks(), error);
+  EXPECT_NE(server, nullptr) << error;
+  return server;
+}
+
+int raw_connect(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void put(int fd, const std::string& s) {
+  ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+}
+
+std::string hello(int pid, int rank) {
+  return R"({"type":"hello","pid":)" + std::to_string(pid) + R"(,"rank":)" + std::to_string(rank) +
+         R"(,"local_rank":)" + std::to_string(rank) + R"(,"world_size":8,"device":"cuda:)" +
+         std::to_string(rank) + "\"}\n";
+}
+
+std::string step(int n, double wait = 0.01) {
+  const double t0 = 1764446400.0 + n;
+  return R"({"type":"step","step":)" + std::to_string(n) + R"(,"t_start":)" + std::to_string(t0) +
+         R"(,"t_end":)" + std::to_string(t0 + 0.5) +
+         R"(,"cpu_step_s":0.5,"gpu_step_s":null,"data_wait_s":)" + std::to_string(wait) +
+         R"(,"mem":null})" + "\n";
+}
+
+TEST(AgentServer, EightRanksSendInterleavedSteps) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r);
+  std::vector<int> fds;
+  for (int rank = 0; rank < 8; ++rank) {
+    fds.push_back(raw_connect(dir.file("agent.sock")));
+    ASSERT_GE(fds.back(), 0);
+    put(fds.back(), hello(1000 + rank, rank));
+  }
+  for (int n = 0; n < 50; ++n)
+    for (int fd : fds) put(fd, step(n));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 400; })) << r.step_count();
+  std::map<std::int64_t, std::vector<std::int64_t>> by_rank;
+  for (const auto& s : r.steps) {
+    by_rank[*s.rank].push_back(s.step);
+    EXPECT_EQ(s.pid, 1000 + *s.rank);
+    EXPECT_EQ(s.local_rank, s.rank);
+    EXPECT_EQ(s.world_size, 8);
+    EXPECT_EQ(s.device, "cuda:" + std::to_string(*s.rank));
+    EXPECT_EQ(s.data_wait_s, 0.01);
+    EXPECT_GT(s.received_ms, 0);
+  }
+  ASSERT_EQ(by_rank.size(), 8U);
+  for (const auto& [rank, steps] : by_rank) {
+    ASSERT_EQ(steps.size(), 50U) << rank;
+    for (int n = 0; n < 50; ++n) EXPECT_EQ(steps[n], n);  // in order, none twice
+  }
+  for (int fd : fds) put(fd, "{\"type\":\"bye\"}\n");
+  for (int fd : fds) ::close(fd);
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_now == 0; }));
+  EXPECT_EQ(r.count_events("hello"), 8U);
+  EXPECT_EQ(r.count_events("bye"), 8U);
+  EXPECT_EQ(r.count_events("disconnect"), 0U);
+  EXPECT_EQ(server->stats().clients_dropped, 0U);
+  EXPECT_TRUE(eventually([&] { return server->idle_seconds() > 0; }));
+}
+
+TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r);
+  const int good = raw_connect(dir.file("agent.sock"));
+  put(good, hello(1, 0));
+  put(good, step(0));
+
+  const int garbage = raw_connect(dir.file("agent.sock"));
+  put(garbage, hello(2, 1) + "this is not json\n" + step(99));
+  const int oversized = raw_connect(dir.file("agent.sock"));
+  put(oversized, hello(3, 2) + std::string(kMaxMessageBytes + 10, 'x'));
+  const int long_line = raw_connect(dir.file("agent.sock"));
+  put(long_line, hello(4, 3) + R"({"type":"bye","pad":")" + std::string(5000, 'y') + "\"}\n");
+  const int no_hello = raw_connect(dir.file("agent.sock"));
+  put(no_hello, step(98));
+  const int bad_field = raw_connect(dir.file("agent.sock"));
+  put(bad_field, hello(5, 4) + R"({"type":"step","step":-1,"t_start":1,"t_end":2,)" +
+                     R"("cpu_step_s":1})" + "\n");
+
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_dropped == 5; }))
+      << server->stats().clients_dropped << " " << server->stats().last_error;
+  // The dropped ones see their connection closed.
+  char c;
+  for (int fd : {garbage, oversized, long_line, no_hello, bad_field})
+    EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+  put(good, step(1));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
+  EXPECT_EQ(r.steps[0].step, 0);
+  EXPECT_EQ(r.steps[1].step, 1);
+  EXPECT_EQ(r.warnings.size(), 5U);
+  EXPECT_EQ(r.count_events("dropped"), 4U);  // the hello'd ones, with the reason
+  EXPECT_EQ(r.count_events("disconnect"), 0U);
+  bool reason_seen = false;
+  for (const auto& e : r.events)
+    reason_seen |= e.kind == "dropped" && e.detail.find(R"({"reason":"not JSON)") == 0;
+  EXPECT_TRUE(reason_seen);
+  for (int fd : {good, garbage, oversized, long_line, no_hello, bad_field}) ::close(fd);
+}
+
+TEST(AgentServer, AClientDyingMidMessageLosesOnlyThatMessage) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r);
+  const int fd = raw_connect(dir.file("agent.sock"));
+  const std::string second = step(1);
+  put(fd, hello(7, 0) + step(0) + second.substr(0, second.size() / 2));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 1; }));
+  ::close(fd);
+  ASSERT_TRUE(eventually([&] { return r.count_events("disconnect") == 1; }));
+  EXPECT_EQ(r.step_count(), 1U);
+  EXPECT_EQ(server->stats().partial_at_close, 1U);
+  EXPECT_EQ(server->stats().clients_dropped, 0U);
+}
+
+TEST(AgentServer, StopClosesClientsAndRemovesTheSocket) {
+  TempDir dir;
+  Received r;
+  const std::string path = dir.file("agent.sock");
+  auto server = start_server(path, r);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+  const int fd = raw_connect(path);
+  put(fd, hello(9, 0));
+  ASSERT_TRUE(eventually([&] { return r.count_events("hello") == 1; }));
+  const auto t0 = std::chrono::steady_clock::now();
+  server->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
+  EXPECT_EQ(r.count_events("disconnect"), 1U);
+  EXPECT_NE(::stat(path.c_str(), &st), 0);
+  char c;
+  EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+  ::close(fd);
+  EXPECT_EQ(raw_connect(path), -1);
+  server->stop();  // idempotent
+}
+
+TEST(AgentServer, RefusesClientsBeyondTheLimit) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r, 2);
+  const int a = raw_connect(dir.file("agent.sock"));
+  const int b = raw_connect(dir.file("agent.sock"));
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_now == 2; }));
+  const int c = raw_connect(dir.file("agent.sock"));
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_refused == 1; }));
+  char byte;
+  EXPECT_EQ(::recv(c, &byte, 1, 0), 0);
+  for (int fd : {a, b, c}) ::close(fd);
+}
+
+TEST(SocketPath, PreparesAPrivateFolderAndRefusesWhatIsNotOurs) {
+  TempDir dir;
+  const std::string folder = dir.file("gpumon");
+  const std::string path = folder + "/agent.sock";
+  ASSERT_EQ(prepare_listen_path(path), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700);
+  ::chmod(folder.c_str(), 0755);  // loosened by someone: made private again
+  ASSERT_EQ(prepare_listen_path(path), "");
+  ASSERT_EQ(::stat(folder.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700);
+
+  Received r;
+  auto server = start_server(path, r);
+  EXPECT_NE(prepare_listen_path(path).find("already listens"), std::string::npos);
+  EXPECT_EQ(check_owned_socket(path), "");
+  server.reset();
+
+  // A stale socket (nobody listening) is replaced.
+  {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+  }
+  EXPECT_EQ(prepare_listen_path(path), "");
+  EXPECT_NE(::stat(path.c_str(), &st), 0);
+
+  const std::string file = dir.file("plain");
+  ::close(::creat(file.c_str(), 0600));
+  EXPECT_NE(prepare_listen_path(file).find("not a socket"), std::string::npos);
+  EXPECT_NE(check_owned_socket(file).find("not a socket"), std::string::npos);
+  EXPECT_NE(prepare_listen_path("/tmp/" + std::string(200, 'x')).find("too long"),
+            std::string::npos);
+  if (::geteuid() == 0) {  // as root we can hand the socket and the folder to someone else
+    server = start_server(path, r);
+    server->stop();  // removes the socket: bind a stale one owned by nobody instead
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+    ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+    EXPECT_NE(prepare_listen_path(path).find("not ours: refused"), std::string::npos);
+    EXPECT_NE(check_owned_socket(path).find("not ours: refused"), std::string::npos);
+    ::unlink(path.c_str());
+    ASSERT_EQ(::chown(folder.c_str(), 65534, 65534), 0);
+    EXPECT_NE(prepare_listen_path(path).find("not to us: refused"), std::string::npos);
+  }
+}
+
+AgentClientOptions client_options(const std::string& path) {
+  AgentClientOptions o;
+  o.socket_path = path;
+  o.min_backoff = 10ms;
+  o.max_backoff = 40ms;
+  o.max_queue_bytes = 64 * 1024;
+  return o;
+}
+
+TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
+  TempDir dir;
+  const std::string path = dir.file("agent.sock");
+  AgentClient client(client_options(path));
+  client.set_hello(hello(getpid(), 0));
+  for (int n = 0; n < 10; ++n) EXPECT_TRUE(client.send(step(n)));  // no agent yet: queued
+  EXPECT_FALSE(client.stats().connected);
+  EXPECT_GT(client.stats().queued_bytes, 0U);
+
+  Received r;
+  auto server = start_server(path, r);
+  ASSERT_TRUE(eventually([&] { return client.flush(); }));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 10; }));
+  EXPECT_EQ(r.count_events("hello"), 1U);
+  EXPECT_EQ(r.steps.front().rank, 0);
+
+  server->stop();  // the agent goes away mid-run
+  server.reset();
+  for (int n = 10; n < 20; ++n) client.send(step(n));  // the first write after it breaks
+  EXPECT_FALSE(client.stats().connected);
+  EXPECT_EQ(client.stats().disconnects, 1U);
+
+  Received r2;
+  server = start_server(path, r2);
+  ASSERT_TRUE(eventually([&] { return client.flush() && client.stats().connected; }));
+  ASSERT_TRUE(eventually([&] { return r2.step_count() > 0; }));
+  EXPECT_EQ(r2.count_events("hello"), 1U);  // the new connection starts with the hello
+  EXPECT_EQ(r2.steps.back().step, 19);
+  const auto st = client.stats();
+  EXPECT_EQ(st.connects, 2U);
+  EXPECT_EQ(st.sent + st.dropped, 20U + 0U) << st.sent << " " << st.dropped;
+  client.close(1s);
+  EXPECT_FALSE(client.send(step(21)));
+}
+
+TEST(AgentClient, DropsAndCountsWhenTheQueueIsFull) {
+  TempDir dir;
+  AgentClient client(client_options(dir.file("agent.sock")));
+  int accepted = 0;
+  for (int n = 0; n < 2000; ++n) accepted += client.send(step(n));
+  const auto st = client.stats();
+  EXPECT_LT(accepted, 2000);
+  EXPECT_EQ(st.dropped, static_cast<std::uint64_t>(2000 - accepted));
+  EXPECT_LE(st.queued_bytes, 64U * 1024U);
+  EXPECT_FALSE(client.send(std::string(kMaxMessageBytes, 'x')));  // longer than the protocol
+}
+
+TEST(AgentClient, AForkedChildSendsNothingAndDoesNotHoldTheConnection) {
+  TempDir dir;
+  const std::string path = dir.file("agent.sock");
+  Received r;
+  auto server = start_server(path, r);
+  AgentClient client(client_options(path));
+  client.set_hello(hello(getpid(), 0));
+  ASSERT_TRUE(client.send(step(0)));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 1; }));
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // A DataLoader worker: the client is inert and the inherited socket is already closed.
+    const bool sent = client.send(step(1000));
+    const bool flushed = client.flush();
+    _exit(sent || flushed || client.in_owner_process() ? 1 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_TRUE(client.send(step(1)));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(r.step_count(), 2U);
+  EXPECT_EQ(r.steps[1].step, 1);
+  EXPECT_EQ(r.count_events("hello"), 1U);
+  client.close(1s);
+  // Closing in the parent ends the connection: no copy survives in the (exited) child.
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_now == 0; }));
+}
+
+}  // namespace
+}  // namespace gpumon::agent

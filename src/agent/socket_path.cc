@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+#include "agent/socket_path.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpumon::agent {
+namespace {
+
+std::string parent_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool is_gpumon_folder(const std::string& dir) {
+  const std::string base = dir.substr(dir.rfind('/') + 1);
+  return base == "gpumon" || base == "gpumon-" + std::to_string(::geteuid());
+}
+
+// True when something accepts connections at `path`.
+bool someone_listens(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+std::string default_socket_path() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg && *xdg) return std::string(xdg) + "/gpumon/agent.sock";
+  return "/tmp/gpumon-" + std::to_string(::geteuid()) + "/agent.sock";
+}
+
+bool fits_sun_path(const std::string& path) {
+  return !path.empty() && path.size() < sizeof(sockaddr_un{}.sun_path);
+}
+
+std::string prepare_listen_path(const std::string& path) {
+  if (!fits_sun_path(path))
+    return path + ": too long for a Unix socket (at most " +
+           std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes)";
+  const std::string dir = parent_of(path);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT || ::mkdir(dir.c_str(), 0700) != 0)
+      return dir + ": cannot create the agent's folder: " + std::strerror(errno);
+    if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return dir + ": not a folder (a symbolic link is refused)";
+  if (is_gpumon_folder(dir)) {
+    if (st.st_uid != ::geteuid())
+      return dir + ": belongs to uid " + std::to_string(st.st_uid) + ", not to us: refused";
+    if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
+      return dir + ": cannot make it private (0700): " + std::strerror(errno);
+  }
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};
+    return path + ": " + std::strerror(errno);
+  }
+  if (!S_ISSOCK(st.st_mode)) return path + ": exists and is not a socket: refused";
+  if (st.st_uid != ::geteuid())
+    return path + ": a socket of uid " + std::to_string(st.st_uid) + ", not ours: refused";
+  if (someone_listens(path)) return path + ": an agent already listens there";
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    return path + ": cannot remove the stale socket: " + std::strerror(errno);
+  return {};
+}
+
+std::string check_owned_socket(const std::string& path) {
+  if (!fits_sun_path(path)) return path + ": not a usable Unix socket path";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + ": " + std::strerror(errno);
+  if (!S_ISSOCK(st.st_mode)) return path + ": not a socket";
+  if (st.st_uid != ::geteuid())
+    return path + ": a socket of uid " + std::to_string(st.st_uid) + ", not ours: refused";
+  return {};
+}
+
+}  // namespace gpumon::agent

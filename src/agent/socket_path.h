@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// Where the agent listens, and the checks that keep its socket private: the default folder is
+// created 0700 and must belong to us, the socket is made 0600, and a socket (or folder) that
+// belongs to another user is refused rather than used or replaced.
+// Thread-safety: plain functions; they touch the file system only.
+#pragma once
+
+#include <string>
+
+namespace gpumon::agent {
+
+/// $XDG_RUNTIME_DIR/gpumon/agent.sock, or /tmp/gpumon-<uid>/agent.sock without XDG_RUNTIME_DIR.
+std::string default_socket_path();
+
+/// Makes `path` ready to bind: creates its folder (0700) when missing; for gpumon's own folders
+/// (the default one, or any ending in gpumon or gpumon-<uid>) checks that it is ours and sets
+/// 0700; removes a stale socket of ours (nobody listening); refuses a socket of another user,
+/// a live agent's socket, or a path that exists and is no socket. Empty, or why not.
+std::string prepare_listen_path(const std::string& path);
+
+/// Empty when `path` is a socket owned by this user; else why the client must not use it.
+std::string check_owned_socket(const std::string& path);
+
+/// Unix socket paths are limited to sizeof(sockaddr_un::sun_path) - 1 bytes (107 on Linux).
+bool fits_sun_path(const std::string& path);
+
+}  // namespace gpumon::agent
