@@ -210,8 +210,8 @@ def run(args):
               "gpu-lost: the lost stretch and XID 79 are marked on the charts")
 
         rep = open_report(browser, pages["baseline"], args.out, "baseline")
-        check(len(rep["verdicts"]) == 10 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
-              "baseline: 10 compared figures with verdicts (%s)" % rep["verdicts"])
+        check(len(rep["verdicts"]) == 13 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
+              "baseline: 13 compared figures with verdicts (%s)" % rep["verdicts"])
 
         # The CSP is in force: an injected inline script does not run, and it is reported.
         mark = browser.event_count()

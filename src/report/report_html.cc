@@ -237,7 +237,19 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
   out +=
       "<section id=\"findings\"><h2>Findings</h2><p class=\"none\">No findings: this "
       "recording holds no diagnoses (they come with a later recording version).</p></section>\n";
-  out += "<section id=\"gpus\"><h2>GPUs</h2>\n";
+  out += "<section id=\"steps\"><h2>Training steps</h2>\n";
+  if (run.steps.records == 0) {
+    out +=
+        "<p class=\"none\">No training steps were recorded (a training script reports them "
+        "with <code>import gpumon</code> under <code>gpumon record</code>: docs/python.md).</p>\n";
+  } else {
+    out +=
+        "<p class=\"note\">" + std::to_string(run.steps.records) + " step reports from " +
+        std::to_string(run.steps.processes) +
+        " process(es); each point is the mean of the steps that ended in that interval, the band "
+        "their lowest and highest.</p>\n<div class=\"charts\"></div>\n";
+  }
+  out += "</section>\n<section id=\"gpus\"><h2>GPUs</h2>\n";
   if (run.gpus.empty()) out += "<p class=\"none\">The recording lists no GPU.</p>\n";
   if (run.grid.count == 0 && !run.gpus.empty())
     out += "<p class=\"none\">No samples were recorded.</p>\n";

@@ -113,7 +113,20 @@ std::string report_json(const RunReport& run) {
     }
     out += "]}";
   }
-  out += "]}";
+  out += "],\"steps\":";
+  const auto& st = run.steps;
+  if (!st.step_time_s.any()) {
+    out += "null";
+  } else {
+    const std::int64_t mean_ms = static_cast<std::int64_t>(1000 * st.cpu_step_s / st.records);
+    const std::int64_t gap_ms = 3 * std::max(mean_ms, run.grid.width_ms);
+    out += "{\"time\":";
+    append_series(out, st.step_time_s, 4, gap_ms);
+    out += ",\"wait\":";
+    append_series(out, st.data_wait_s_series, 4, gap_ms);
+    out += '}';
+  }
+  out += '}';
   return out;
 }
 

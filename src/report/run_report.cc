@@ -130,6 +130,33 @@ std::optional<std::int64_t> meta_ms(const record::RecordingReader& r, const char
   return ms;
 }
 
+// Step figures, and step time and data wait on the run's grid (a step is placed at its end).
+std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
+  auto steps_or = reader.steps();
+  if (auto* e = std::get_if<std::string>(&steps_or)) return *e;
+  const auto& steps = std::get<std::vector<record::RecordedStep>>(steps_or);
+  auto& f = run.steps;
+  f.step_time_s = BucketSeries(run.grid.count);
+  f.data_wait_s_series = BucketSeries(run.grid.count);
+  std::map<std::int64_t, std::int64_t> per_pid;
+  for (const auto& st : steps) {
+    if (!std::isfinite(st.cpu_step_s) || !std::isfinite(st.data_wait_s)) continue;
+    ++f.records;
+    f.cpu_step_s += st.cpu_step_s;
+    f.data_wait_s += st.data_wait_s;
+    f.steps = std::max(f.steps, ++per_pid[st.pid]);
+    if (run.grid.count == 0 || !std::isfinite(st.t_end_s)) continue;
+    const auto end_ms = static_cast<std::int64_t>(std::llround(st.t_end_s * 1000));
+    if (end_ms < run.grid.start_ms ||
+        end_ms >= run.grid.start_ms + run.grid.width_ms * static_cast<std::int64_t>(run.grid.count))
+      continue;  // outside the sampled time: not drawn
+    f.step_time_s.add(run.grid.bucket(end_ms), st.cpu_step_s);
+    f.data_wait_s_series.add(run.grid.bucket(end_ms), st.data_wait_s);
+  }
+  f.processes = static_cast<std::int64_t>(per_pid.size());
+  return {};
+}
+
 }  // namespace
 
 const SeriesInfo& series_info(Series s) {
@@ -226,6 +253,7 @@ record::ReadResult<RunReport> load_run_report(const std::string& path, std::size
   auto processes = reader->processes();
   if (auto* e = std::get_if<std::string>(&processes)) return path + ": " + *e;
   run.processes = std::get<std::vector<record::RecordedProcess>>(std::move(processes));
+  if (auto e = add_steps(*reader, run); !e.empty()) return path + ": " + e;
   std::sort(run.gpus.begin(), run.gpus.end(),
             [](const GpuReport& a, const GpuReport& b) { return a.gpu < b.gpu; });
   return run;
@@ -262,6 +290,12 @@ RunTotals run_totals(const RunReport& run) {
   t.mean_util_pct = util.value();
   t.mean_sm_active_pct = sm.value();
   t.mean_power_w = power.value();
+  if (run.steps.records > 0) {
+    t.steps = static_cast<double>(run.steps.steps);
+    t.mean_step_s = run.steps.cpu_step_s / static_cast<double>(run.steps.records);
+    if (run.steps.cpu_step_s > 0) t.data_wait_share = run.steps.data_wait_s / run.steps.cpu_step_s;
+    if (t.energy_j && run.steps.steps > 0) t.energy_per_step_j = *t.energy_j / *t.steps;
+  }
   if (reasons > 0) t.throttle_share = static_cast<double>(throttled) / static_cast<double>(reasons);
   return t;
 }

@@ -76,6 +76,16 @@ struct GpuReport {
   std::vector<Interval> throttled, lost_intervals;
 };
 
+/// The training steps the processes reported (issue 4; none in version-1 recordings).
+struct StepFigures {
+  std::int64_t records = 0;                      ///< step rows, every process
+  std::int64_t processes = 0;                    ///< distinct pids
+  std::int64_t steps = 0;                        ///< steps of the process that reported the most
+  double cpu_step_s = 0;                         ///< sum over every row
+  double data_wait_s = 0;                        ///< sum over every row
+  BucketSeries step_time_s, data_wait_s_series;  ///< on the run's grid, by step end time
+};
+
 struct RunReport {
   std::string path;
   std::string hostname, command, gpumon_version, driver_version, simulated_scenario;
@@ -86,6 +96,7 @@ struct RunReport {
   std::vector<GpuReport> gpus;
   std::vector<record::RecordedEvent> events;
   std::vector<record::RecordedProcess> processes;
+  StepFigures steps;
 };
 
 /// The run's figures over every GPU (the summary table; also what a baseline is compared on).
@@ -98,6 +109,10 @@ struct RunTotals {
   std::optional<double> throttle_share;  ///< of samples with clock event reasons, 0-1
   int xids = 0;
   int lost_gpus = 0;
+  std::optional<double> steps;              ///< of the process with the most
+  std::optional<double> mean_step_s;        ///< CPU-side step time, every process
+  std::optional<double> data_wait_share;    ///< time blocked on the data loader / step time
+  std::optional<double> energy_per_step_j;  ///< all GPUs' energy / steps
 };
 RunTotals run_totals(const RunReport& run);
 

@@ -176,6 +176,57 @@ TEST(RunReport, TheSummarySaysWhatIsNotRecorded) {
   EXPECT_EQ(value("Energy (all GPUs)"), "128.72 kJ");
 }
 
+TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("steps.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(1), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) w->on_tick(make_tick(1, i, kStartMs, kIntervalMs));
+  // Two ranks, 20 steps each of 0.4 s (rank 1: 0.6 s), 0.1 s of it waiting on data.
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int i = 0; i < (rank == 0 ? 20 : 10); ++i) {
+      record::RecordedStep st;
+      st.pid = 100 + rank;
+      st.rank = rank;
+      st.step = i;
+      st.cpu_step_s = rank == 0 ? 0.4 : 0.6;
+      st.data_wait_s = 0.1;
+      st.t_start_s = static_cast<double>(kStartMs) / 1000 + i * 0.4;
+      st.t_end_s = st.t_start_s + st.cpu_step_s;
+      st.received_ms = kStartMs + i * 400;
+      w->on_step(st);
+    }
+  }
+  w->close();
+  const RunReport run = load(options.path);
+  EXPECT_EQ(run.steps.records, 30);
+  EXPECT_EQ(run.steps.processes, 2);
+  EXPECT_EQ(run.steps.steps, 20);
+  const RunTotals t = run_totals(run);
+  EXPECT_DOUBLE_EQ(*t.steps, 20);
+  EXPECT_NEAR(*t.mean_step_s, (20 * 0.4 + 10 * 0.6) / 30, 1e-12);
+  EXPECT_NEAR(*t.data_wait_share, 3.0 / 14.0, 1e-12);
+  EXPECT_NEAR(*t.energy_per_step_j, *t.energy_j / 20, 1e-9);
+  EXPECT_TRUE(run.steps.step_time_s.any());
+  const auto rows = summary_rows(t);
+  EXPECT_EQ(rows[3].label, "Steps");
+  EXPECT_EQ(rows[3].value, "20");
+  EXPECT_EQ(rows[4].value, "466.7 ms");
+  EXPECT_EQ(rows[5].value, "21.4 %");
+  const std::string json = report_json(run);
+  EXPECT_NE(json.find("\"steps\":{\"time\":{"), std::string::npos);
+  const std::string page = render_report(run, nullptr, report_asset());
+  EXPECT_NE(page.find("30 step reports from 2 process(es)"), std::string::npos);
+
+  // Without steps (a version-1-like run): the rows say so and the JSON has none.
+  const RunReport plain = load(write_recording(dir));
+  EXPECT_EQ(summary_rows(run_totals(plain))[3].value, "not recorded");
+  EXPECT_NE(report_json(plain).find("\"steps\":null"), std::string::npos);
+}
+
 TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   RunTotals a, b;
   a.mean_util_pct = 80, b.mean_util_pct = 70;
@@ -183,6 +234,8 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   a.energy_j = 1.2e6, b.energy_j = 1.0e6;
   a.throttle_share = 0.0, b.throttle_share = 0.3;
   a.xids = 0, b.xids = 2;
+  a.mean_step_s = 0.5, b.mean_step_s = 0.505;  // 1 %: same
+  a.data_wait_share = 0.2, b.data_wait_share = 0.1;
   const auto rows = compare_runs(a, b);
   auto verdict = [&](std::string_view label) {
     for (const auto& r : rows)
@@ -197,6 +250,9 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   EXPECT_EQ(verdict("GPUs lost"), Verdict::kSame);
   EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kNotComparable);
   EXPECT_EQ(verdict("Duration"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Mean step time"), Verdict::kSame);
+  EXPECT_EQ(verdict("Time waiting on data"), Verdict::kWorse);
+  EXPECT_EQ(verdict("Energy per step"), Verdict::kNotComparable);
   for (const auto& r : rows) {
     if (r.label == "Mean GPU utilization") {
       EXPECT_EQ(r.change, "+10.0 % (14.3 %)");

@@ -84,16 +84,21 @@ std::vector<SummaryRow> summary_rows(const RunTotals& t) {
   rows.push_back({"Duration", t.duration_s ? format_duration(*t.duration_s) : "n/a"});
   rows.push_back({"GPUs", std::to_string(t.gpus)});
   rows.push_back({"GPU-samples", std::to_string(t.samples)});
-  rows.push_back({"Steps", std::string(kNotRecorded)});
-  rows.push_back({"Mean step time", std::string(kNotRecorded)});
-  rows.push_back({"Time waiting on data", std::string(kNotRecorded)});
+  rows.push_back({"Steps", t.steps ? fixed(*t.steps, 0) : std::string(kNotRecorded)});
+  rows.push_back({"Mean step time", t.mean_step_s ? fixed(*t.mean_step_s * 1000, 1) + " ms"
+                                                  : std::string(kNotRecorded)});
+  rows.push_back({"Time waiting on data", t.data_wait_share
+                                              ? fixed(*t.data_wait_share * 100, 1) + " %"
+                                              : std::string(kNotRecorded)});
   rows.push_back({"Mean GPU utilization", opt(t.mean_util_pct, 1, " %")});
   rows.push_back({"Mean SM activity", opt(t.mean_sm_active_pct, 1, " %")});
   rows.push_back({"Peak memory used (one GPU)",
                   t.peak_memory_bytes ? format_bytes_gib(*t.peak_memory_bytes) : "n/a"});
   rows.push_back({"Mean power (per GPU)", opt(t.mean_power_w, 1, " W")});
   rows.push_back({"Energy (all GPUs)", t.energy_j ? format_energy(*t.energy_j) : "n/a"});
-  rows.push_back({"Energy per step", std::string(kNotRecorded)});
+  rows.push_back({"Energy per step", t.energy_per_step_j ? fixed(*t.energy_per_step_j, 1) + " J"
+                                     : t.steps           ? "n/a"
+                                                         : std::string(kNotRecorded)});
   rows.push_back(
       {"Time throttled", t.throttle_share ? fixed(*t.throttle_share * 100, 1) + " %" : "n/a"});
   rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, " C")});
@@ -120,8 +125,15 @@ std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& b
   static constexpr auto celsius = +[](double v) { return fixed(v, 0) + " C"; };
   static constexpr auto count = +[](double v) { return fixed(v, 0); };
   static constexpr auto share = +[](double v) { return fixed(v * 100, 1) + " %"; };
+  static constexpr auto step_ms = +[](double v) { return fixed(v * 1000, 1) + " ms"; };
+  static constexpr auto joules = +[](double v) { return fixed(v, 1) + " J"; };
   std::vector<Figure> figures{
       {"Duration", run.duration_s, base.duration_s, Better::kNeither, 0, false, format_duration},
+      {"Mean step time", run.mean_step_s, base.mean_step_s, Better::kLower, 0.02, true, step_ms},
+      {"Time waiting on data", run.data_wait_share, base.data_wait_share, Better::kLower, 0.01,
+       false, share},
+      {"Energy per step", run.energy_per_step_j, base.energy_per_step_j, Better::kLower, 0.05, true,
+       joules},
       {"Mean GPU utilization", run.mean_util_pct, base.mean_util_pct, Better::kHigher, 2, false,
        pct},
       {"Mean SM activity", run.mean_sm_active_pct, base.mean_sm_active_pct, Better::kHigher, 2,

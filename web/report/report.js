@@ -20,7 +20,8 @@
   const nulls = new Array(data.n).fill(null);
 
   const COLOURS = { util: '#1f77b4', sm: '#9467bd', mem: '#2ca02c', power: '#d62728',
-                    temp: '#ff7f0e', smclk: '#17becf', memclk: '#8c564b', total: '#888' };
+                    temp: '#ff7f0e', smclk: '#17becf', memclk: '#8c564b', total: '#888',
+                    steptime: '#1f77b4', wait: '#e377c2' };
   const CHARTS = [
     { key: 'util', title: 'Utilization and SM activity (%)', series: ['util', 'sm'], range: [0, 100] },
     { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true },
@@ -28,8 +29,12 @@
     { key: 'temp', title: 'Temperature (C)', series: ['temp'] },
     { key: 'clocks', title: 'Clocks (MHz)', series: ['smclk', 'memclk'] },
   ];
+  const STEP_CHARTS = [
+    { key: 'steptime', title: 'Step time (s)', series: ['steptime'] },
+    { key: 'wait', title: 'Data wait per step (s)', series: ['wait'] },
+  ];
   const LABELS = { util: 'GPU util', sm: 'SM active', mem: 'used', power: 'power', temp: 'GPU temp',
-                   smclk: 'SM clock', memclk: 'memory clock' };
+                   smclk: 'SM clock', memclk: 'memory clock', steptime: 'step time', wait: 'data wait' };
 
   const fade = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
@@ -124,22 +129,31 @@
     return new uPlot(opts, columns, el);
   }
 
+  function addChart(box, gpu, def, width) {
+    const wrap = document.createElement('div');
+    wrap.className = 'chart chart-' + def.key;
+    const title = document.createElement('div');
+    title.className = 'chart-title';
+    title.textContent = def.title;
+    wrap.append(title);
+    box.append(wrap);
+    charts.push(makeChart(gpu, def, wrap, Math.floor(width)));
+  }
+
+  const chartWidth = (box) => Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
+
   try {
+    const stepBox = document.querySelector('#steps .charts');
+    if (data.steps && stepBox) {
+      const steps = { series: { steptime: data.steps.time, wait: data.steps.wait }, memTotalGiB: null,
+                      throttled: [], lost: [], events: [] };
+      for (const def of STEP_CHARTS) addChart(stepBox, steps, def, chartWidth(stepBox));
+    }
     for (const gpu of data.gpus) {
       if (!gpu.samples) continue;
       const box = document.querySelector('.gpu[data-gpu="' + gpu.gpu + '"] .charts');
       if (!box) continue;
-      const width = Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
-      for (const def of CHARTS) {
-        const wrap = document.createElement('div');
-        wrap.className = 'chart chart-' + def.key;
-        const title = document.createElement('div');
-        title.className = 'chart-title';
-        title.textContent = def.title;
-        wrap.append(title);
-        box.append(wrap);
-        charts.push(makeChart(gpu, def, wrap, Math.floor(width)));
-      }
+      for (const def of CHARTS) addChart(box, gpu, def, chartWidth(box));
     }
     const reset = document.getElementById('reset-zoom');
     if (reset) reset.addEventListener('click', () => zoomAll(t[0] - data.width / 2000, t[t.length - 1] + data.width / 2000));
