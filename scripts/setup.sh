@@ -6,9 +6,10 @@ set -euo pipefail
 
 build_pkgs=(build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev libncurses-dev libsqlite3-dev libzstd-dev
-  libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev)
+  libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev pybind11-dev python3-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3
-  prometheus python3-prometheus-client chromium wrk slowhttptest openssl)
+  prometheus python3-prometheus-client chromium wrk slowhttptest openssl
+  python3-torch python3-pybind11 python3-pytest)
 
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test_pkgs[@]}")

@@ -1,0 +1,457 @@
+# SPDX-License-Identifier: MIT
+"""The Python facade over _gpumon.Client: step timing, data-loader wait, allocator stats.
+
+Contract (docs/python.md):
+- No public call raises into the training loop. An error inside gpumon becomes one
+  GpumonWarning and the monitor becomes a no-op; errors of the user's own loader pass through.
+- Nothing here blocks on the agent: _gpumon.Client.send() queues and writes without waiting.
+- In a forked child (a DataLoader worker) every call does nothing (the client checks getpid()).
+- No thread and no signal handler is started in the training process. torch is never imported
+  by gpumon; it is used only when the training script has imported it.
+"""
+
+import atexit
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import warnings
+
+_perf = time.perf_counter
+_wall = time.time
+
+
+class GpumonWarning(UserWarning):
+    """The only thing gpumon ever raises, as a warning, once per kind of problem."""
+
+
+_warned = set()
+
+
+def _warn_once(key, message):
+    if key in _warned:
+        return
+    _warned.add(key)
+    try:
+        warnings.warn("gpumon: " + message, GpumonWarning, stacklevel=3)
+    except Exception:  # a warnings filter set to "error" must not raise into training
+        pass
+
+
+def _env_int(name):
+    try:
+        return int(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+
+
+class _NullContext:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NULL = _NullContext()
+
+
+class _StepContext:
+    """What mon.step() returns: a plain call marks a step boundary, `with` times its body."""
+
+    __slots__ = ("_mon",)
+
+    def __init__(self, mon):
+        self._mon = mon
+
+    def __enter__(self):
+        self._mon._enter_with()
+        return None
+
+    def __exit__(self, *exc):
+        self._mon._exit_with()
+        return False
+
+
+class _Wrapped:
+    """mon.wrap(loader): iterates the loader and times how long each batch keeps us waiting."""
+
+    def __init__(self, mon, iterable):
+        self._mon = mon
+        self._iterable = iterable
+
+    def __len__(self):
+        return len(self._iterable)
+
+    def __iter__(self):
+        mon = self._mon
+        it = iter(self._iterable)  # the user's errors pass through untouched
+        mon._epoch_start()
+        while True:
+            mon._before_fetch()
+            t0 = _perf()
+            try:
+                batch = next(it)
+            except StopIteration:
+                return
+            mon._data_wait += _perf() - t0
+            mon._fetched = True
+            yield batch
+
+
+class _CudaTimer:
+    """GPU time of a step from two CUDA events, read on a later step with query() (no sync)."""
+
+    def __init__(self, torch):
+        self._cuda = torch.cuda
+
+    def begin(self):
+        ev = self._cuda.Event(enable_timing=True)
+        ev.record()
+        return ev
+
+    def end(self, begun):
+        ev = self._cuda.Event(enable_timing=True)
+        ev.record()
+        return (begun, ev)
+
+    def seconds(self, token):
+        """The elapsed seconds once the GPU has passed the end event, else None."""
+        begun, ended = token
+        if not ended.query():
+            return None
+        return begun.elapsed_time(ended) / 1000.0
+
+
+_MEM_KEYS = (
+    ("allocated", "allocated_bytes.all.current"),
+    ("reserved", "reserved_bytes.all.current"),
+    ("active", "active_bytes.all.current"),
+    ("inactive_split", "inactive_split_bytes.all.current"),
+    ("allocated_peak", "allocated_bytes.all.peak"),
+    ("reserved_peak", "reserved_bytes.all.peak"),
+    ("num_alloc_retries", "num_alloc_retries"),
+    ("num_ooms", "num_ooms"),
+)
+
+
+class Monitor:
+    """Sends this process's steps to the agent. Get one with gpumon.start().
+
+    A Monitor whose `active` is False does nothing (no agent, or disabled after an error).
+    """
+
+    def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None):
+        self._client = client
+        self.socket_path = socket_path
+        self._pid = os.getpid()
+        self._ctx = _StepContext(self)
+        self._step = 0
+        self._t0 = _perf()
+        self._t0_wall = _wall()
+        self._data_wait = 0.0
+        self._fetched = False
+        self._pending = None  # (perf, wall) of a plain step() not yet sent
+        self._with_start = None
+        self._gpu_timer = None
+        self._gpu_begun = None
+        self._gpu_waiting = None  # (message, token): the previous step, waiting for its GPU time
+        self._mem_fn = None
+        self._mem_interval = allocator_interval_s
+        self._mem_next = 0.0
+        self._disconnects = 0
+        self._closed = False
+        if client is not None and torch is not None:
+            try:
+                if torch.cuda.is_available():
+                    self._gpu_timer = _CudaTimer(torch)
+                    device = torch.cuda.current_device()
+                    self._mem_fn = lambda: torch.cuda.memory_stats(device)
+            except Exception as e:  # a broken CUDA setup: steps without GPU time
+                _warn_once("cuda", "no GPU step time or allocator stats: %s" % e)
+        if self._gpu_timer is not None:
+            self._gpu_begun = self._gpu_timer.begin()
+
+    @property
+    def active(self):
+        return self._client is not None and os.getpid() == self._pid
+
+    def wrap(self, iterable):
+        """Iterate `iterable` (a DataLoader), timing the wait for each batch."""
+        if not self.active:
+            return iterable
+        return _Wrapped(self, iterable)
+
+    def step(self):
+        """Marks the end of a step (plain call) or, as `with mon.step():`, times its body."""
+        if not self.active:
+            return _NULL
+        try:
+            self._apply_pending()
+            self._pending = (_perf(), _wall())
+        except Exception as e:
+            self._fail(e)
+        return self._ctx
+
+    def close(self):
+        """Sends what is left and a bye, and disconnects (also run at exit). Idempotent."""
+        if self._closed or not self.active:
+            return
+        self._closed = True
+        try:
+            self._apply_pending()
+            self._send_waiting(final=True)
+            self._client.send('{"type":"bye"}')
+            self._client.close(1.0)
+        except Exception as e:
+            self._fail(e)
+        self._client = None
+
+    def stats(self):
+        """The client's counters (sent, dropped, connects, disconnects, ...); {} when inactive."""
+        try:
+            return dict(self._client.stats(), steps=self._step) if self.active else {}
+        except Exception:
+            return {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # Internals: every one runs under a try in a public entry point or guards itself.
+
+    def _epoch_start(self):
+        try:
+            self._apply_pending()
+            if not self._fetched and self._with_start is None:
+                self._t0, self._t0_wall = _perf(), _wall()  # before the first batch: not a step
+                self._data_wait = 0.0
+        except Exception as e:
+            self._fail(e)
+
+    def _before_fetch(self):
+        if self._pending is not None:
+            try:
+                self._apply_pending()
+            except Exception as e:
+                self._fail(e)
+
+    def _enter_with(self):
+        if not self.active:
+            return
+        try:
+            self._pending = None  # step() just before this was the start, not a boundary
+            self._with_start = (_perf(), _wall())
+            if self._gpu_timer is not None:
+                self._gpu_begun = self._gpu_timer.begin()  # the body only, like the CPU time
+        except Exception as e:
+            self._fail(e)
+
+    def _exit_with(self):
+        if not self.active or self._with_start is None:
+            return
+        try:
+            start, start_wall = self._with_start
+            self._with_start = None
+            self._emit(start, start_wall, _perf(), _wall())
+        except Exception as e:
+            self._fail(e)
+
+    def _apply_pending(self):
+        if self._pending is not None:
+            end, end_wall = self._pending
+            self._pending = None
+            self._emit(self._t0, self._t0_wall, end, end_wall)
+
+    def _emit(self, start, start_wall, end, end_wall):
+        msg = {
+            "type": "step",
+            "step": self._step,
+            "t_start": start_wall,
+            "t_end": start_wall + (end - start),
+            "cpu_step_s": end - start,
+            "gpu_step_s": None,
+            "data_wait_s": self._data_wait,
+            "mem": self._read_mem(end),
+        }
+        self._step += 1
+        self._t0, self._t0_wall = end, end_wall
+        self._data_wait = 0.0
+        self._fetched = False
+        if self._gpu_timer is None:
+            self._send(msg)
+            return
+        token = self._gpu_timer.end(self._gpu_begun)
+        self._gpu_begun = self._gpu_timer.begin()
+        self._send_waiting(final=False)
+        self._gpu_waiting = (msg, token)
+
+    def _send_waiting(self, final):
+        if self._gpu_waiting is None:
+            return
+        msg, token = self._gpu_waiting
+        self._gpu_waiting = None
+        msg["gpu_step_s"] = self._gpu_timer.seconds(token)  # None when not done yet: no sync
+        self._send(msg)
+
+    def _read_mem(self, now):
+        if self._mem_fn is None or now < self._mem_next:
+            return None
+        self._mem_next = now + self._mem_interval
+        stats = self._mem_fn()
+        return {name: stats.get(key) for name, key in _MEM_KEYS}
+
+    def _send(self, msg):
+        client = self._client
+        client.send(json.dumps(msg, separators=(",", ":")))
+        disconnects = client.disconnects()
+        if disconnects != self._disconnects:
+            self._disconnects = disconnects
+            _warn_once(
+                "agent-lost",
+                "lost the agent at %s (%s); training goes on, steps are queued (bounded) and "
+                "sent if it comes back" % (self.socket_path, client.stats()["last_error"]),
+            )
+
+    def _fail(self, error):
+        _warn_once("internal", "disabled after an internal error: %r" % (error,))
+        self._client = None
+
+
+def _find_binary():
+    """GPUMON_BINARY (and only it, when set), else gpumon on PATH, else this repository's
+    build folder (python/gpumon -> build/gpumon)."""
+    forced = os.environ.get("GPUMON_BINARY")
+    if forced is not None:
+        return forced if os.path.isfile(forced) and os.access(forced, os.X_OK) else None
+    found = shutil.which("gpumon")
+    if found:
+        return found
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    candidate = os.path.join(repo, "build", "gpumon")
+    return candidate if os.access(candidate, os.X_OK) else None
+
+
+def _listening(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(1.0)
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _start_agent(binary, path, record):
+    """Starts `gpumon agent` in its own session (it outlives this process until idle)."""
+    idle = os.environ.get("GPUMON_AGENT_IDLE_EXIT_S", "30")
+    cmd = [binary, "agent", "--socket", path, "--exit-when-idle", idle]
+    if record:
+        cmd += ["-o", record]
+    log = os.environ.get("GPUMON_AGENT_LOG")  # where its messages go; default nowhere
+    with open(log or os.devnull, "ab") as err:
+        subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
+    deadline = _perf() + 5.0
+    while _perf() < deadline:
+        if os.path.exists(path) and _listening(path):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _hello(torch):
+    device = None
+    version = None
+    if torch is not None:
+        version = str(getattr(torch, "__version__", ""))
+        try:
+            device = "cuda:%d" % torch.cuda.current_device() if torch.cuda.is_available() else "cpu"
+        except Exception:
+            device = None
+    return json.dumps(
+        {
+            "type": "hello",
+            "v": 1,
+            "pid": os.getpid(),
+            "rank": _env_int("RANK"),
+            "local_rank": _env_int("LOCAL_RANK"),
+            "world_size": _env_int("WORLD_SIZE"),
+            "hostname": socket.gethostname(),
+            "torch_version": version,
+            "device": device,
+        },
+        separators=(",", ":"),
+    )
+
+
+def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0):
+    """Attach to the node's agent and return a Monitor (a no-op one when there is none).
+
+    socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
+      default socket ($XDG_RUNTIME_DIR/gpumon/agent.sock or /tmp/gpumon-UID/agent.sock).
+    start_agent: when nothing listens there, start `gpumon agent` (GPUMON_BINARY, PATH or this
+      repository's build/gpumon) in the background; it exits 30 s after its last client.
+    record: a recording file for an agent started here (default GPUMON_RECORD; none: the agent
+      only counts steps).
+    allocator_interval_s: read torch.cuda.memory_stats() at most this often (CUDA only).
+    """
+    try:
+        return _start(socket_path, start_agent, record, allocator_interval_s)
+    except Exception as e:
+        _warn_once("start", "disabled: %r" % (e,))
+        return Monitor()
+
+
+def _start(socket_path, start_agent, record, allocator_interval_s):
+    try:
+        from gpumon import _gpumon
+    except ImportError as e:
+        _warn_once(
+            "module",
+            "the _gpumon extension is not built (cmake --build build --target gpumon_python): "
+            "%s; gpumon does nothing" % e,
+        )
+        return Monitor()
+    from_env = os.environ.get("GPUMON_AGENT_SOCKET")
+    path = socket_path or from_env or _gpumon.default_socket_path()
+    if not socket_path and not from_env and not _listening(path):
+        binary = _find_binary() if start_agent else None
+        if binary is None:
+            _warn_once(
+                "no-agent",
+                "no agent listens on %s and no gpumon binary was found (set GPUMON_BINARY or "
+                "PATH, or run `gpumon agent`); gpumon does nothing" % path,
+            )
+            return Monitor()
+        if not _start_agent(binary, path, record or os.environ.get("GPUMON_RECORD")):
+            _warn_once("agent-start", "%s agent did not start on %s; gpumon does nothing"
+                       % (binary, path))
+            return Monitor()
+    torch = sys.modules.get("torch")
+    client = _gpumon.Client(path)
+    client.set_hello(_hello(torch))
+    client.flush()  # connects now when the agent is there; else retried with backoff
+    mon = Monitor(client, path, allocator_interval_s, torch)
+    if not client.stats()["connected"]:
+        _warn_once(
+            "connect",
+            "cannot reach the agent at %s yet (%s); steps are queued and retried"
+            % (path, client.stats()["last_error"]),
+        )
+    atexit.register(mon.close)
+    return mon

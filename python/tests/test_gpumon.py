@@ -1,0 +1,261 @@
+# SPDX-License-Identifier: MIT
+"""gpumon's Python package end to end: a real torch training loop (CPU) with DataLoader workers
+forked, against a real `gpumon agent` on the fake NVML; the steps are read back from the
+recording with `gpumon export --steps`.
+
+Environment (set by ctest): PYTHONPATH=<repo>/python, GPUMON_TEST_BINARY (the gpumon binary),
+GPUMON_TEST_FAKE_NVML (the fake libnvidia-ml.so.1).
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+BINARY = os.environ.get("GPUMON_TEST_BINARY", os.path.join(REPO, "build", "gpumon"))
+FAKE_NVML = os.environ.get(
+    "GPUMON_TEST_FAKE_NVML", os.path.join(os.path.dirname(BINARY), "fake-nvml", "libnvidia-ml.so.1"))
+
+torch = pytest.importorskip("torch")
+
+
+def base_env(tmp_path):
+    env = dict(os.environ)
+    for k in ("GPUMON_AGENT_SOCKET", "GPUMON_BINARY", "GPUMON_RECORD", "RANK", "LOCAL_RANK",
+              "WORLD_SIZE"):
+        env.pop(k, None)
+    env["PYTHONPATH"] = os.path.join(REPO, "python")
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)  # the default socket lives here, not in /run
+    env["GPUMON_NVML_LIBRARY"] = FAKE_NVML
+    env["GPUMON_FAKE_SCENARIO"] = "demo"
+    return env
+
+
+def wait_for(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+class Agent:
+    def __init__(self, tmp_path, name="agent"):
+        self.sock = str(tmp_path / (name + ".sock"))
+        self.recording = str(tmp_path / (name + ".gpumon"))
+        self.err = open(tmp_path / (name + ".err"), "w+")
+        self.proc = subprocess.Popen(
+            [BINARY, "agent", "--socket", self.sock, "-o", self.recording, "--interval", "100"],
+            env=base_env(tmp_path), stderr=self.err)
+        assert wait_for(lambda: os.path.exists(self.sock)), "the agent did not listen"
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=20)
+
+    def steps(self):
+        out = subprocess.check_output(
+            [BINARY, "export", self.recording, "--steps", "--format", "jsonl"], text=True)
+        return [json.loads(line) for line in out.splitlines()]
+
+    def rank_events(self):
+        out = subprocess.check_output(
+            [BINARY, "export", self.recording, "--table", "rank_events", "--format", "jsonl"],
+            text=True)
+        return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.fixture
+def agent(tmp_path):
+    a = Agent(tmp_path)
+    yield a
+    a.stop()
+
+
+def ended(path):
+    import sqlite3
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+        try:
+            return db.execute("SELECT count(*) FROM meta WHERE key = 'end_time'").fetchone()[0] == 1
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+
+
+def train(tmp_path, env, *args, timeout=120):
+    r = subprocess.run([sys.executable, os.path.join(HERE, "train_loop.py")] + [str(x) for x in args],
+                       env=env, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    pid = int(lines[0].split()[1])
+    done, warned = map(int, lines[-1].split()[1:])
+    return pid, done, warned, r.stdout
+
+
+def test_steps_of_a_training_loop_are_recorded_with_the_data_wait(tmp_path, agent):
+    env = base_env(tmp_path)
+    env.update(GPUMON_AGENT_SOCKET=agent.sock, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
+    pid, done, warned, out = train(tmp_path, env, 12, "--item-sleep", "0.03", "--worker-misuse")
+    assert (done, warned) == (12, 0), out
+    assert agent.stop() == 0
+    steps = agent.steps()
+    # Exactly the parent's 12 steps, in order: forked workers sent nothing and duplicated nothing.
+    assert [s["step"] for s in steps] == list(range(12))
+    assert {s["pid"] for s in steps} == {pid}
+    for s in steps:
+        assert (s["rank"], s["local_rank"], s["world_size"], s["device"]) == (0, 0, 1, "cpu")
+        assert s["t_end_s"] >= s["t_start_s"] > time.time() - 600
+        assert s["cpu_step_s"] >= s["data_wait_s"] >= 0
+        assert s["gpu_step_s"] is None and s["allocated_bytes"] is None  # CPU torch
+    # Two workers each sleep 30 ms per item, 2 items a batch: the loop waits for most batches.
+    waited = [s["data_wait_s"] for s in steps]
+    assert sum(w > 0.005 for w in waited) >= 6, waited
+    events = agent.rank_events()
+    assert [e["kind"] for e in events] == ["hello", "bye"]
+    assert events[0]["detail"]["torch_version"] == torch.__version__
+    assert events[0]["pid"] == pid
+
+
+def test_with_form_times_the_body_and_allocator_and_gpu_times_arrive(tmp_path, agent):
+    env = base_env(tmp_path)
+    env["GPUMON_AGENT_SOCKET"] = agent.sock
+    pid, done, warned, out = train(tmp_path, env, 6, "--with", "--step-sleep", "0.02", "--mem",
+                                   "--gpu-timer")
+    assert (done, warned) == (6, 0), out
+    agent.stop()
+    steps = agent.steps()
+    assert [s["step"] for s in steps] == list(range(6))
+    for i, s in enumerate(steps):
+        assert 0.02 <= s["cpu_step_s"] < 1.0
+        assert s["gpu_step_s"] == (i + 1) / 1000.0  # read one step later, never by a sync
+        assert s["allocated_bytes"] == 1001 + i and s["reserved_bytes"] == 4096
+        assert s["inactive_split_bytes"] == 100 and s["reserved_peak_bytes"] == 8192
+        assert s["num_alloc_retries"] == 1 and s["num_ooms"] == 0
+        assert s["rank"] is None  # no RANK in the environment
+
+
+def test_agent_killed_mid_run_gives_one_warning_and_training_goes_on(tmp_path, agent):
+    env = base_env(tmp_path)
+    env["GPUMON_AGENT_SOCKET"] = agent.sock
+    flag = tmp_path / "five-steps"
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "train_loop.py"), "40", "--step-sleep", "0.05",
+         "--flag", str(flag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert wait_for(flag.exists, 60)
+    agent.stop(signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out + err
+    last = out.splitlines()[-1].split()
+    assert last[:3] == ["done", "40", "1"], out + err
+    assert "lost the agent" in out, out
+
+
+def test_training_killed_mid_run_leaves_the_steps_so_far(tmp_path, agent):
+    env = base_env(tmp_path)
+    env["GPUMON_AGENT_SOCKET"] = agent.sock
+    flag = tmp_path / "five-steps"
+    proc = subprocess.Popen(
+        [sys.executable, os.path.join(HERE, "train_loop.py"), "500", "--step-sleep", "0.02",
+         "--flag", str(flag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert wait_for(flag.exists, 60)
+    time.sleep(0.5)
+    os.killpg(os.getpgid(proc.pid), 0)  # still alive
+    proc.kill()
+    proc.communicate(timeout=30)
+    time.sleep(1.5)  # the agent goes on; its writer commits about once a second
+    steps = agent.steps()  # readable while the agent still records
+    assert len(steps) >= 5
+    assert agent.stop() == 0
+    steps = agent.steps()
+    assert [s["step"] for s in steps] == list(range(len(steps)))
+    kinds = [e["kind"] for e in agent.rank_events()]
+    assert kinds == ["hello", "disconnect"]
+
+
+def test_no_agent_and_no_binary_is_a_no_op_with_one_warning(tmp_path):
+    env = base_env(tmp_path)
+    env["GPUMON_BINARY"] = str(tmp_path / "no-such-gpumon")
+    pid, done, warned, out = train(tmp_path, env, 5, "--with")
+    assert (done, warned) == (5, 1), out
+    assert "no agent listens on %s/gpumon/agent.sock" % tmp_path in out, out
+    assert "gpumon does nothing" in out
+
+
+def test_an_agent_is_started_when_none_runs(tmp_path):
+    env = base_env(tmp_path)
+    env.update(GPUMON_BINARY=BINARY, GPUMON_RECORD=str(tmp_path / "auto.gpumon"),
+               GPUMON_AGENT_IDLE_EXIT_S="0.5")
+    pid, done, warned, out = train(tmp_path, env, 5)
+    assert (done, warned) == (5, 0), out
+    sock = tmp_path / "gpumon" / "agent.sock"
+    assert oct(os.stat(tmp_path / "gpumon").st_mode & 0o777) == "0o700"
+    assert wait_for(lambda: not sock.exists(), 20), "the started agent did not exit when idle"
+    # It removes its socket, then closes the recording: wait for the recording's end time.
+    assert wait_for(lambda: ended(tmp_path / "auto.gpumon"), 20)
+    out = subprocess.check_output([BINARY, "export", str(tmp_path / "auto.gpumon"), "--steps"],
+                                  text=True)
+    assert len(out.splitlines()) == 1 + 5
+
+
+def test_a_forked_child_is_inert_in_process(tmp_path, agent):
+    import gpumon
+    env_sock = agent.sock
+    mon = gpumon.start(socket_path=env_sock)
+    assert mon.active
+    mon.step()
+    pid = os.fork()
+    if pid == 0:
+        ok = (not mon.active and mon.step() is not None and mon.wrap([1, 2]) == [1, 2]
+              and mon._client.send('{"type":"bye"}') is False)
+        mon.close()  # nothing: not the owner
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    mon.step()
+    mon.close()
+    assert mon.stats() == {}
+    agent.stop()
+    assert [s["step"] for s in agent.steps()] == [0, 1]
+    assert [e["kind"] for e in agent.rank_events()] == ["hello", "bye"]
+
+
+def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
+    import gpumon
+    mon = gpumon.start(socket_path=agent.sock)
+
+    def broken():
+        raise RuntimeError("allocator stats broke")
+
+    mon._mem_fn = broken
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in mon.wrap(range(3)):
+            mon.step()
+        with mon.step():
+            pass
+        mon.close()
+    ours = [w for w in caught if issubclass(w.category, gpumon.GpumonWarning)]
+    assert len(ours) == 1 and "allocator stats broke" in str(ours[0].message)
+    assert not mon.active
+    # The user's own loader errors are theirs: they pass through unchanged.
+    mon2 = gpumon.start(socket_path=agent.sock)
+
+    def bad_loader():
+        yield 1
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        for _ in mon2.wrap(bad_loader()):
+            mon2.step()
+    mon2.close()
