@@ -83,7 +83,7 @@ std::string default_output(const std::string& path) {
 std::string write_atomically(const std::string& path, const std::string& bytes) {
   std::string tmp = path + ".tmp-XXXXXX";
   const int fd = ::mkstemp(tmp.data());
-  if (fd < 0) return "cannot create " + tmp + ": " + std::strerror(errno);
+  if (fd < 0) return "cannot write " + path + ": " + std::strerror(errno);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -99,6 +99,15 @@ TEST(ReportCommand, AnEmptyRecordingSaysSo) {
   EXPECT_NE(page.find("\"n\":0"), std::string::npos);
 }
 
+TEST(ReportCommand, AnUnwritableDestinationNamesTheFile) {
+  TempDir dir;
+  const std::string html = dir.file("no-such-dir/r.html");
+  const Result r = run({kH200, "-o", html});
+  EXPECT_EQ(r.rc, kReportFailed);
+  EXPECT_NE(r.err.find("cannot write " + html + ": No such file or directory"), std::string::npos)
+      << r.err;
+}
+
 TEST(ReportCommand, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run({}).rc, kReportUsage);
   EXPECT_EQ(run({kH200, "--frobnicate"}).rc, kReportUsage);
