@@ -210,6 +210,11 @@ def run(args):
               "gpu-lost: the lost stretch and XID 79 are marked on the charts")
 
         rep = open_report(browser, pages["baseline"], args.out, "baseline")
+        pairs = browser.eval("[...document.querySelectorAll('table.pairs tbody tr')].map((tr) =>"
+                             " [tr.querySelectorAll('svg.spark').length, tr.textContent])")
+        check(len(pairs) == 8 and [p[0] for p in pairs[:2]] == [2, 2]
+              and all("not in the baseline" in p[1] for p in pairs[2:]),
+              "baseline: GPUs 0-1 side by side with the baseline's, GPUs 2-7 only in this run")
         check(len(rep["verdicts"]) == 13 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
               "baseline: 13 compared figures with verdicts (%s)" % rep["verdicts"])
 

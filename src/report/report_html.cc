@@ -2,6 +2,7 @@
 #include "report/report_html.h"
 
 #include <algorithm>
+#include <map>
 
 #include "record/recording_types.h"
 #include "report/summary.h"
@@ -33,6 +34,28 @@ void write_summary(std::string& out, const RunReport& run) {
   out += "</table></section>\n";
 }
 
+// Each GPU index of either run: its utilization sparkline and mean here and in the baseline.
+void write_gpu_pairs(std::string& out, const RunReport& run, const RunReport& base) {
+  std::map<unsigned, std::pair<const GpuReport*, const GpuReport*>> pairs;
+  for (const auto& g : run.gpus) pairs[g.gpu].first = &g;
+  for (const auto& g : base.gpus) pairs[g.gpu].second = &g;
+  out +=
+      "<table class=\"pairs\"><thead><tr><th>GPU</th><th>utilization, this run</th>"
+      "<th>utilization, baseline</th></tr></thead><tbody>\n";
+  auto cell = [&](const GpuReport* g, const TimeGrid& grid, const char* absent) {
+    if (!g) return "<td class=\"none\">" + std::string(absent) + "</td>";
+    const auto mean = g->util_pct.value();
+    const std::string svg = sparkline_svg(*g, grid);
+    return "<td>" + (svg.empty() ? std::string("no samples") : svg) + "mean " +
+           (mean ? fixed(*mean, 1) + " %" : std::string("n/a")) + "</td>";
+  };
+  for (const auto& [gpu, p] : pairs)
+    out += "<tr><th scope=\"row\">" + std::to_string(gpu) + "</th>" +
+           cell(p.first, run.grid, "not in this run") +
+           cell(p.second, base.grid, "not in the baseline") + "</tr>\n";
+  out += "</tbody></table>\n";
+}
+
 void write_comparison(std::string& out, const RunReport& run, const RunReport& base) {
   out += "<section id=\"baseline\"><h2>Compared with the baseline</h2>\n<p>Baseline: <code>" +
          esc(base.path) + "</code> (" + esc(iso(base.start_ms)) + ", " + esc(base.hostname) +
@@ -45,11 +68,13 @@ void write_comparison(std::string& out, const RunReport& run, const RunReport& b
            std::string(verdict == "n/a" ? "na" : verdict) + "\">" + std::string(verdict) +
            "</td></tr>\n";
   }
+  out += "</tbody></table>\n";
+  write_gpu_pairs(out, run, base);
   out +=
-      "</tbody></table>\n<p class=\"note\">Better or worse beyond: 2 percentage points of "
-      "utilization or SM activity, 1 point of time throttled, 5 % of energy, 2 C of "
-      "temperature, any XID or lost GPU; duration, memory and power are shown, not judged "
-      "(docs/report.md).</p></section>\n";
+      "<p class=\"note\">Better or worse beyond: 2 % of mean step time, 1 percentage point "
+      "of time waiting on data or throttled, 5 % of energy (per step), 2 points of utilization "
+      "or SM activity, 2 C, any XID or lost GPU; duration, memory and power are shown, not "
+      "judged (docs/report.md).</p></section>\n";
 }
 
 void write_gpu(std::string& out, const GpuReport& g, const TimeGrid& grid) {
