@@ -203,7 +203,7 @@ class Monitor:
         self._closed = True
         try:
             self._apply_pending()
-            self._send_waiting(final=True)
+            self._send_waiting()
             self._client.send('{"type":"bye"}')
             self._client.close(1.0)
         except Exception as e:
@@ -270,35 +270,32 @@ class Monitor:
             self._emit(self._t0, self._t0_wall, end, end_wall)
 
     def _emit(self, start, start_wall, end, end_wall):
-        msg = {
-            "type": "step",
-            "step": self._step,
-            "t_start": start_wall,
-            "t_end": start_wall + (end - start),
-            "cpu_step_s": end - start,
-            "gpu_step_s": None,
-            "data_wait_s": self._data_wait,
-            "mem": self._read_mem(end),
-        }
+        # The step message by hand (about 3x cheaper than json.dumps): repr() of a float is the
+        # shortest text that reads back to the same double, so the agent stores it exactly.
+        mem = self._read_mem(end)
+        head = '{"type":"step","step":%d,"t_start":%r,"t_end":%r,"cpu_step_s":%r,"gpu_step_s":' % (
+            self._step, start_wall, start_wall + (end - start), end - start)
+        tail = ',"data_wait_s":%r,"mem":%s}' % (
+            self._data_wait, "null" if mem is None else json.dumps(mem, separators=(",", ":")))
         self._step += 1
         self._t0, self._t0_wall = end, end_wall
         self._data_wait = 0.0
         self._fetched = False
         if self._gpu_timer is None:
-            self._send(msg)
+            self._send(head + "null" + tail)
             return
         token = self._gpu_timer.end(self._gpu_begun)
         self._gpu_begun = self._gpu_timer.begin()
-        self._send_waiting(final=False)
-        self._gpu_waiting = (msg, token)
+        self._send_waiting()
+        self._gpu_waiting = (head, tail, token)
 
-    def _send_waiting(self, final):
+    def _send_waiting(self):
         if self._gpu_waiting is None:
             return
-        msg, token = self._gpu_waiting
+        head, tail, token = self._gpu_waiting
         self._gpu_waiting = None
-        msg["gpu_step_s"] = self._gpu_timer.seconds(token)  # None when not done yet: no sync
-        self._send(msg)
+        seconds = self._gpu_timer.seconds(token)  # None when not done yet: no sync
+        self._send(head + ("null" if seconds is None else repr(float(seconds))) + tail)
 
     def _read_mem(self, now):
         if self._mem_fn is None or now < self._mem_next:
@@ -307,9 +304,9 @@ class Monitor:
         stats = self._mem_fn()
         return {name: stats.get(key) for name, key in _MEM_KEYS}
 
-    def _send(self, msg):
+    def _send(self, line):
         client = self._client
-        client.send(json.dumps(msg, separators=(",", ":")))
+        client.send(line)
         disconnects = client.disconnects()
         if disconnects != self._disconnects:
             self._disconnects = disconnects

@@ -47,7 +47,7 @@ PYBIND11_MODULE(_gpumon, m) {
           },
           py::arg("timeout_s") = 1.0)
       .def("in_owner_process", &AgentClient::in_owner_process)
-      .def("disconnects", [](const AgentClient& c) { return c.stats().disconnects; })
+      .def("disconnects", &AgentClient::disconnects)
       .def("stats", [](const AgentClient& c) {
         const auto s = c.stats();
         py::dict d;

@@ -183,6 +183,23 @@ def test_training_killed_mid_run_leaves_the_steps_so_far(tmp_path, agent):
     assert kinds == ["hello", "disconnect"]
 
 
+def test_gpumon_record_runs_the_training_and_records_its_steps(tmp_path):
+    env = base_env(tmp_path)
+    env["GPUMON_BINARY"] = str(tmp_path / "no-such-gpumon")  # the record's socket is enough
+    rec = tmp_path / "run.gpumon"
+    r = subprocess.run([BINARY, "record", "-o", str(rec), "--interval", "100", "--",
+                        sys.executable, os.path.join(HERE, "train_loop.py"), "7"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines()[-1] == "done 7 0", r.stdout
+    assert "7 training steps" in r.stderr
+    out = subprocess.check_output([BINARY, "export", str(rec), "--steps", "--format", "jsonl"],
+                                  text=True)
+    assert [json.loads(line)["step"] for line in out.splitlines()] == list(range(7))
+    samples = subprocess.check_output([BINARY, "export", str(rec), "--format", "csv"], text=True)
+    assert len(samples.splitlines()) > 8  # and the GPUs' samples of the same run
+
+
 def test_no_agent_and_no_binary_is_a_no_op_with_one_warning(tmp_path):
     env = base_env(tmp_path)
     env["GPUMON_BINARY"] = str(tmp_path / "no-such-gpumon")

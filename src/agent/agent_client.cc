@@ -196,6 +196,7 @@ void AgentClient::disconnect_locked(const std::string& why, bool broken) {
   fd_ = -1;
   if (broken) {
     ++stats_.disconnects;
+    disconnects_.store(stats_.disconnects, std::memory_order_relaxed);
     stats_.last_error = why;
     next_attempt_ = std::chrono::steady_clock::now() + backoff_;
   }

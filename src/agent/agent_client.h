@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
@@ -59,6 +60,8 @@ class AgentClient {
   /// Waits up to `timeout` for the queue to drain (for the end of a run), then closes.
   void close(std::chrono::milliseconds timeout);
   AgentClientStats stats() const;
+  /// stats().disconnects without the lock and the copy (checked after every step).
+  std::uint64_t disconnects() const { return disconnects_.load(std::memory_order_relaxed); }
   /// False in a forked child: the client is inert there.
   bool in_owner_process() const;
 
@@ -79,6 +82,7 @@ class AgentClient {
   std::chrono::steady_clock::time_point next_attempt_{};
   std::chrono::milliseconds backoff_;
   AgentClientStats stats_;
+  std::atomic<std::uint64_t> disconnects_{0};  // mirrors stats_.disconnects
 };
 
 }  // namespace gpumon::agent

@@ -351,6 +351,7 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   EXPECT_EQ(st.sent + st.dropped, 20U + 0U) << st.sent << " " << st.dropped;
   client.close(1s);
   EXPECT_FALSE(client.send(step(21)));
+  server->stop();  // before r2, which its thread writes to, goes out of scope
 }
 
 TEST(AgentClient, DropsAndCountsWhenTheQueueIsFull) {
