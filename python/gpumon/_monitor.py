@@ -232,6 +232,8 @@ class Monitor:
             if not self._fetched and self._with_start is None:
                 self._t0, self._t0_wall = _perf(), _wall()  # before the first batch: not a step
                 self._data_wait = 0.0
+                if self._gpu_timer is not None:
+                    self._gpu_begun = self._gpu_timer.begin()
         except Exception as e:
             self._fail(e)
 

@@ -276,3 +276,90 @@ def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
         for _ in mon2.wrap(bad_loader()):
             mon2.step()
     mon2.close()
+
+
+class _FakeClient:
+    def __init__(self):
+        self.lines = []
+
+    def send(self, line):
+        self.lines.append(json.loads(line))  # every message is valid JSON
+        return True
+
+    def disconnects(self):
+        return 0
+
+    def close(self, timeout_s):
+        pass
+
+    def stats(self):
+        return {}
+
+
+class _FakeCuda:
+    """torch.cuda as gpumon uses it, with a clock the test moves and events it completes."""
+    clock = 0.0
+    events = []
+    devices_asked = []
+
+    class Event:
+        def __init__(self, enable_timing):
+            assert enable_timing
+            self.t, self.done = None, False
+
+        def record(self):
+            self.t = _FakeCuda.clock
+            _FakeCuda.events.append(self)
+
+        def query(self):
+            return self.done
+
+        def elapsed_time(self, end):
+            return (end.t - self.t) * 1000.0  # milliseconds, as torch gives it
+
+    @staticmethod
+    def is_available():
+        return True
+
+    @staticmethod
+    def current_device():
+        return 3
+
+    @staticmethod
+    def memory_stats(device):
+        _FakeCuda.devices_asked.append(device)
+        return {"allocated_bytes.all.current": 11, "reserved_bytes.all.current": 22,
+                "active_bytes.all.current": 10, "inactive_split_bytes.all.current": 1,
+                "allocated_bytes.all.peak": 33, "reserved_bytes.all.peak": 44,
+                "num_alloc_retries": 0, "num_ooms": 2}
+
+    @staticmethod
+    def synchronize():
+        raise AssertionError("gpumon must never synchronize")
+
+
+def test_cuda_path_reads_gpu_time_a_step_later_without_a_sync():
+    from gpumon._monitor import Monitor
+    import types
+    client = _FakeClient()
+    fake_torch = types.SimpleNamespace(cuda=_FakeCuda, __version__="9.9")
+    mon = Monitor(client, "fake.sock", allocator_interval_s=0.0, torch=fake_torch)
+    _FakeCuda.clock = 1.0
+    mon.step()
+    _FakeCuda.clock = 2.0
+    mon.step()  # step 0 ends here (its events: recorded at 0 and 2)
+    for ev in _FakeCuda.events:
+        ev.done = True  # the GPU has passed everything recorded so far
+    _FakeCuda.clock = 3.0
+    mon.step()  # step 1 ends; step 0 is sent with its GPU time
+    _FakeCuda.clock = 4.0
+    mon.close()  # steps 1 and 2: their end events are not done: null, not a wait
+    steps = [m for m in client.lines if m["type"] == "step"]
+    assert [s["step"] for s in steps] == [0, 1, 2]
+    assert steps[0]["gpu_step_s"] == 2.0
+    assert steps[1]["gpu_step_s"] is None and steps[2]["gpu_step_s"] is None
+    assert steps[0]["mem"] == {"allocated": 11, "reserved": 22, "active": 10,
+                               "inactive_split": 1, "allocated_peak": 33, "reserved_peak": 44,
+                               "num_alloc_retries": 0, "num_ooms": 2}
+    assert set(_FakeCuda.devices_asked) == {3}
+    assert client.lines[-1] == {"type": "bye"}

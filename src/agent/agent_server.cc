@@ -168,7 +168,8 @@ void AgentServer::run() noexcept {
 
 bool AgentServer::read_client(Client& c) {
   char chunk[16384];
-  for (;;) {
+  // At most 16 reads (256 KiB) per wake-up, so one fast sender cannot starve the others.
+  for (int reads = 0; reads < 16; ++reads) {
     const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       if (!c.buffer.empty()) {
@@ -193,6 +194,7 @@ bool AgentServer::read_client(Client& c) {
     }
     if (static_cast<std::size_t>(n) < sizeof chunk) return true;
   }
+  return true;  // more may wait: poll() reports it again
 }
 
 bool AgentServer::handle_line(Client& c, std::string_view line) {
