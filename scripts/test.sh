@@ -14,14 +14,14 @@ echo "== ASan+UBSan build and tests"
 scripts/build.sh asan
 ctest --preset asan -j "$jobs"
 
-echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server)"
+echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server, agent)"
 cmake --preset tsan >/dev/null
 tsan_targets=(gpumon_sampler_test gpumon_fake_nvml)
-for t in gpumon_exporter_test gpumon_http_test; do  # absent without libmicrohttpd
+for t in gpumon_exporter_test gpumon_http_test gpumon_agent_test; do  # absent without their libs
   ninja -C build-tsan -t targets all | grep -q "^$t:" && tsan_targets+=("$t")
 done
 cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
-ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.'
+ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.|^agent\.'
 
 echo "== fuzz targets over their corpora (regression)"
 scripts/build.sh fuzz

@@ -64,6 +64,19 @@ struct Received {
               warnings.push_back(w);
             }};
   }
+  // Copies under the lock: the server's thread may still be adding (disconnects, byes).
+  std::vector<record::RecordedStep> all_steps() {
+    std::lock_guard l(mu);
+    return steps;
+  }
+  std::vector<record::RecordedRankEvent> all_events() {
+    std::lock_guard l(mu);
+    return events;
+  }
+  std::size_t warning_count() {
+    std::lock_guard l(mu);
+    return warnings.size();
+  }
   std::size_t step_count() {
     std::lock_guard l(mu);
     return steps.size();
@@ -138,7 +151,7 @@ TEST(AgentServer, EightRanksSendInterleavedSteps) {
     for (int fd : fds) put(fd, step(n));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 400; })) << r.step_count();
   std::map<std::int64_t, std::vector<std::int64_t>> by_rank;
-  for (const auto& s : r.steps) {
+  for (const auto& s : r.all_steps()) {
     by_rank[*s.rank].push_back(s.step);
     EXPECT_EQ(s.pid, 1000 + *s.rank);
     EXPECT_EQ(s.local_rank, s.rank);
@@ -190,13 +203,14 @@ TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
     EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
   put(good, step(1));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
-  EXPECT_EQ(r.steps[0].step, 0);
-  EXPECT_EQ(r.steps[1].step, 1);
-  EXPECT_EQ(r.warnings.size(), 5U);
+  const auto steps = r.all_steps();
+  EXPECT_EQ(steps[0].step, 0);
+  EXPECT_EQ(steps[1].step, 1);
+  EXPECT_EQ(r.warning_count(), 5U);
   EXPECT_EQ(r.count_events("dropped"), 4U);  // the hello'd ones, with the reason
   EXPECT_EQ(r.count_events("disconnect"), 0U);
   bool reason_seen = false;
-  for (const auto& e : r.events)
+  for (const auto& e : r.all_events())
     reason_seen |= e.kind == "dropped" && e.detail.find(R"({"reason":"not JSON)") == 0;
   EXPECT_TRUE(reason_seen);
   for (int fd : {good, garbage, oversized, long_line, no_hello, bad_field}) ::close(fd);
@@ -332,7 +346,7 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   ASSERT_TRUE(eventually([&] { return client.flush(); }));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 10; }));
   EXPECT_EQ(r.count_events("hello"), 1U);
-  EXPECT_EQ(r.steps.front().rank, 0);
+  EXPECT_EQ(r.all_steps().front().rank, 0);
 
   server->stop();  // the agent goes away mid-run
   server.reset();
@@ -343,9 +357,12 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   Received r2;
   server = start_server(path, r2);
   ASSERT_TRUE(eventually([&] { return client.flush() && client.stats().connected; }));
-  ASSERT_TRUE(eventually([&] { return r2.step_count() > 0; }));
+  // The queued steps arrive, the last one last.
+  ASSERT_TRUE(eventually([&] {
+    const auto steps = r2.all_steps();
+    return !steps.empty() && steps.back().step == 19;
+  }));
   EXPECT_EQ(r2.count_events("hello"), 1U);  // the new connection starts with the hello
-  EXPECT_EQ(r2.steps.back().step, 19);
   const auto st = client.stats();
   EXPECT_EQ(st.connects, 2U);
   EXPECT_EQ(st.sent + st.dropped, 20U + 0U) << st.sent << " " << st.dropped;
@@ -389,7 +406,7 @@ TEST(AgentClient, AForkedChildSendsNothingAndDoesNotHoldTheConnection) {
   ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(r.step_count(), 2U);
-  EXPECT_EQ(r.steps[1].step, 1);
+  EXPECT_EQ(r.all_steps()[1].step, 1);
   EXPECT_EQ(r.count_events("hello"), 1U);
   client.close(1s);
   // Closing in the parent ends the connection: no copy survives in the (exited) child.
