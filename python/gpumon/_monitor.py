@@ -373,6 +373,19 @@ def _start_agent(binary, path, record):
     return False
 
 
+def _start_agent_once(binary, path, record):
+    """Eight ranks starting at once start one agent: the first to take the lock starts it,
+    the others wait for the lock and find it listening."""
+    import fcntl
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with open(os.path.join(folder, ".agent-start.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if _listening(path):
+            return True
+        return _start_agent(binary, path, record)
+
+
 def _hello(torch):
     device = None
     version = None
@@ -437,7 +450,7 @@ def _start(socket_path, start_agent, record, allocator_interval_s):
                 "PATH, or run `gpumon agent`); gpumon does nothing" % path,
             )
             return Monitor()
-        if not _start_agent(binary, path, record or os.environ.get("GPUMON_RECORD")):
+        if not _start_agent_once(binary, path, record or os.environ.get("GPUMON_RECORD")):
             _warn_once("agent-start", "%s agent did not start on %s; gpumon does nothing"
                        % (binary, path))
             return Monitor()

@@ -225,6 +225,30 @@ def test_an_agent_is_started_when_none_runs(tmp_path):
     assert len(out.splitlines()) == 1 + 5
 
 
+def test_four_ranks_starting_at_once_share_one_started_agent(tmp_path):
+    procs = []
+    for rank in range(4):
+        env = base_env(tmp_path)
+        env.update(GPUMON_BINARY=BINARY, GPUMON_RECORD=str(tmp_path / "ddp.gpumon"),
+                   GPUMON_AGENT_IDLE_EXIT_S="1", RANK=str(rank), LOCAL_RANK=str(rank),
+                   WORLD_SIZE="4")
+        procs.append(subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "train_loop.py"), "3"], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0 and out.splitlines()[-1] == "done 3 0", out + err
+    assert wait_for(lambda: ended(tmp_path / "ddp.gpumon"), 30)
+    out = subprocess.check_output(
+        [BINARY, "export", str(tmp_path / "ddp.gpumon"), "--steps", "--format", "jsonl"], text=True)
+    steps = [json.loads(line) for line in out.splitlines()]
+    by_rank = {}
+    for s in steps:
+        by_rank.setdefault(s["rank"], []).append(s["step"])
+        assert s["world_size"] == 4 and s["local_rank"] == s["rank"]
+    assert {r: sorted(v) for r, v in by_rank.items()} == {r: [0, 1, 2] for r in range(4)}
+
+
 def test_a_forked_child_is_inert_in_process(tmp_path, agent):
     import gpumon
     env_sock = agent.sock
