@@ -15,6 +15,7 @@
 #include "http/web_config.h"
 #include "query/stop_signals.h"
 #include "sampler/sampler.h"
+#include "util/option_cursor.h"
 
 #ifdef GPUMON_HAVE_RECORD
 #include "record/recording_writer.h"
@@ -75,23 +76,17 @@ std::string serve_usage() {
 }
 
 std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions& o) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string name = args[i];
+  for (util::OptionCursor c(args); c.next();) {
+    const std::string& name = c.name();
     std::string value;
-    bool has_value = false;
-    if (const std::size_t eq = name.find('='); name.starts_with("--") && eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-      has_value = true;
-    }
     auto take = [&](const std::string& what) -> std::string {
-      if (!has_value) {
-        if (i + 1 >= args.size()) return name + " needs " + what;
-        value = args[++i];
-      }
+      const std::optional<std::string> v = c.value();
+      value = v.value_or("");
       return value.empty() ? name + " needs " + what : "";
     };
-    auto flag = [&]() -> std::string { return has_value ? name + " takes no value" : ""; };
+    auto flag = [&]() -> std::string {
+      return c.has_inline_value() ? name + " takes no value" : "";
+    };
     std::string err;
     if (name == "-h" || name == "--help") {
       return "help";
@@ -120,7 +115,7 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
     } else if (name == "--record") {
       if (err = take("a file name"); err.empty()) o.record_path = value;
     } else {
-      return "unknown option '" + args[i] + "'";
+      return "unknown option '" + c.arg() + "'";
     }
     if (!err.empty()) return err;
   }

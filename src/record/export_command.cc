@@ -8,6 +8,7 @@
 #include "record/export_format.h"
 #include "record/recording_reader.h"
 #include "record/sample_stream.h"
+#include "util/option_cursor.h"
 
 namespace gpumon::record {
 namespace {
@@ -43,18 +44,10 @@ std::string parse_metrics(std::string_view list, std::vector<MetricId>& out) {
 
 // Empty on success, else a usage message.
 std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string opt = args[i];
-    std::optional<std::string> value;
-    if (const auto eq = opt.find('='); opt.starts_with("--") && eq != std::string::npos) {
-      value = opt.substr(eq + 1);
-      opt.resize(eq);
-    }
-    auto take = [&]() -> std::optional<std::string> {
-      if (value) return value;
-      if (i + 1 < args.size()) return args[++i];
-      return std::nullopt;
-    };
+  for (util::OptionCursor c(args); c.next();) {
+    const std::string& opt = c.name();
+    const bool value = c.has_inline_value();
+    auto take = [&] { return c.value(); };
     if (opt == "-h" || opt == "--help") {
       a.help = true;
     } else if (opt == "--format") {
@@ -86,7 +79,7 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
     } else if (!opt.starts_with("-") && a.path.empty() && !value) {
       a.path = opt;
     } else {
-      return "unexpected argument '" + args[i] + "'";
+      return "unexpected argument '" + c.arg() + "'";
     }
   }
   if (a.path.empty() && !a.help) return "which recording? give its path";

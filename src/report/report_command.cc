@@ -13,6 +13,7 @@
 
 #include "report/report_html.h"
 #include "report/summary.h"
+#include "util/option_cursor.h"
 
 namespace gpumon::report {
 namespace {
@@ -29,18 +30,10 @@ struct ReportArgs {
 };
 
 std::string parse_args(const std::vector<std::string>& args, ReportArgs& a) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string opt = args[i];
-    std::optional<std::string> value;
-    if (const auto eq = opt.find('='); opt.starts_with("--") && eq != std::string::npos) {
-      value = opt.substr(eq + 1);
-      opt.resize(eq);
-    }
-    auto take = [&]() -> std::optional<std::string> {
-      if (value) return value;
-      if (i + 1 < args.size()) return args[++i];
-      return std::nullopt;
-    };
+  for (util::OptionCursor c(args); c.next();) {
+    const std::string& opt = c.name();
+    const bool value = c.has_inline_value();
+    auto take = [&] { return c.value(); };
     if ((opt == "-h" || opt == "--help") && !value) {
       a.help = true;
     } else if (opt == "-o" || opt == "--output") {
@@ -63,7 +56,7 @@ std::string parse_args(const std::vector<std::string>& args, ReportArgs& a) {
     } else if (!opt.starts_with("-") && a.path.empty() && !value) {
       a.path = opt;
     } else {
-      return "unexpected argument '" + args[i] + "'";
+      return "unexpected argument '" + c.arg() + "'";
     }
   }
   if (a.path.empty() && !a.help) return "which recording? give its path";
