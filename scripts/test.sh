@@ -17,8 +17,10 @@ ctest --preset asan -j "$jobs"
 echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server, agent)"
 cmake --preset tsan >/dev/null
 tsan_targets=(gpumon_sampler_test gpumon_fake_nvml)
+# (grep over a saved list: `ninja ... | grep -q` dies of SIGPIPE under pipefail.)
+all_targets=$(ninja -C build-tsan -t targets all)
 for t in gpumon_exporter_test gpumon_http_test gpumon_agent_test; do  # absent without their libs
-  ninja -C build-tsan -t targets all | grep -q "^$t:" && tsan_targets+=("$t")
+  grep -q "^$t:" <<<"$all_targets" && tsan_targets+=("$t")
 done
 cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
 ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.|^agent\.'
