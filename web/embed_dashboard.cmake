@@ -11,6 +11,7 @@
 # page that says so. Outputs are rewritten only when their content changes.
 # Plain CMake on purpose: building gpumon needs no python3, node or xxd.
 cmake_minimum_required(VERSION 3.25)
+include("${CMAKE_CURRENT_LIST_DIR}/uplot_notice.cmake")
 
 foreach(v SRC_DIR UPLOT_DIR OUT_HTML)
   if(NOT DEFINED ${v})
@@ -103,16 +104,7 @@ if(has_charts)
   file(READ "${uplot_js_file}" uplot_js)
   file(READ "${uplot_css_file}" uplot_css)
   # uPlot's own banner stays first in its script; the licence line makes the MIT notice explicit.
-  set(version "")
-  if(EXISTS "${UPLOT_DIR}/package.json")
-    file(READ "${UPLOT_DIR}/package.json" pkg)
-    string(JSON version ERROR_VARIABLE ignored GET "${pkg}" version)
-  endif()
-  set(copyright "")
-  if(EXISTS "${UPLOT_DIR}/LICENSE")
-    file(STRINGS "${UPLOT_DIR}/LICENSE" copyright REGEX "^Copyright" LIMIT_COUNT 1)
-  endif()
-  set(notice "/*! uPlot ${version} | MIT License | ${copyright} | https://github.com/leeoniya/uPlot */")
+  uplot_notice("${UPLOT_DIR}" notice)
   set(uplot_js "${uplot_js}\n${notice}\n")
   set(uplot_css "${notice}\n${uplot_css}")
 
