@@ -22,7 +22,8 @@ TEST(DashboardAsset, IsOneSelfContainedPageWithItsPolicy) {
   // The policy in the page is the header's, less frame-ancestors (meta tags cannot carry it).
   const std::string_view csp = dashboard_csp();
   ASSERT_TRUE(csp.ends_with("; frame-ancestors 'none'"));
-  const std::string meta(csp.substr(0, csp.size() - std::string_view("; frame-ancestors 'none'").size()));
+  const std::string meta(
+      csp.substr(0, csp.size() - std::string_view("; frame-ancestors 'none'").size()));
   EXPECT_TRUE(contains(html, "http-equiv=\"Content-Security-Policy\" content=\"" + meta + "\""));
   EXPECT_TRUE(meta.starts_with("default-src 'none'"));
   EXPECT_FALSE(contains(meta, "unsafe-inline"));
