@@ -187,6 +187,18 @@ void Sampler::run() noexcept {
     }
     if (clock_->sleep_until(t0 + k * interval, stop_)) break;
   }
+  // Events that came after the last tick (an XID just before the run ended) still reach the
+  // sinks, so a recording that stops keeps them.
+  try {
+    deliver_queued_events(stats);
+  } catch (...) {
+    ++stats.exceptions;
+  }
+  std::lock_guard lock(mutex_);
+  stats_.events_received = stats.events_received;
+  stats_.events_dropped = stats.events_dropped;
+  stats_.exceptions = stats.exceptions;
+  stats_.sink_errors = stats.sink_errors;
 }
 
 bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
