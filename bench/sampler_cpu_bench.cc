@@ -15,12 +15,12 @@
 #include <cstring>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_stats.h"
 #include "gpu/nvml_backend.h"
 #include "sampler/sampler.h"
+#include "sampler_window.h"
 
 namespace {
 
@@ -50,23 +50,11 @@ bool run_block(Arm& arm, const std::string& library, double seconds, bool all_ta
   config.interval = std::chrono::milliseconds(1000 / arm.hz);
   if (!all_tasks) config.energy = config.processes = config.static_details = false;
   gpumon::Sampler sampler(std::move(backend), config);
-  sampler.start();
-  gpumon::SamplerStats first = sampler.stats();
-  while (first.ticks == 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    first = sampler.stats();
-  }
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const gpumon::SamplerStats last = sampler.stats();
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sampler.stop();
-  const double cpu_s = last.thread_cpu_s - first.thread_cpu_s;
-  const auto samples = static_cast<double>((last.ticks - first.ticks) * gpus);
-  arm.cpu_pct.push_back(100.0 * cpu_s / wall_s);
-  arm.us_per_sample.push_back(samples > 0 ? 1e6 * cpu_s / samples : 0);
-  arm.overruns.push_back(static_cast<double>(last.overruns - first.overruns));
+  const gpumon::bench::SamplerWindow w = gpumon::bench::measure_window(sampler, seconds);
+  const auto samples = static_cast<double>(w.ticks() * gpus);
+  arm.cpu_pct.push_back(100.0 * w.cpu_s() / w.wall_s);
+  arm.us_per_sample.push_back(samples > 0 ? 1e6 * w.cpu_s() / samples : 0);
+  arm.overruns.push_back(static_cast<double>(w.last.overruns - w.first.overruns));
   return true;
 }
 

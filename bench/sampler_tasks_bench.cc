@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "gpu/nvml_backend.h"
 #include "sampler/sampler.h"
+#include "sampler_window.h"
 
 int main(int argc, char** argv) {
   int hz = 10;
@@ -61,20 +61,12 @@ int main(int argc, char** argv) {
     config.gpm = config.driver_samples = config.events = false;
   }
   gpumon::Sampler sampler(std::move(backend), config);
-  sampler.start();
-  gpumon::SamplerStats first = sampler.stats();
-  while (first.ticks == 0) {  // leave out the first tick's one-off reads
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    first = sampler.stats();
-  }
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const gpumon::SamplerStats last = sampler.stats();
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  sampler.stop();
-  const double cpu_s = last.thread_cpu_s - first.thread_cpu_s;
-  const auto ticks = last.ticks - first.ticks;
+  const gpumon::bench::SamplerWindow w = gpumon::bench::measure_window(sampler, seconds);
+  const gpumon::SamplerStats& first = w.first;
+  const gpumon::SamplerStats& last = w.last;
+  const double wall_s = w.wall_s;
+  const double cpu_s = w.cpu_s();
+  const auto ticks = w.ticks();
   std::printf("{\"hz\": %d, \"gpus\": %u, \"wall_s\": %.3f, \"cpu_s\": %.6f, \"cpu_pct\": %.4f,\n",
               hz, gpus, wall_s, cpu_s, 100.0 * cpu_s / wall_s);
   std::printf(
