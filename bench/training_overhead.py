@@ -94,81 +94,73 @@ class GpumonArm:
         return {"cpu_s": cpu, "wall_s": wall, "samples": wall * self.hz, "stderr": err[-300:]}
 
 
-class SeedThreadArm:
+class ThreadArm:
+    """A monitor running as a thread of this process; sample() returns the CPU seconds one
+    sample cost, counted only between begin() and end()."""
+
+    def __init__(self, period):
+        self.period = period
+        self.stop = threading.Event()
+        self.cpu = 0.0
+        self.samples = 0
+        self.counting = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            cost = self.sample()
+            if self.counting:
+                self.cpu += cost
+                self.samples += 1
+            self.stop.wait(self.period)
+
+    def begin(self):
+        self.t0 = time.perf_counter()
+        self.counting = True
+
+    def end(self):
+        self.counting = False
+        wall = time.perf_counter() - self.t0
+        self.stop.set()
+        self.thread.join()
+        return {"cpu_s": self.cpu, "wall_s": wall, "samples": self.samples}
+
+
+class SeedThreadArm(ThreadArm):
     """The seed articles' GPUMonitor.get_stats in a loop, one GPU."""
 
     def __init__(self, hz):
         import pynvml
         pynvml.nvmlInit()
         self.nv = pynvml
-        self.period = 1.0 / hz
-        self.stop = threading.Event()
-        self.cpu = 0.0
-        self.samples = 0
-        self.counting = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        super().__init__(1.0 / hz)
 
-    def run(self):
+    def sample(self):
         nv = self.nv
-        while not self.stop.is_set():
-            c = time.thread_time()
-            h = nv.nvmlDeviceGetHandleByIndex(0)
-            util = nv.nvmlDeviceGetUtilizationRates(h).gpu
-            m = torch.cuda.memory_stats(0)
-            stats = {"util": util, "alloc": m.get("allocated_bytes.all.current", 0) // 2**20,
-                     "reserved": m.get("reserved_bytes.all.current", 0) // 2**20,
-                     "temp": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)}
-            del stats
-            if self.counting:
-                self.cpu += time.thread_time() - c
-                self.samples += 1
-            time.sleep(self.period)
-
-    def begin(self):
-        self.t0 = time.perf_counter()
-        self.counting = True
-
-    def end(self):
-        self.counting = False
-        wall = time.perf_counter() - self.t0
-        self.stop.set()
-        self.thread.join()
-        return {"cpu_s": self.cpu, "wall_s": wall, "samples": self.samples}
+        c = time.thread_time()
+        h = nv.nvmlDeviceGetHandleByIndex(0)
+        util = nv.nvmlDeviceGetUtilizationRates(h).gpu
+        m = torch.cuda.memory_stats(0)
+        stats = {"util": util, "alloc": m.get("allocated_bytes.all.current", 0) // 2**20,
+                 "reserved": m.get("reserved_bytes.all.current", 0) // 2**20,
+                 "temp": nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU)}
+        del stats
+        return time.thread_time() - c
 
 
-class NvidiaSmiArm:
+class NvidiaSmiArm(ThreadArm):
     QUERY = ["nvidia-smi", "--query-gpu=utilization.gpu,temperature.gpu,memory.used",
              "--format=csv,noheader"]
 
     def __init__(self):
-        self.stop = threading.Event()
-        self.cpu = 0.0
-        self.samples = 0
-        self.counting = False
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
+        super().__init__(1.0)
 
-    def run(self):
-        while not self.stop.is_set():
-            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            subprocess.run(self.QUERY, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            if self.counting:
-                self.cpu += (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-                self.samples += 1
-            self.stop.wait(1.0)
-
-    def begin(self):
-        self.t0 = time.perf_counter()
-        self.counting = True
-
-    def end(self):
-        self.counting = False
-        wall = time.perf_counter() - self.t0
-        self.stop.set()
-        self.thread.join()
-        return {"cpu_s": self.cpu, "wall_s": wall, "samples": self.samples}
+    def sample(self):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(self.QUERY, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def start_arm(name, args, block):
