@@ -5,6 +5,9 @@ One training process runs a reference loop and, block after block, switches moni
 off around equal windows of steps, the order of the arms rotated every block:
   off, off-control     no monitor (the second is the negative control: off against off)
   gpumon-10hz/100hz    `gpumon record --interval 100|10` in its own process, as users run it
+  gpumon-python-10hz   the full integration: `gpumon agent -o F --interval 100` in its own
+                       process and the training loop's three lines (`import gpumon`: the loader
+                       wrapper and mon.step() every step, CUDA events, allocator stats at 1 Hz)
   seed-thread-10hz     the seed articles' monitor: a Python thread in the training process
                        calling pynvml (handle, utilization, temperature) and
                        torch.cuda.memory_stats every 100 ms
@@ -19,6 +22,7 @@ usage: training_overhead.py --gpumon PATH --loop gemm|launch [--blocks N] [--sec
                             [--out DIR] [--arms a,b,...] [--cpus 2-5]
 """
 import argparse
+import itertools
 import json
 import os
 import random
@@ -26,12 +30,16 @@ import resource
 import signal
 import statistics
 import subprocess
+import sys
 import threading
 import time
 
 import torch
 
-ARMS = ["off", "off-control", "gpumon-10hz", "gpumon-100hz", "seed-thread-10hz", "nvidia-smi-1hz"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+ARMS = ["off", "off-control", "gpumon-10hz", "gpumon-100hz", "gpumon-python-10hz",
+        "seed-thread-10hz", "nvidia-smi-1hz"]
 
 
 def make_loop(kind):
@@ -92,6 +100,38 @@ class GpumonArm:
         self.proc.send_signal(signal.SIGINT)
         err = self.proc.communicate(timeout=10)[1].decode(errors="replace")
         return {"cpu_s": cpu, "wall_s": wall, "samples": wall * self.hz, "stderr": err[-300:]}
+
+
+class GpumonPythonArm(GpumonArm):
+    """An agent in its own process plus `import gpumon` in this one: every step goes through
+    mon.wrap() and mon.step(). One Monitor for the whole run; it reconnects to each window's
+    agent (steps of a window before the connection are queued, then sent)."""
+
+    monitor = None
+
+    def __init__(self, gpumon, hz, path, sock):
+        self.hz = hz
+        if os.path.exists(path):
+            os.remove(path)
+        self.proc = subprocess.Popen(
+            [gpumon, "agent", "--socket", sock, "-o", path, "--interval", str(1000 // hz)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if GpumonPythonArm.monitor is None:
+            import gpumon as gpumon_py
+            GpumonPythonArm.monitor = gpumon_py.start(socket_path=sock, start_agent=False)
+        self.mon = GpumonPythonArm.monitor
+        self.batches = iter(self.mon.wrap(itertools.repeat(None)))
+
+    def before_step(self):
+        next(self.batches)
+
+    def after_step(self):
+        self.mon.step()
+
+    def end(self):
+        result = super().end()
+        result["client"] = self.mon.stats()
+        return result
 
 
 class ThreadArm:
@@ -164,6 +204,10 @@ class NvidiaSmiArm(ThreadArm):
 
 
 def start_arm(name, args, block):
+    if name == "gpumon-python-10hz":
+        sock = os.path.join(args.recordings, "gpumon-bench-agent.sock")
+        return GpumonPythonArm(args.gpumon, 10, os.path.join(
+            args.recordings, f"{args.loop}-{name}-{block}.gpumon"), sock)
     if name.startswith("gpumon-"):
         hz = int(name.split("-")[1].rstrip("hz"))
         return GpumonArm(args.gpumon, hz, os.path.join(args.recordings, f"{args.loop}-{name}-{block}.gpumon"))
@@ -207,10 +251,16 @@ def main():
             if arm:
                 arm.begin()
             times = []
+            before = getattr(arm, "before_step", None)
+            after = getattr(arm, "after_step", None)
             end = time.perf_counter() + args.seconds
             while time.perf_counter() < end:
                 t = time.perf_counter()
+                if before:
+                    before()
                 step()
+                if after:
+                    after()
                 times.append(time.perf_counter() - t)
             cost = arm.end() if arm else {}
             rows.append({"block": block, "arm": name, "steps": len(times),

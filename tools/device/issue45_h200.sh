@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The PyTorch integration (issue 4) and the diagnoses' real cases (issue 5) on the GPU machine,
+# one part per device call:
+#   issue45_h200.sh runs      build; mon.step() cost (bench/step_cost.py); the examples on CUDA
+#                             (plain, DDP world 1, Lightning, Hugging Face, C++/libtorch when it
+#                             builds); a deliberate OOM (tools/device/oom_h200.py); the planted
+#                             single-GPU runs of tools/device/planted.py, each recorded
+#   issue45_h200.sh overhead  build; bench/training_overhead.py, gemm and launch loops, with the
+#                             `import gpumon` arm beside the seed's pynvml thread
+#   issue45_h200.sh ddp       (two-GPU kind) build; examples/train_ddp.py on 2 GPUs with NCCL;
+#                             planted imbalance and ddp-healthy with torchrun; a single-GPU run
+#                             on a two-GPU machine (GPU 1 left idle)
+# Results go to $OUT/results.tgz (only a few files come back). The build lives in
+# /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
+set -uo pipefail
+part=${1:-runs}
+out=${OUT:-/tmp/issue45}; mkdir -p "$out/r"
+res="$out/r"
+src=$(pwd)
+log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
+finish() { tar -czf "$out/results.tgz" -C "$out" r; }
+trap finish EXIT
+
+bdir=/tmp/gpumon-build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=OFF -DGPUMON_BUILD_TESTS=OFF
+       -DGPUMON_WITH_EXPORTER=OFF -DGPUMON_PYTHON="$(command -v python3)"
+       -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
+if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
+  sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
+  for l in libzstd.so.1 libsqlite3.so.0; do
+    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
+  done
+  export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
+  flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
+fi
+log "build ($part)"
+cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
+  cmake --build "$bdir" -j 16 --target gpumon gpumon_python >"$res/build.txt" 2>&1 ||
+  { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
+g=$bdir/gpumon
+export PYTHONPATH="$src/python" GPUMON_BINARY="$g"
+python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"
+nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id,memory.total --format=csv >"$res/gpu.txt" 2>&1
+pip list 2>/dev/null | grep -i -E "^(torch|lightning|pytorch-lightning|transformers|accelerate) " >"$res/versions.txt"
+
+# rec NAME SECONDS CMD...: CMD under `gpumon record` (10 Hz), its output in NAME.txt.
+rec() {
+  local name=$1 limit=$2; shift 2
+  log "run $name"
+  timeout "$limit" "$g" record -o "$res/$name.gpumon" --interval 100 -- "$@" >"$res/$name.txt" 2>&1
+  log "  $name: exit $? steps $("$g" export "$res/$name.gpumon" --steps --format jsonl 2>/dev/null | wc -l)"
+}
+
+if [ "$part" = runs ]; then
+  log "mon.step() cost"
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  timeout 150 python3 bench/step_cost.py --device cuda --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
+  unset XDG_RUNTIME_DIR
+  rec example-plain 90 python3 examples/train_plain.py --device cuda --steps 300
+  rec example-ddp1 90 python3 -m torch.distributed.run --standalone --nproc_per_node 1 examples/train_ddp.py --device cuda --steps 200
+  rec example-lightning 150 python3 examples/train_lightning.py --device cuda --steps 200
+  rec example-hf 150 python3 examples/train_hf.py --device cuda --steps 100
+  if [ -f tools/device/oom_h200.py ]; then
+    mkdir -p "$res/oom"
+    GPUMON_OOM_DIR="$res/oom" rec oom 120 python3 tools/device/oom_h200.py
+    ls -l "$res/oom" >>"$res/log.txt"
+  fi
+  for k in healthy healthy-long slow-loader launch-bound leak cache fragmentation near-oom; do
+    rec "planted-$k" 60 python3 tools/device/planted.py "$k" --seconds 25
+  done
+  # The C++ client's libtorch example, if the pip torch's CMake package builds here.
+  tp=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  if cmake -S "$src" -B "$bdir" -DCMAKE_PREFIX_PATH="$tp" >"$res/cmake-torch.txt" 2>&1 &&
+     cmake --build "$bdir" -j 16 --target train_libtorch >"$res/build-torch.txt" 2>&1; then
+    ex=$(find "$bdir" -name train_libtorch -type f -perm -u+x | head -1)
+    rec example-libtorch 120 "$ex" --steps 300
+  else
+    log "libtorch example not built here (see cmake-torch.txt, build-torch.txt)"
+  fi
+elif [ "$part" = overhead ]; then
+  for loop in gemm launch; do
+    log "overhead $loop"
+    timeout 280 python3 bench/training_overhead.py --gpumon "$g" --loop "$loop" --blocks 10 \
+      --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
+      >"$res/overhead-$loop.txt" 2>&1
+    log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-$loop.json" | tr -d '\n ' | head -c 300)"
+  done
+elif [ "$part" = ddp ]; then
+  rec example-ddp2 150 python3 -m torch.distributed.run --standalone --nproc_per_node 2 examples/train_ddp.py --device cuda --steps 300
+  for k in ddp-healthy imbalance; do
+    rec "planted-$k" 90 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 25
+  done
+  rec planted-idle-gpu 60 python3 tools/device/planted.py healthy --seconds 25
+fi
+log "done"

@@ -1,0 +1,155 @@
+# SPDX-License-Identifier: MIT
+"""Training runs with one planted problem each, for issue 5's real labelled cases.
+
+Run under `gpumon record -o RUN.gpumon --interval 100 -- python3 tools/device/planted.py KIND`
+on a CUDA machine; the recording then holds the GPU samples and this process's steps (the three
+gpumon lines are in the loop). Under torchrun every rank runs the same KIND.
+
+KIND (what the run does, and the finding it should produce):
+  healthy        bf16 GEMM steps of ~20 ms, data already on the GPU: no finding
+  healthy-long   ~400 ms steps of the same: no finding
+  slow-loader    a DataLoader with one worker that needs ~40 ms per batch against ~10 ms of
+                 GPU work: data_loader_stall
+  launch-bound   a 48-layer 64-wide MLP, a host sync each step: launch_bound
+  leak           each step keeps a 64 MiB activation in a list (a history kept by mistake):
+                 memory_leak (and oom_forecast)
+  cache          the allocator caches 20 GiB freed after warm-up, allocated stays flat:
+                 allocator_cache (info) only
+  fragmentation  a per-process memory cap of 16 GiB, mixed-size tensors freed in an order that
+                 leaves split blocks: fragmentation (inactive split, alloc retries)
+  near-oom       memory grows towards the GPU's total and stops at 93 %: oom_forecast
+  imbalance      (2 ranks) rank 1 does 2x the work of rank 0 each step, then they all-reduce:
+                 straggler rank 1 / rank_wait on rank 0
+  ddp-healthy    (2 ranks) equal work and an all-reduce: no finding
+usage: planted.py KIND [--seconds S]
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import gpumon  # noqa: E402
+
+KINDS = ["healthy", "healthy-long", "slow-loader", "launch-bound", "leak", "cache",
+         "fragmentation", "near-oom", "imbalance", "ddp-healthy"]
+p = argparse.ArgumentParser()
+p.add_argument("kind", choices=KINDS)
+p.add_argument("--seconds", type=float, default=30.0)
+a = p.parse_args()
+
+rank = int(os.environ.get("RANK", "0"))
+world = int(os.environ.get("WORLD_SIZE", "1"))
+local = int(os.environ.get("LOCAL_RANK", "0"))
+torch.cuda.set_device(local)
+dev = torch.device("cuda", local)
+if world > 1:
+    dist.init_process_group("nccl")
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+
+def gemm_step(n, reps):
+    x = A
+    for _ in range(reps):
+        x = (x @ B).clamp_(-1, 1)
+    return x
+
+
+class SlowSet(torch.utils.data.Dataset):
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        time.sleep(0.04)  # decoding/augmenting on the CPU, too slow for one worker
+        return torch.randn(256, 256)
+
+
+def batches():
+    """The loader each kind iterates (data on the GPU already, except slow-loader)."""
+    if a.kind == "slow-loader":
+        return torch.utils.data.DataLoader(SlowSet(), batch_size=1, num_workers=1)
+    x = torch.randn(64, 64, device=dev)
+    return iter(lambda: x, None)
+
+
+A = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+B = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+mlp = None
+if a.kind == "launch-bound":
+    layers = []
+    for _ in range(48):
+        layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
+    mlp = torch.nn.Sequential(*layers).to(dev)
+    opt = torch.optim.SGD(mlp.parameters(), lr=1e-4)
+kept = []  # the leak
+cache_done = False
+frag_keep = []
+if a.kind == "fragmentation":
+    cap = 16 * GiB / torch.cuda.get_device_properties(dev).total_memory
+    torch.cuda.set_per_process_memory_fraction(cap, dev)
+total = torch.cuda.get_device_properties(dev).total_memory
+grow = []
+grad = torch.zeros(8 * MiB, device=dev)
+
+mon = gpumon.start()
+print("rank", rank, "monitor active", mon.active, flush=True)
+end = time.time() + a.seconds
+step = 0
+for batch in mon.wrap(batches()):
+    if time.time() > end:
+        break
+    if a.kind == "healthy":
+        gemm_step(4096, 8)
+    elif a.kind == "healthy-long":
+        gemm_step(4096, 160)
+    elif a.kind == "slow-loader":
+        batch = batch.to(dev, non_blocking=True)
+        gemm_step(4096, 4)
+    elif a.kind == "launch-bound":
+        opt.zero_grad(set_to_none=True)
+        mlp(batch).square().mean().backward()
+        opt.step()
+    elif a.kind == "leak":
+        y = gemm_step(4096, 4)
+        kept.append(torch.empty(64 * MiB // 4, device=dev).fill_(float(step)))  # kept forever
+    elif a.kind == "cache":
+        if not cache_done and step == 20:  # a warm-up that needed 20 GiB, then freed
+            tmp = [torch.empty(GiB // 4, device=dev) for _ in range(20)]
+            del tmp
+            cache_done = True
+        gemm_step(4096, 8)
+    elif a.kind == "fragmentation":
+        # Mixed sizes; free every other one and keep a few long-lived small blocks between them.
+        sizes = [(3 + (step * 7 + i * 5) % 29) * MiB for i in range(24)]
+        ts = [torch.empty(s // 4, device=dev) for s in sizes]
+        frag_keep.extend(ts[1::6])
+        del ts
+        if len(frag_keep) > 400:
+            frag_keep = frag_keep[100:]
+        try:
+            big = torch.empty(int(1.5 * GiB) // 4, device=dev)
+            del big
+        except torch.cuda.OutOfMemoryError:
+            pass  # the retry and the failure are what the allocator counts
+        gemm_step(4096, 4)
+    elif a.kind == "near-oom":
+        used = torch.cuda.mem_get_info(dev)
+        if (used[1] - used[0]) < 0.93 * total:
+            grow.append(torch.empty(int(0.004 * total) // 4, device=dev))  # ~0.4 % a step
+        gemm_step(4096, 8)
+    elif a.kind in ("imbalance", "ddp-healthy"):
+        reps = 16 if (a.kind == "imbalance" and rank == 1) else 8
+        gemm_step(4096, reps)
+        dist.all_reduce(grad)
+    torch.cuda.synchronize()  # as loss.item() does
+    mon.step()
+    step += 1
+print("rank", rank, "steps", step, "client", mon.stats(), flush=True)
+mon.close()
+if world > 1:
+    dist.destroy_process_group()
