@@ -160,6 +160,10 @@ ExporterView ExporterState::make_view() {
   v.up = now - (have_tick_ ? last_tick_mono_ : created_) <= health_limit_ && have_tick_;
   v.http = http_;
   lock.unlock();
+  if (options_.training) {  // its own lock, never nested in mutex_
+    v.training_enabled = true;
+    v.training = options_.training->snapshot(v.devices);
+  }
   if (options_.http_counts) {
     HttpCounts more = options_.http_counts();
     for (const auto& [code, n] : more.requests) v.http.requests[code] += n;
@@ -169,8 +173,12 @@ ExporterView ExporterState::make_view() {
 }
 
 std::shared_ptr<const std::string> ExporterState::metrics_text() {
-  auto fresh = [this](MonoClock::time_point now) {
-    return body_ && body_generation_ == generation_ && now - body_time_ < kMaxBodyAge;
+  auto training_generation = [this] {
+    return options_.training ? options_.training->generation() : 0;
+  };
+  auto fresh = [&](MonoClock::time_point now) {
+    return body_ && body_generation_ == generation_ &&
+           body_training_generation_ == training_generation() && now - body_time_ < kMaxBodyAge;
   };
   {
     const MonoClock::time_point now = clock_->now();
@@ -179,23 +187,30 @@ std::shared_ptr<const std::string> ExporterState::metrics_text() {
   }
   std::lock_guard render_lock(render_mutex_);
   std::uint64_t generation = 0;
+  std::uint64_t training_gen = 0;
   {
     const MonoClock::time_point now = clock_->now();
     std::lock_guard lock(mutex_);
     if (fresh(now)) return body_;  // rendered while this scrape waited
     generation = generation_;
+    training_gen = training_generation();
   }
   const MonoClock::time_point rendered_at = clock_->now();
   auto body = std::make_shared<const std::string>(render_metrics(make_view(), options_));
   std::lock_guard lock(mutex_);
   body_ = body;
   body_generation_ = generation;
+  body_training_generation_ = training_gen;
   body_time_ = rendered_at;
   return body;
 }
 
 std::string ExporterState::current_json() {
   return render_current_json(make_view(), options_);
+}
+
+std::string ExporterState::training_json() {
+  return render_training_json(make_view());
 }
 
 std::string ExporterState::devices_json() {

@@ -9,6 +9,10 @@
 // drops every value but `lost`. Missing values are never written as 0: no series in /metrics,
 // null in JSON.
 //
+// Training ranks (ExporterOptions::training, fed by serve's agent socket on the agent server's
+// thread) live in TrainingState under its own lock; each render copies them after mutex_ is
+// released, so the two locks are never nested.
+//
 // Thread-safety: the sink calls come from the sampler thread (and the event stream may call
 // on_event from its own thread); every other member is safe from any thread at once.
 // Lifetime: the Sampler must outlive every call of a render member.
@@ -54,6 +58,9 @@ class ExporterState final : public SampleSink {
   /// `metrics` (catalog names; empty = all), columnar. Above kMaxHistoryValues values, every
   /// `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
   std::string history_json(double seconds, const std::vector<std::string>& metrics);
+  /// /api/v1/training: the training processes of ExporterOptions::training ({"enabled":
+  /// false, "ranks": []} without it).
+  std::string training_json();
   /// /api/v1/devices: static facts of every GPU and the system.
   std::string devices_json();
   /// ok while the newest tick is younger than 3 intervals + 5 s (before the first tick: while
@@ -96,6 +103,7 @@ class ExporterState final : public SampleSink {
   HttpCounts http_;
   std::shared_ptr<const std::string> body_;
   std::uint64_t body_generation_ = 0;
+  std::uint64_t body_training_generation_ = 0;
   MonoClock::time_point body_time_{};
 
   std::mutex render_mutex_;  // one /metrics render at a time; the others wait and share it

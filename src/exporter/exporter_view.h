@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "exporter/training_state.h"
 #include "gpu/gpu_types.h"
 #include "gpu/metric_catalog.h"
 #include "sampler/sampler_config.h"
@@ -34,6 +36,9 @@ struct ExporterOptions {
   /// server) and added to what count_request() / count_rejected() counted. Called from the
   /// rendering thread without ExporterState's lock; must be thread-safe and not throw.
   std::function<HttpCounts()> http_counts;
+  /// Optional: the training processes attached to serve's agent socket (fed by its sinks).
+  /// When set, /metrics has the gpumon_training_* families and /api/v1/training their JSON.
+  std::shared_ptr<TrainingState> training;
 };
 
 /// The newest known state of one GPU.
@@ -66,7 +71,9 @@ struct ExporterView {
   double last_tick_age_s = 0;  ///< at render time (since construction when no tick yet)
   bool up = false;             ///< the newest tick is fresh (Health::ok)
   WallClock::time_point now_wall{};
-  HttpCounts http;  ///< counted here plus ExporterOptions::http_counts
+  HttpCounts http;                ///< counted here plus ExporterOptions::http_counts
+  bool training_enabled = false;  ///< ExporterOptions::training was set
+  TrainingSnapshot training;
 
   /// The state of GPU `index`, or nullptr when it never appeared.
   const GpuState* gpu(unsigned index) const {

@@ -28,6 +28,7 @@ std::string_view to_string(MetricType type) {
   switch (type) {
     case MetricType::kGauge: return "gauge";
     case MetricType::kCounter: return "counter";
+    case MetricType::kSummary: return "summary";
     case MetricType::kUntyped: return "untyped";
   }
   return "untyped";
@@ -91,6 +92,11 @@ void ExpositionWriter::family(std::string_view name, std::string_view help, Metr
 }
 
 void ExpositionWriter::sample(std::span<const Label> labels, double value) {
+  sample_suffixed("", labels, value);
+}
+
+void ExpositionWriter::sample_suffixed(std::string_view suffix, std::span<const Label> labels,
+                                       double value) {
   if (!open_) throw std::logic_error("ExpositionWriter::sample before family()");
   for (const Label& l : labels) {
     if (!valid_label_name(l.name)) {
@@ -111,6 +117,7 @@ void ExpositionWriter::sample(std::span<const Label> labels, double value) {
     ++written_;
   }
   out_ += name_;
+  out_ += suffix;
   if (!labels.empty()) {
     out_ += '{';
     bool first = true;

@@ -20,7 +20,9 @@ namespace gpumon::exporter {
 inline constexpr std::string_view kPrometheusContentType =
     "text/plain; version=0.0.4; charset=utf-8";
 
-enum class MetricType { kGauge, kCounter, kUntyped };
+/// kSummary: a summary family without quantiles, its samples written with sample_suffixed()
+/// (`_sum`, `_count`), so rate(x_sum) / rate(x_count) is the mean.
+enum class MetricType { kGauge, kCounter, kSummary, kUntyped };
 std::string_view to_string(MetricType type);
 
 struct Label {
@@ -56,6 +58,12 @@ class ExpositionWriter {
   void sample(std::span<const Label> labels, double value);
   void sample(std::initializer_list<Label> labels, double value) {
     sample(std::span<const Label>(labels.begin(), labels.size()), value);
+  }
+  /// A sample named the family's name + `suffix` ("_sum", "_count" of a summary); the same
+  /// checks as sample(). `suffix` must be a valid continuation of a metric name.
+  void sample_suffixed(std::string_view suffix, std::span<const Label> labels, double value);
+  void sample_suffixed(std::string_view suffix, std::initializer_list<Label> labels, double value) {
+    sample_suffixed(suffix, std::span<const Label>(labels.begin(), labels.size()), value);
   }
 
   /// Families that wrote at least one sample.

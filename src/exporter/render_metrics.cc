@@ -195,6 +195,7 @@ std::string render_metrics(const ExporterView& view, const ExporterOptions& opti
   ExpositionWriter w(out);
   render_self(view, options, w);
   render_native_gpus(view, options, w);
+  render_training(view, w);
   if (options.dcgm_compat) render_dcgm(view, options, w);
   return out;
 }

@@ -21,6 +21,13 @@ void render_native_gpus(const ExporterView& view, const ExporterOptions& options
 /// The `--compat dcgm` families.
 void render_dcgm(const ExporterView& view, const ExporterOptions& options, ExpositionWriter& w);
 
+/// The gpumon_training_* families (docs/exporter.md, "Training metrics"); nothing when
+/// view.training_enabled is false. Ranks whose labels coincide (a restarted rank still within
+/// its staleness period) are written once: the connected, most recently stepping one.
+void render_training(const ExporterView& view, ExpositionWriter& w);
+/// /api/v1/training.
+std::string render_training_json(const ExporterView& view);
+
 std::string render_current_json(const ExporterView& view, const ExporterOptions& options);
 std::string render_devices_json(const ExporterView& view, const ExporterOptions& options);
 /// Columns of `metrics` over `ticks` (oldest first), keeping every `stride`-th tick (>= 1).

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+// The training families of /metrics and /api/v1/training (docs/exporter.md, "Training
+// metrics"). Labels: rank, local_rank when known, gpu when the hello's PCI bus id matched a
+// device; no pid (it changes with every restart: unbounded series) and no hostname (the
+// scrape's instance label names the node).
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "exporter/renderers.h"
+#include "host/text_clean.h"
+
+namespace gpumon::exporter {
+namespace {
+
+using nlohmann::json;
+constexpr auto kGauge = MetricType::kGauge;
+constexpr auto kCounter = MetricType::kCounter;
+constexpr auto kSummary = MetricType::kSummary;
+
+struct Series {
+  const TrainingRank* rank;
+  std::string rank_label, local_rank_label, gpu_label;
+  std::vector<Label> labels() const {
+    std::vector<Label> out;
+    if (!rank_label.empty()) out.push_back({"rank", rank_label});
+    if (!local_rank_label.empty()) out.push_back({"local_rank", local_rank_label});
+    if (!gpu_label.empty()) out.push_back({"gpu", gpu_label});
+    return out;
+  }
+};
+
+std::string opt_text(const std::optional<std::int64_t>& v) {
+  return v ? std::to_string(*v) : std::string();
+}
+
+// True when `a` should be shown rather than `b` (same labels): connected first, then the one
+// that stepped most recently, then the newer process.
+bool preferred(const TrainingRank& a, const TrainingRank& b) {
+  constexpr double kNever = 1e300;
+  return std::tuple(a.connected, -a.last_step_age_s.value_or(kNever), a.pid) >
+         std::tuple(b.connected, -b.last_step_age_s.value_or(kNever), b.pid);
+}
+
+std::vector<Series> unique_series(const TrainingSnapshot& t) {
+  std::map<std::tuple<std::string, std::string, std::string>, Series> by_labels;
+  for (const TrainingRank& r : t.ranks) {
+    Series s{&r, opt_text(r.rank), opt_text(r.local_rank),
+             r.gpu ? std::to_string(*r.gpu) : std::string()};
+    auto [it, added] = by_labels.try_emplace({s.rank_label, s.local_rank_label, s.gpu_label}, s);
+    if (!added && preferred(r, *it->second.rank)) it->second = s;
+  }
+  std::vector<Series> out;
+  for (auto& [key, s] : by_labels) out.push_back(std::move(s));
+  return out;
+}
+
+// One family over every series that has a value.
+void family(ExpositionWriter& w, const std::vector<Series>& series, std::string_view name,
+            std::string_view help, MetricType type,
+            const std::function<std::optional<double>(const TrainingRank&)>& value) {
+  w.family(name, help, type);
+  for (const Series& s : series) {
+    if (const auto v = value(*s.rank)) {
+      const auto labels = s.labels();
+      w.sample(labels, *v);
+    }
+  }
+}
+
+void summary(ExpositionWriter& w, const std::vector<Series>& series, std::string_view name,
+             std::string_view help, const std::function<std::uint64_t(const TrainingRank&)>& count,
+             const std::function<double(const TrainingRank&)>& sum) {
+  w.family(name, help, kSummary);
+  for (const Series& s : series) {
+    if (count(*s.rank) == 0) continue;
+    const auto labels = s.labels();
+    w.sample_suffixed("_sum", labels, sum(*s.rank));
+    w.sample_suffixed("_count", labels, static_cast<double>(count(*s.rank)));
+  }
+}
+
+std::optional<double> as_double(const std::optional<std::int64_t>& v) {
+  return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+}
+
+json opt(const std::optional<std::int64_t>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+json opt(const std::optional<double>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+json opt(const std::optional<std::string>& v) {
+  return v ? json(host::clean_text(*v)) : json(nullptr);
+}
+
+}  // namespace
+
+void render_training(const ExporterView& v, ExpositionWriter& w) {
+  if (!v.training_enabled) return;
+  std::size_t connected = 0;
+  for (const TrainingRank& r : v.training.ranks) connected += r.connected ? 1 : 0;
+  w.family("gpumon_training_ranks", "Training processes connected to this exporter's agent socket",
+           kGauge);
+  w.sample({}, static_cast<double>(connected));
+  w.family("gpumon_training_ranks_untracked_total",
+           "Training processes ignored because 1024 were already tracked", kCounter);
+  w.sample({}, static_cast<double>(v.training.untracked));
+
+  const std::vector<Series> s = unique_series(v.training);
+  family(w, s, "gpumon_training_rank_connected",
+         "1 while the rank is connected; 0 for 5 min after it said bye or disconnected, then "
+         "its series vanish",
+         kGauge, [](const TrainingRank& r) { return r.connected ? 1.0 : 0.0; });
+  family(w, s, "gpumon_training_steps_total", "Training steps the rank reported", kCounter,
+         [](const TrainingRank& r) { return static_cast<double>(r.steps); });
+  summary(
+      w, s, "gpumon_training_step_seconds",
+      "CPU wall time of the rank's steps, seconds (rate(_sum) / rate(_count) is the mean)",
+      [](const TrainingRank& r) { return r.steps; },
+      [](const TrainingRank& r) { return r.step_seconds_sum; });
+  family(w, s, "gpumon_training_last_step_seconds", "CPU wall time of the rank's newest step",
+         kGauge, [](const TrainingRank& r) { return r.last_step_seconds; });
+  family(w, s, "gpumon_training_data_wait_seconds_total",
+         "Time the rank's steps spent blocked waiting for the data loader, seconds", kCounter,
+         [](const TrainingRank& r) { return std::optional<double>(r.data_wait_seconds_sum); });
+  summary(
+      w, s, "gpumon_training_gpu_step_seconds",
+      "GPU time of the rank's steps (CUDA events), seconds; only steps that carried one",
+      [](const TrainingRank& r) { return r.gpu_steps; },
+      [](const TrainingRank& r) { return r.gpu_step_seconds_sum; });
+  family(w, s, "gpumon_training_allocated_bytes",
+         "PyTorch allocator: bytes allocated (newest step that carried it)", kGauge,
+         [](const TrainingRank& r) { return as_double(r.allocated_bytes); });
+  family(w, s, "gpumon_training_reserved_bytes",
+         "PyTorch allocator: bytes reserved (newest step that carried it)", kGauge,
+         [](const TrainingRank& r) { return as_double(r.reserved_bytes); });
+  family(w, s, "gpumon_training_inactive_split_bytes",
+         "PyTorch allocator: inactive split bytes, fragmentation (newest step that carried it)",
+         kGauge, [](const TrainingRank& r) { return as_double(r.inactive_split_bytes); });
+  family(w, s, "gpumon_training_alloc_retries_total",
+         "PyTorch allocator: allocation retries after freeing its cache (num_alloc_retries)",
+         kCounter, [](const TrainingRank& r) { return as_double(r.alloc_retries); });
+  family(w, s, "gpumon_training_ooms_total", "PyTorch allocator: out-of-memory errors (num_ooms)",
+         kCounter, [](const TrainingRank& r) { return as_double(r.ooms); });
+  family(w, s, "gpumon_training_last_step_age_seconds",
+         "Seconds since the rank's newest step arrived, as of this body's render (for hang "
+         "alerts)",
+         kGauge, [](const TrainingRank& r) { return r.last_step_age_s; });
+}
+
+std::string render_training_json(const ExporterView& v) {
+  json ranks = json::array();
+  std::size_t connected = 0;
+  for (const TrainingRank& r : v.training.ranks) {
+    connected += r.connected ? 1 : 0;
+    json o = json::object();
+    o["pid"] = r.pid;
+    o["rank"] = opt(r.rank);
+    o["local_rank"] = opt(r.local_rank);
+    o["world_size"] = opt(r.world_size);
+    o["device"] = opt(r.device);
+    o["pci_bus_id"] = opt(r.pci_bus_id);
+    o["gpu"] = r.gpu ? json(*r.gpu) : json(nullptr);
+    o["connected"] = r.connected;
+    o["disconnected_for_seconds"] = opt(r.disconnected_for_s);
+    o["steps"] = r.steps;
+    o["last_step"] = opt(r.last_step);
+    o["last_step_seconds"] = opt(r.last_step_seconds);
+    o["last_step_age_seconds"] = opt(r.last_step_age_s);
+    o["step_seconds_sum"] = r.step_seconds_sum;
+    o["data_wait_seconds_sum"] = r.data_wait_seconds_sum;
+    o["gpu_steps"] = r.gpu_steps;
+    o["gpu_step_seconds_sum"] = r.gpu_step_seconds_sum;
+    o["last_gpu_step_seconds"] = opt(r.last_gpu_step_seconds);
+    o["steps_per_second"] = opt(r.steps_per_second);
+    o["data_wait_share"] = opt(r.data_wait_share);
+    o["allocated_bytes"] = opt(r.allocated_bytes);
+    o["reserved_bytes"] = opt(r.reserved_bytes);
+    o["inactive_split_bytes"] = opt(r.inactive_split_bytes);
+    o["alloc_retries"] = opt(r.alloc_retries);
+    o["ooms"] = opt(r.ooms);
+    ranks.push_back(std::move(o));
+  }
+  json out = json::object();
+  out["enabled"] = v.training_enabled;
+  out["connected"] = connected;
+  out["untracked"] = v.training.untracked;
+  out["rate_window_steps"] = TrainingState::kRateWindow;
+  out["stale_after_seconds"] =
+      std::chrono::duration_cast<std::chrono::seconds>(TrainingState::kStaleAfter).count();
+  out["ranks"] = std::move(ranks);
+  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace gpumon::exporter

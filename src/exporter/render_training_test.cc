@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+// The training families and /api/v1/training over plain data: exact text, label rules
+// (rank / local_rank / gpu only when known, one series per label set), promtool clean.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "exporter/renderers.h"
+#include "exporter/testing/exposition_check.h"
+
+namespace gpumon::exporter {
+namespace {
+
+TrainingRank rank0() {
+  TrainingRank r;
+  r.pid = 100;
+  r.rank = 0;
+  r.local_rank = 0;
+  r.gpu = 2;
+  r.steps = 4;
+  r.last_step = 3;
+  r.step_seconds_sum = 2;
+  r.last_step_seconds = 0.5;
+  r.data_wait_seconds_sum = 0.25;
+  r.gpu_steps = 3;
+  r.gpu_step_seconds_sum = 1.5;
+  r.allocated_bytes = 1024;
+  r.reserved_bytes = 2048;
+  r.inactive_split_bytes = 512;
+  r.alloc_retries = 1;
+  r.ooms = 0;
+  r.last_step_age_s = 0.75;
+  return r;
+}
+
+ExporterView view_with(std::vector<TrainingRank> ranks) {
+  ExporterView v;
+  v.training_enabled = true;
+  v.training.ranks = std::move(ranks);
+  return v;
+}
+
+std::string render(const ExporterView& v) {
+  std::string out;
+  ExpositionWriter w(out);
+  render_training(v, w);
+  return out;
+}
+
+TEST(ExporterStateTrainingRender, ExactText) {
+  TrainingRank bare;  // no rank, no GPU time, no allocator figures, no step yet
+  bare.pid = 7;
+  bare.connected = false;
+  const std::string expected =
+      "# HELP gpumon_training_ranks Training processes connected to this exporter's agent "
+      "socket\n"
+      "# TYPE gpumon_training_ranks gauge\n"
+      "gpumon_training_ranks 1\n"
+      "# HELP gpumon_training_ranks_untracked_total Training processes ignored because 1024 "
+      "were already tracked\n"
+      "# TYPE gpumon_training_ranks_untracked_total counter\n"
+      "gpumon_training_ranks_untracked_total 0\n"
+      "# HELP gpumon_training_rank_connected 1 while the rank is connected; 0 for 5 min after "
+      "it said bye or disconnected, then its series vanish\n"
+      "# TYPE gpumon_training_rank_connected gauge\n"
+      "gpumon_training_rank_connected 0\n"
+      "gpumon_training_rank_connected{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1\n"
+      "# HELP gpumon_training_steps_total Training steps the rank reported\n"
+      "# TYPE gpumon_training_steps_total counter\n"
+      "gpumon_training_steps_total 0\n"
+      "gpumon_training_steps_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 4\n"
+      "# HELP gpumon_training_step_seconds CPU wall time of the rank's steps, seconds "
+      "(rate(_sum) / rate(_count) is the mean)\n"
+      "# TYPE gpumon_training_step_seconds summary\n"
+      "gpumon_training_step_seconds_sum{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 2\n"
+      "gpumon_training_step_seconds_count{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 4\n"
+      "# HELP gpumon_training_last_step_seconds CPU wall time of the rank's newest step\n"
+      "# TYPE gpumon_training_last_step_seconds gauge\n"
+      "gpumon_training_last_step_seconds{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.5\n"
+      "# HELP gpumon_training_data_wait_seconds_total Time the rank's steps spent blocked "
+      "waiting for the data loader, seconds\n"
+      "# TYPE gpumon_training_data_wait_seconds_total counter\n"
+      "gpumon_training_data_wait_seconds_total 0\n"
+      "gpumon_training_data_wait_seconds_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.25\n"
+      "# HELP gpumon_training_gpu_step_seconds GPU time of the rank's steps (CUDA events), "
+      "seconds; only steps that carried one\n"
+      "# TYPE gpumon_training_gpu_step_seconds summary\n"
+      "gpumon_training_gpu_step_seconds_sum{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1.5\n"
+      "gpumon_training_gpu_step_seconds_count{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 3\n"
+      "# HELP gpumon_training_allocated_bytes PyTorch allocator: bytes allocated (newest step "
+      "that carried it)\n"
+      "# TYPE gpumon_training_allocated_bytes gauge\n"
+      "gpumon_training_allocated_bytes{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1024\n"
+      "# HELP gpumon_training_reserved_bytes PyTorch allocator: bytes reserved (newest step "
+      "that carried it)\n"
+      "# TYPE gpumon_training_reserved_bytes gauge\n"
+      "gpumon_training_reserved_bytes{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 2048\n"
+      "# HELP gpumon_training_inactive_split_bytes PyTorch allocator: inactive split bytes, "
+      "fragmentation (newest step that carried it)\n"
+      "# TYPE gpumon_training_inactive_split_bytes gauge\n"
+      "gpumon_training_inactive_split_bytes{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 512\n"
+      "# HELP gpumon_training_alloc_retries_total PyTorch allocator: allocation retries after "
+      "freeing its cache (num_alloc_retries)\n"
+      "# TYPE gpumon_training_alloc_retries_total counter\n"
+      "gpumon_training_alloc_retries_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1\n"
+      "# HELP gpumon_training_ooms_total PyTorch allocator: out-of-memory errors (num_ooms)\n"
+      "# TYPE gpumon_training_ooms_total counter\n"
+      "gpumon_training_ooms_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0\n"
+      "# HELP gpumon_training_last_step_age_seconds Seconds since the rank's newest step "
+      "arrived, as of this body's render (for hang alerts)\n"
+      "# TYPE gpumon_training_last_step_age_seconds gauge\n"
+      "gpumon_training_last_step_age_seconds{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.75\n";
+  EXPECT_EQ(render(view_with({bare, rank0()})), expected);
+}
+
+TEST(ExporterStateTrainingRender, NothingWhenDisabled) {
+  EXPECT_EQ(render(ExporterView{}), "");
+}
+
+TEST(ExporterStateTrainingRender, SameLabelsWrittenOnceConnectedFirst) {
+  TrainingRank gone = rank0();
+  gone.pid = 50;
+  gone.connected = false;
+  gone.steps = 900;
+  TrainingRank restarted = rank0();
+  restarted.pid = 60;
+  restarted.steps = 1;
+  const std::string body = render(view_with({gone, restarted}));
+  EXPECT_NE(body.find("gpumon_training_steps_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1\n"),
+            std::string::npos);
+  EXPECT_EQ(body.find("} 900\n"), std::string::npos);
+}
+
+TEST(ExporterStateTrainingRender, PromtoolFindsNothing) {
+  if (!testing::have_promtool()) GTEST_SKIP() << "promtool not installed";
+  TrainingRank r1 = rank0();
+  r1.pid = 101;
+  r1.rank = 1;
+  r1.local_rank = 1;
+  r1.gpu.reset();
+  const auto result = testing::promtool_check(render(view_with({rank0(), r1})));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output, "");
+}
+
+TEST(ExporterStateTrainingRender, Json) {
+  TrainingRank r = rank0();
+  r.steps_per_second = 2;
+  r.data_wait_share = 0.125;
+  r.pci_bus_id = "0000:18:00.0";
+  ExporterView v = view_with({r});
+  const auto j = nlohmann::json::parse(render_training_json(v));
+  EXPECT_EQ(j["enabled"], true);
+  EXPECT_EQ(j["connected"], 1);
+  EXPECT_EQ(j["stale_after_seconds"], 300);
+  ASSERT_EQ(j["ranks"].size(), 1U);
+  const auto& o = j["ranks"][0];
+  EXPECT_EQ(o["rank"], 0);
+  EXPECT_EQ(o["gpu"], 2);
+  EXPECT_EQ(o["pci_bus_id"], "0000:18:00.0");
+  EXPECT_EQ(o["steps"], 4);
+  EXPECT_EQ(o["last_step"], 3);
+  EXPECT_EQ(o["steps_per_second"], 2.0);
+  EXPECT_EQ(o["data_wait_share"], 0.125);
+  EXPECT_EQ(o["world_size"], nullptr);  // unknown is null, never 0
+  EXPECT_EQ(o["reserved_bytes"], 2048);
+  EXPECT_EQ(nlohmann::json::parse(render_training_json(ExporterView{}))["enabled"], false);
+}
+
+}  // namespace
+}  // namespace gpumon::exporter

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+#include "exporter/training_state.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+namespace gpumon::exporter {
+namespace {
+
+std::shared_ptr<Clock> or_steady(std::shared_ptr<Clock> clock) {
+  return clock ? std::move(clock) : std::make_shared<SteadyClock>();
+}
+
+double seconds(MonoClock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+std::optional<std::int64_t> int_field(const nlohmann::json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
+std::optional<std::string> string_field(const nlohmann::json& j, const char* name) {
+  auto it = j.find(name);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+// "0000:18:00.0" / "00000000:18:00.0" -> {domain, bus, device, function}.
+std::optional<std::array<unsigned long, 4>> parse_pci(const std::string& text) {
+  std::array<unsigned long, 4> parts{};
+  const char* p = text.data();
+  const char* end = text.data() + text.size();
+  const char separators[] = {':', ':', '.'};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto [next, ec] = std::from_chars(p, end, parts[i], 16);
+    if (ec != std::errc() || next == p) return std::nullopt;
+    p = next;
+    if (i < 3) {
+      if (p == end || *p != separators[i]) return std::nullopt;
+      ++p;
+    }
+  }
+  if (p != end) return std::nullopt;
+  return parts;
+}
+
+}  // namespace
+
+std::optional<unsigned> gpu_for_pci_bus_id(const std::string& pci_bus_id,
+                                           const std::vector<DeviceStatic>& devices) {
+  const auto wanted = parse_pci(pci_bus_id);
+  if (!wanted) return std::nullopt;
+  for (const DeviceStatic& d : devices) {
+    if (!d.pci_bus_id) continue;
+    if (parse_pci(d.pci_bus_id.value()) == wanted) return d.index;
+  }
+  return std::nullopt;
+}
+
+TrainingState::TrainingState(std::shared_ptr<Clock> clock) : clock_(or_steady(std::move(clock))) {}
+
+TrainingState::Entry* TrainingState::entry_locked(std::int64_t pid, MonoClock::time_point now) {
+  if (auto it = entries_.find(pid); it != entries_.end()) return &it->second;
+  if (entries_.size() >= kMaxRanks) {
+    expire_locked(now);
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->second.disconnected_at &&
+          (oldest == entries_.end() ||
+           *it->second.disconnected_at < *oldest->second.disconnected_at))
+        oldest = it;
+    }
+    if (oldest == entries_.end()) {
+      ++untracked_;
+      return nullptr;
+    }
+    entries_.erase(oldest);
+  }
+  Entry& e = entries_[pid];
+  e.rank.pid = pid;
+  return &e;
+}
+
+void TrainingState::expire_locked(MonoClock::time_point now) {
+  std::erase_if(entries_, [&](const auto& kv) {
+    return kv.second.disconnected_at && now - *kv.second.disconnected_at > kStaleAfter;
+  });
+}
+
+void TrainingState::on_step(const record::RecordedStep& s) noexcept {
+  try {
+    const MonoClock::time_point now = clock_->now();
+    std::lock_guard lock(mutex_);
+    Entry* e = entry_locked(s.pid, now);
+    if (e == nullptr) return;
+    TrainingRank& r = e->rank;
+    if (s.rank) r.rank = s.rank;
+    if (s.local_rank) r.local_rank = s.local_rank;
+    if (s.world_size) r.world_size = s.world_size;
+    if (s.device) r.device = s.device;
+    ++r.steps;
+    r.last_step = s.step;
+    r.step_seconds_sum += s.cpu_step_s;
+    r.last_step_seconds = s.cpu_step_s;
+    r.data_wait_seconds_sum += s.data_wait_s;
+    if (s.gpu_step_s) {
+      ++r.gpu_steps;
+      r.gpu_step_seconds_sum += *s.gpu_step_s;
+      r.last_gpu_step_seconds = s.gpu_step_s;
+    }
+    if (s.allocated_bytes) r.allocated_bytes = s.allocated_bytes;
+    if (s.reserved_bytes) r.reserved_bytes = s.reserved_bytes;
+    if (s.inactive_split_bytes) r.inactive_split_bytes = s.inactive_split_bytes;
+    if (s.num_alloc_retries) r.alloc_retries = s.num_alloc_retries;
+    if (s.num_ooms) r.ooms = s.num_ooms;
+    e->last_step_at = now;
+    e->window.push_back({now, s.cpu_step_s, s.data_wait_s});
+    if (e->window.size() > kRateWindow) e->window.pop_front();
+    generation_.fetch_add(1, std::memory_order_release);
+  } catch (...) {  // an allocation failure loses this step only
+  }
+}
+
+void TrainingState::on_rank_event(const record::RecordedRankEvent& ev) noexcept {
+  try {
+    const MonoClock::time_point now = clock_->now();
+    std::lock_guard lock(mutex_);
+    if (ev.kind == "hello") {
+      entries_.erase(ev.pid);  // a reused pid starts afresh
+      Entry* e = entry_locked(ev.pid, now);
+      if (e == nullptr) return;
+      e->rank.rank = ev.rank;
+      const nlohmann::json hello = nlohmann::json::parse(ev.detail, nullptr, false);
+      if (hello.is_object()) {
+        e->rank.local_rank = int_field(hello, "local_rank");
+        e->rank.world_size = int_field(hello, "world_size");
+        e->rank.device = string_field(hello, "device");
+        e->rank.pci_bus_id = string_field(hello, "pci_bus_id");
+      }
+    } else if (ev.kind == "bye" || ev.kind == "disconnect" || ev.kind == "dropped") {
+      auto it = entries_.find(ev.pid);
+      if (it == entries_.end()) return;
+      if (it->second.rank.connected) {
+        it->second.rank.connected = false;
+        it->second.disconnected_at = now;
+      }
+    } else {
+      return;  // "oom": the step's num_ooms carries the count
+    }
+    generation_.fetch_add(1, std::memory_order_release);
+  } catch (...) {
+  }
+}
+
+TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& devices) {
+  const MonoClock::time_point now = clock_->now();
+  TrainingSnapshot out;
+  {
+    std::lock_guard lock(mutex_);
+    const std::size_t before = entries_.size();
+    expire_locked(now);
+    if (entries_.size() != before) generation_.fetch_add(1, std::memory_order_release);
+    out.untracked = untracked_;
+    out.ranks.reserve(entries_.size());
+    for (const auto& [pid, e] : entries_) {
+      TrainingRank r = e.rank;
+      if (e.last_step_at) r.last_step_age_s = seconds(now - *e.last_step_at);
+      if (e.disconnected_at) r.disconnected_for_s = seconds(now - *e.disconnected_at);
+      if (e.window.size() >= 2) {
+        const double span = seconds(e.window.back().at - e.window.front().at);
+        if (span > 0) r.steps_per_second = static_cast<double>(e.window.size() - 1) / span;
+        double step = 0;
+        double wait = 0;
+        for (const Arrival& a : e.window) {
+          step += a.step_s;
+          wait += a.data_wait_s;
+        }
+        if (step > 0) r.data_wait_share = std::clamp(wait / step, 0.0, 1.0);
+      }
+      out.ranks.push_back(std::move(r));
+    }
+  }
+  for (TrainingRank& r : out.ranks) {
+    if (r.pci_bus_id) r.gpu = gpu_for_pci_bus_id(*r.pci_bus_id, devices);
+  }
+  std::stable_sort(
+      out.ranks.begin(), out.ranks.end(), [](const TrainingRank& a, const TrainingRank& b) {
+        return std::pair(a.rank.value_or(-1), a.pid) < std::pair(b.rank.value_or(-1), b.pid);
+      });
+  return out;
+}
+
+}  // namespace gpumon::exporter

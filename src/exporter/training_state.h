@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+// TrainingState: what `gpumon serve` knows of the training processes attached to its agent
+// socket (docs/exporter.md, "Training metrics"): per process, step counts and time sums, the
+// newest step's allocator figures, and whether it is still connected. Fed by the agent
+// server's sinks (AgentSinks::on_step / on_rank_event); read by the /metrics and
+// /api/v1/training renderers through snapshot().
+//
+// Bounds: at most kMaxRanks processes are tracked (a newcomer beyond that first evicts the
+// longest-disconnected one, else is ignored and counted); a process that said bye or
+// disconnected is kept for kStaleAfter, then removed.
+//
+// Thread-safety: every member is safe from any thread at once (one mutex; the sinks only copy
+// a few numbers under it, so the agent thread never waits on a render).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/gpu_types.h"
+#include "record/recording_types.h"
+#include "sampler/clock.h"
+
+namespace gpumon::exporter {
+
+/// One training process as of a snapshot. Times in seconds, sizes in bytes.
+struct TrainingRank {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;  ///< RANK, as the process sent it
+  std::optional<std::int64_t> local_rank;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> device;      ///< torch's name ("cuda:0"); not an NVML index
+  std::optional<std::string> pci_bus_id;  ///< from the hello, when the client sent it
+  std::optional<unsigned> gpu;            ///< NVML index whose PCI bus id matches; else none
+  bool connected = true;                  ///< false after a bye or a disconnect
+  std::uint64_t steps = 0;
+  std::optional<std::int64_t> last_step;  ///< the newest step's number
+  double step_seconds_sum = 0;            ///< CPU wall time of every step
+  std::optional<double> last_step_seconds;
+  double data_wait_seconds_sum = 0;
+  std::uint64_t gpu_steps = 0;  ///< steps that carried a GPU time
+  double gpu_step_seconds_sum = 0;
+  std::optional<double> last_gpu_step_seconds;
+  // From the newest step that carried each one.
+  std::optional<std::int64_t> allocated_bytes;
+  std::optional<std::int64_t> reserved_bytes;
+  std::optional<std::int64_t> inactive_split_bytes;
+  std::optional<std::int64_t> alloc_retries;
+  std::optional<std::int64_t> ooms;
+  std::optional<double> last_step_age_s;  ///< since the newest step arrived; none before one
+  std::optional<double> disconnected_for_s;
+  /// Over the newest steps (at most kRateWindow): steps per second of arrival time, and the
+  /// share of their CPU step time spent waiting for data. None with fewer than two steps.
+  std::optional<double> steps_per_second;
+  std::optional<double> data_wait_share;
+};
+
+struct TrainingSnapshot {
+  std::vector<TrainingRank> ranks;  ///< ordered by rank (unknown first), then pid
+  std::uint64_t untracked = 0;      ///< processes ignored because kMaxRanks were connected
+};
+
+class TrainingState {
+ public:
+  static constexpr std::size_t kMaxRanks = 1024;
+  static constexpr std::chrono::minutes kStaleAfter{5};
+  static constexpr std::size_t kRateWindow = 32;
+
+  /// null `clock` = SteadyClock.
+  explicit TrainingState(std::shared_ptr<Clock> clock = nullptr);
+
+  // The agent server's sinks. Never throw.
+  void on_step(const record::RecordedStep& step) noexcept;
+  void on_rank_event(const record::RecordedRankEvent& event) noexcept;
+
+  /// Every tracked process, with `gpu` mapped through `devices`' PCI bus ids; removes those
+  /// disconnected longer than kStaleAfter.
+  TrainingSnapshot snapshot(const std::vector<DeviceStatic>& devices);
+  /// Grows with every change (for a renderer's cache).
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+ private:
+  struct Arrival {
+    MonoClock::time_point at;
+    double step_s;
+    double data_wait_s;
+  };
+  struct Entry {
+    TrainingRank rank;
+    std::optional<MonoClock::time_point> last_step_at;
+    std::optional<MonoClock::time_point> disconnected_at;
+    std::deque<Arrival> window;
+  };
+  /// The entry of `pid`, created when there is room; nullptr when not.
+  Entry* entry_locked(std::int64_t pid, MonoClock::time_point now);
+  void expire_locked(MonoClock::time_point now);
+
+  const std::shared_ptr<Clock> clock_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::mutex mutex_;                       // guards what follows
+  std::map<std::int64_t, Entry> entries_;  // by pid
+  std::uint64_t untracked_ = 0;
+};
+
+/// The NVML index of the device whose PCI bus id names the same domain:bus:device.function as
+/// `pci_bus_id` (NVML writes "00000000:18:00.0", torch and sysfs "0000:18:00.0"; hex, any
+/// case); nullopt when none or when either does not parse.
+std::optional<unsigned> gpu_for_pci_bus_id(const std::string& pci_bus_id,
+                                           const std::vector<DeviceStatic>& devices);
+
+}  // namespace gpumon::exporter

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+// TrainingState: the agent's sinks feeding it from one thread while snapshots read it; time is a
+// FakeClock.
+#include "exporter/training_state.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "sampler/testing/fake_clock.h"
+
+namespace gpumon::exporter {
+namespace {
+
+using std::chrono::seconds;
+
+record::RecordedRankEvent hello(std::int64_t pid, std::optional<std::int64_t> rank,
+                                const std::string& json) {
+  return {0, pid, rank, "hello", json};
+}
+
+record::RecordedStep step(std::int64_t pid, std::int64_t n, double cpu_s, double wait_s) {
+  record::RecordedStep s;
+  s.pid = pid;
+  s.step = n;
+  s.cpu_step_s = cpu_s;
+  s.data_wait_s = wait_s;
+  return s;
+}
+
+DeviceStatic device(unsigned index, const std::string& bus) {
+  DeviceStatic d;
+  d.index = index;
+  d.pci_bus_id = bus;
+  return d;
+}
+
+struct ExporterStateTraining : ::testing::Test {
+  std::shared_ptr<gpumon::testing::FakeClock> clock =
+      std::make_shared<gpumon::testing::FakeClock>();
+  TrainingState state{clock};
+};
+
+TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
+  state.on_rank_event(hello(10, 1,
+                            R"({"type":"hello","pid":10,"rank":1,"local_rank":1,)"
+                            R"("world_size":2,"device":"cuda:1"})"));
+  record::RecordedStep a = step(10, 0, 0.5, 0.1);
+  a.gpu_step_s = 0.4;
+  a.allocated_bytes = 100;
+  a.num_ooms = 0;
+  state.on_step(a);
+  clock->advance(seconds(1));
+  record::RecordedStep b = step(10, 1, 0.25, 0.05);  // no allocator figures: the old ones stay
+  state.on_step(b);
+  clock->advance(seconds(2));
+
+  const TrainingSnapshot snap = state.snapshot({});
+  ASSERT_EQ(snap.ranks.size(), 1U);
+  const TrainingRank& r = snap.ranks[0];
+  EXPECT_EQ(r.rank, 1);
+  EXPECT_EQ(r.local_rank, 1);
+  EXPECT_EQ(r.world_size, 2);
+  EXPECT_EQ(r.device, "cuda:1");
+  EXPECT_EQ(r.steps, 2U);
+  EXPECT_EQ(r.last_step, 1);
+  EXPECT_DOUBLE_EQ(r.step_seconds_sum, 0.75);
+  EXPECT_EQ(r.last_step_seconds, 0.25);
+  EXPECT_DOUBLE_EQ(r.data_wait_seconds_sum, 0.15000000000000002);
+  EXPECT_EQ(r.gpu_steps, 1U);
+  EXPECT_EQ(r.last_gpu_step_seconds, 0.4);
+  EXPECT_EQ(r.allocated_bytes, 100);
+  EXPECT_EQ(r.ooms, 0);
+  EXPECT_FALSE(r.reserved_bytes);
+  EXPECT_EQ(r.last_step_age_s, 2.0);
+  EXPECT_EQ(r.steps_per_second, 1.0);  // two steps 1 s apart
+  EXPECT_DOUBLE_EQ(*r.data_wait_share, 0.15 / 0.75);
+  EXPECT_FALSE(r.gpu);  // no pci_bus_id: never guessed from "cuda:1"
+}
+
+TEST_F(ExporterStateTraining, NoStepAgeOrRateBeforeSteps) {
+  state.on_rank_event(hello(10, 0, "{}"));
+  const TrainingRank r = state.snapshot({}).ranks.at(0);
+  EXPECT_EQ(r.steps, 0U);
+  EXPECT_FALSE(r.last_step_age_s);
+  EXPECT_FALSE(r.steps_per_second);
+  EXPECT_TRUE(r.connected);
+}
+
+TEST_F(ExporterStateTraining, MapsThePciBusIdToTheNvmlIndex) {
+  state.on_rank_event(hello(10, 0, R"({"pci_bus_id":"0000:1B:00.0"})"));
+  state.on_rank_event(hello(11, 1, R"({"pci_bus_id":"0000:99:00.0"})"));
+  const auto snap = state.snapshot({device(0, "00000000:18:00.0"), device(1, "00000000:1b:00.0")});
+  EXPECT_EQ(snap.ranks.at(0).gpu, 1U);
+  EXPECT_FALSE(snap.ranks.at(1).gpu);  // no such device: the label is left out
+}
+
+TEST(ExporterStateTrainingPci, ParsesBothWidthsAndRefusesJunk) {
+  const std::vector<DeviceStatic> devices = {device(3, "00000000:18:00.0")};
+  EXPECT_EQ(gpu_for_pci_bus_id("0000:18:00.0", devices), 3U);
+  EXPECT_EQ(gpu_for_pci_bus_id("00000000:18:00.0", devices), 3U);
+  EXPECT_FALSE(gpu_for_pci_bus_id("0000:18:00.1", devices));
+  EXPECT_FALSE(gpu_for_pci_bus_id("18:00.0", devices));
+  EXPECT_FALSE(gpu_for_pci_bus_id("0000:18:00.0x", devices));
+  EXPECT_FALSE(gpu_for_pci_bus_id("", devices));
+}
+
+TEST_F(ExporterStateTraining, ADisconnectedRankStaysFiveMinutesThenGoes) {
+  state.on_rank_event(hello(10, 0, "{}"));
+  state.on_step(step(10, 0, 0.1, 0));
+  state.on_rank_event({0, 10, 0, "bye", "{}"});
+  clock->advance(seconds(299));
+  auto snap = state.snapshot({});
+  ASSERT_EQ(snap.ranks.size(), 1U);
+  EXPECT_FALSE(snap.ranks[0].connected);
+  EXPECT_EQ(snap.ranks[0].disconnected_for_s, 299.0);
+  clock->advance(seconds(2));
+  EXPECT_TRUE(state.snapshot({}).ranks.empty());
+}
+
+TEST_F(ExporterStateTraining, AReusedPidStartsAfresh) {
+  state.on_rank_event(hello(10, 0, "{}"));
+  state.on_step(step(10, 0, 0.1, 0));
+  state.on_rank_event({0, 10, 0, "disconnect", "{}"});
+  state.on_rank_event(hello(10, 3, "{}"));
+  const TrainingRank r = state.snapshot({}).ranks.at(0);
+  EXPECT_EQ(r.rank, 3);
+  EXPECT_EQ(r.steps, 0U);
+  EXPECT_TRUE(r.connected);
+}
+
+TEST_F(ExporterStateTraining, BoundedAtMaxRanksEvictingTheLongestDisconnected) {
+  for (std::int64_t pid = 1; pid <= static_cast<std::int64_t>(TrainingState::kMaxRanks); ++pid)
+    state.on_rank_event(hello(pid, pid, "{}"));
+  state.on_rank_event(hello(5000, 0, "{}"));  // all connected: ignored, counted
+  auto snap = state.snapshot({});
+  EXPECT_EQ(snap.ranks.size(), TrainingState::kMaxRanks);
+  EXPECT_EQ(snap.untracked, 1U);
+  state.on_rank_event({0, 7, 7, "bye", "{}"});
+  clock->advance(seconds(1));
+  state.on_rank_event({0, 8, 8, "bye", "{}"});
+  state.on_rank_event(hello(5001, 0, "{}"));  // evicts pid 7, the longest gone
+  snap = state.snapshot({});
+  EXPECT_EQ(snap.ranks.size(), TrainingState::kMaxRanks);
+  bool has7 = false, has8 = false, has5001 = false;
+  for (const auto& r : snap.ranks) {
+    has7 |= r.pid == 7;
+    has8 |= r.pid == 8;
+    has5001 |= r.pid == 5001;
+  }
+  EXPECT_FALSE(has7);
+  EXPECT_TRUE(has8);
+  EXPECT_TRUE(has5001);
+}
+
+TEST_F(ExporterStateTraining, BadHelloJsonKeepsTheRankFromTheEvent) {
+  state.on_rank_event(hello(10, 2, "not json"));
+  const TrainingRank r = state.snapshot({}).ranks.at(0);
+  EXPECT_EQ(r.rank, 2);
+  EXPECT_FALSE(r.local_rank);
+}
+
+TEST_F(ExporterStateTraining, GenerationGrowsWithEveryChange) {
+  const auto g0 = state.generation();
+  state.on_rank_event(hello(10, 0, "{}"));
+  const auto g1 = state.generation();
+  state.on_step(step(10, 0, 0.1, 0));
+  EXPECT_LT(g0, g1);
+  EXPECT_LT(g1, state.generation());
+}
+
+// The agent thread feeds while HTTP threads snapshot (run under TSan by scripts/test.sh).
+TEST_F(ExporterStateTraining, FeedAndSnapshotFromDifferentThreads) {
+  std::thread feeder([&] {
+    for (int pid = 1; pid <= 8; ++pid) state.on_rank_event(hello(pid, pid - 1, "{}"));
+    for (int n = 0; n < 2000; ++n) state.on_step(step(1 + n % 8, n / 8, 0.01, 0.001));
+    for (int pid = 1; pid <= 8; ++pid) state.on_rank_event({0, pid, pid - 1, "bye", "{}"});
+  });
+  std::thread reader([&] {
+    for (int i = 0; i < 200; ++i) (void)state.snapshot({device(0, "00000000:18:00.0")});
+  });
+  feeder.join();
+  reader.join();
+  std::uint64_t total = 0;
+  for (const auto& r : state.snapshot({}).ranks) total += r.steps;
+  EXPECT_EQ(total, 2000U);
+}
+
+}  // namespace
+}  // namespace gpumon::exporter
