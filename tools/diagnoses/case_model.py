@@ -100,6 +100,9 @@ class Run:
         self.foreign = [[] for _ in range(n_gpus)]  # extra processes (dicts of the scenario)
         self.device_extra = [dict() for _ in range(n_gpus)]  # xid_events, lost_at_s, ...
         self.gpu_names = ["NVIDIA H200"] * n_gpus
+        # gpumon.start(allocator_interval_s=...): 1 s by default; 0 sends allocator stats with
+        # every step (the memory cases, so that a 20 s case has enough samples to judge).
+        self.allocator_interval_s = 1.0
         self.spans = [[] for _ in range(n_gpus)]  # (a, b, {field: value}) besides the steps
 
     def add_span(self, gpu, a, b, levels):
@@ -301,10 +304,11 @@ def write_case(folder, run, case, expected, description):
         json.dump(run.scenario(description), f, separators=(",", ":"))
         f.write("\n")
     with open(os.path.join(folder, "steps.ndjson"), "w") as f:
-        for line in run.stream():
+        for line in run.stream(run.allocator_interval_s):
             f.write(json.dumps(line, separators=(",", ":")) + "\n")
     meta = {"name": run.name, "duration_s": run.duration_s,
             "gpus": run.n_gpus, "ranks": len(run.ranks),
+            "allocator_interval_s": run.allocator_interval_s,
             "generator": "tools/diagnoses/make_cases.py"}
     meta.update(case)
     with open(os.path.join(folder, "case.json"), "w") as f:

@@ -6,37 +6,37 @@ from cases_common import GIB, expect, finding
 
 
 def data_loader_stall_sawtooth():
-    run = Run("data_loader_stall_sawtooth", 16, 1, seed=21)
+    run = Run("data_loader_stall_sawtooth", 20, 1, seed=21)
     run.add_rank(0, 0, 1, mem=steady_mem(22 * GIB, 26 * GIB))
     onset = 5.0
 
     def plan(k, t):  # from 5 s the loader (2 workers, heavy decode) cannot keep up
-        wait = 0.004 if t < onset else run.jitter(0.32, 0.15)
-        return [{"wait": wait, "compute": run.jitter(0.36), "host": 0.005}]
-    run.run_steps(1.0, 15.2, plan)
-    return run, {"planted": "from 5 s each step waits ~0.32 s for its batch (47 % of the step); "
+        wait = 0.004 if t < onset else run.jitter(0.18, 0.15)
+        return [{"wait": wait, "compute": run.jitter(0.20), "host": 0.005}]
+    run.run_steps(1.0, 19.2, plan)
+    return run, {"planted": "from 5 s each step waits ~0.18 s for its batch (47 % of the step); "
                             "the GPU idles while it waits (utilization sawtooth)",
                  "onset_s": onset}, \
         expect([finding("data_loader_stall", gpus=[0], ranks=[0])], forbidden=["launch_bound"])
 
 
 def data_loader_stall_ddp():
-    run = Run("data_loader_stall_ddp", 16, 2, seed=22)
+    run = Run("data_loader_stall_ddp", 20, 2, seed=22)
     for r in range(2):
         run.add_rank(r, r, 2, mem=steady_mem(40 * GIB, 44 * GIB))
 
     def plan(k, t):  # both loaders are slow and jittery; DDP makes both wait for the slower
-        return [{"wait": run.rng.uniform(0.12, 0.40), "compute": run.jitter(0.30), "host": 0.004}
+        return [{"wait": run.rng.uniform(0.06, 0.22), "compute": run.jitter(0.18), "host": 0.004}
                 for _ in range(2)]
-    run.run_steps(1.0, 15.2, plan)
-    return run, {"planted": "2 DDP ranks whose loaders each block 0.12-0.40 s per batch (random, "
+    run.run_steps(1.0, 19.2, plan)
+    return run, {"planted": "2 DDP ranks whose loaders each block 0.06-0.22 s per batch (random, "
                             "no rank consistently slower)", "onset_s": 1.0}, \
         expect([finding("data_loader_stall", ranks=[0, 1])],
                forbidden=["launch_bound", "straggler"])
 
 
 def launch_bound_gpm():
-    run = Run("launch_bound_gpm", 16, 1, seed=23)
+    run = Run("launch_bound_gpm", 75, 1, seed=23)
     run.add_rank(0, 0, 1, mem=steady_mem(9 * GIB, 11 * GIB))
     onset = 5.0
     # From 5 s (batch size 4 after a config change) the GPU runs tiny kernels back to back:
@@ -45,16 +45,18 @@ def launch_bound_gpm():
                         ("dram_bw_util_pct", 7)):
         normal = run.levels[0][field][0]
         run.busy_level_at[0][field] = lambda t, b=busy, n=normal: n if t < onset else b
-    run.run_steps(1.0, 15.2, lambda k, t: [{"wait": 0.002, "compute": run.jitter(0.23),
+    run.run_steps(1.0, 74.2, lambda k, t: [{"wait": 0.002, "compute": run.jitter(0.40),
                                             "host": 0.003}])
     return run, {"planted": "from 5 s NVML utilization stays ~98 % but GPM SM activity drops "
                             "to ~11 % (tiny kernels launched one by one), no data wait",
-                 "onset_s": onset}, \
+                 "onset_s": onset,
+                 "long_because": "the engine judges SM activity on at least 600 busy samples "
+                                 "(launch_min_samples: a minute at 10 Hz)"}, \
         expect([finding("launch_bound", gpus=[0])], forbidden=["data_loader_stall"])
 
 
 def launch_bound_gaps():
-    run = Run("launch_bound_gaps", 16, 1, seed=24)
+    run = Run("launch_bound_gaps", 20, 1, seed=24)
     run.gpu_names = ["NVIDIA A100-SXM4-80GB"]  # no GPM: only the gaps tell
     run.device_extra[0] = {"memory_total_bytes": 85899345920, "memory_reserved_bytes": 563085312,
                            "power_limit_mw": 400000}
@@ -65,17 +67,17 @@ def launch_bound_gaps():
     def plan(k, t):  # from 5 s: .item() and logging every step, the GPU idles 60 % of it
         if t < onset:
             return [{"wait": 0.003, "compute": run.jitter(0.30), "host": 0.01}]
-        return [{"wait": 0.003, "compute": run.jitter(0.14), "host": run.jitter(0.24),
+        return [{"wait": 0.003, "compute": run.jitter(0.10), "host": run.jitter(0.17),
                  "busy_first": True}]
-    run.run_steps(1.0, 15.2, plan)
-    return run, {"planted": "from 5 s each step keeps the GPU busy 0.14 s of 0.38 s, the rest is "
+    run.run_steps(1.0, 19.2, plan)
+    return run, {"planted": "from 5 s each step keeps the GPU busy 0.10 s of 0.28 s, the rest is "
                             "host work with no data wait (no GPM on this A100)",
                  "onset_s": onset}, \
         expect([finding("launch_bound", gpus=[0])], forbidden=["data_loader_stall"])
 
 
 def throttled_thermal():
-    run = Run("throttled_thermal", 16, 1, seed=25)
+    run = Run("throttled_thermal", 20, 1, seed=25)
     run.add_rank(0, 0, 1, mem=steady_mem(60 * GIB, 66 * GIB))
     onset = 6.0
     run.fields[0] = {
@@ -89,7 +91,7 @@ def throttled_thermal():
     def plan(k, t):
         clock = 1980 if t < onset else (1590 if t < 9 else 1410)
         return [{"wait": 0.003, "compute": run.jitter(0.30 * 1980 / clock, 0.01), "host": 0.004}]
-    run.run_steps(1.0, 15.2, plan)
+    run.run_steps(1.0, 19.2, plan)
     return run, {"planted": "from 6 s thermal slowdown (sw, then hw too: reasons 0x20, 0x60), "
                             "SM clock 1980 -> 1590 -> 1410 MHz at 86-88 C, steps 40 % longer",
                  "onset_s": onset}, \
@@ -97,7 +99,7 @@ def throttled_thermal():
 
 
 def throttled_power_cap():
-    run = Run("throttled_power_cap", 16, 1, seed=26)
+    run = Run("throttled_power_cap", 20, 1, seed=26)
     run.add_rank(0, 0, 1, mem=steady_mem(60 * GIB, 66 * GIB))
     onset = 5.0
     run.busy_level_at[0]["power_draw_mw"] = lambda t: 640000 if t < onset else 699000
@@ -110,14 +112,14 @@ def throttled_power_cap():
     def plan(k, t):
         clock = 1980 if t < onset else 1695
         return [{"wait": 0.003, "compute": run.jitter(0.30 * 1980 / clock, 0.01), "host": 0.004}]
-    run.run_steps(1.0, 15.2, plan)
+    run.run_steps(1.0, 19.2, plan)
     return run, {"planted": "from 5 s power at the 700 W cap, SW power cap reason (0x4), SM "
                             "clock 1695 MHz, steps 17 % longer", "onset_s": onset}, \
         expect([finding("throttled", gpus=[0], mentions=["power"])])
 
 
 def rank_wait_rotating():
-    run = Run("rank_wait_rotating", 16, 4, seed=27)
+    run = Run("rank_wait_rotating", 20, 4, seed=27)
     for r in range(4):
         run.add_rank(r, r, 4, mem=steady_mem(50 * GIB, 56 * GIB))
     order = []
@@ -126,11 +128,11 @@ def rank_wait_rotating():
         if not order:
             order.extend(run.rng.sample(range(4), 4))
         slow = order.pop()
-        return [{"wait": 0.003, "compute": run.jitter(0.42 if r == slow else 0.20), "host": 0.004}
+        return [{"wait": 0.003, "compute": run.jitter(0.30 if r == slow else 0.14), "host": 0.004}
                 for r in range(4)]
-    run.run_steps(1.0, 15.2, plan)
-    return run, {"planted": "4 DDP ranks; at every step one rank (each in turn) computes 0.42 s, "
-                            "the other three 0.20 s and then wait: every GPU ~50 % idle, no rank "
+    run.run_steps(1.0, 19.2, plan)
+    return run, {"planted": "4 DDP ranks; at every step one rank (each in turn) computes 0.30 s, "
+                            "the other three 0.14 s and then wait: every GPU ~50 % idle, no rank "
                             "consistently slower", "onset_s": 1.0}, \
         expect([finding("rank_wait")], forbidden=["straggler", "data_loader_stall",
                                                  "launch_bound"])

@@ -13,39 +13,42 @@ def _train(run, rank_mem, period_compute=0.29, t_stop=None, **rank_kw):
 
 
 def memory_leak_linear():
-    run = Run("memory_leak_linear", 16, 1, seed=31)
+    run = Run("memory_leak_linear", 20, 1, seed=31)
+    run.allocator_interval_s = 0
     onset = 4.0
 
     def mem(t):  # from 4 s every step keeps ~40 MiB more (a list of losses with their graphs)
-        a = 18 * GIB + max(t - onset, 0) * 133 * MIB
+        a = 8 * GIB + max(t - onset, 0) * 133 * MIB
         peak = a + 9 * GIB
         return mem_stats(a, round_up(peak + 512 * MIB, 512 * MIB), peak=peak)
     _train(run, mem)
     return run, {"planted": "from 4 s allocated memory at each step's end grows ~133 MiB/s "
-                            "(40 MiB a step), reserved follows in 512 MiB segments",
+                            "(40 MiB a step; 8 -> 9.6 GiB), reserved follows in 512 MiB segments",
                  "onset_s": onset}, \
         expect([finding("memory_leak", gpus=[0], ranks=[0])],
                forbidden=["allocator_cache", "fragmentation"], allowed=["oom_forecast"])
 
 
 def memory_leak_noisy():
-    run = Run("memory_leak_noisy", 16, 1, seed=32)
+    run = Run("memory_leak_noisy", 20, 1, seed=32)
+    run.allocator_interval_s = 0
     onset = 3.0
 
     def mem(t):  # a slow leak under batch-to-batch noise: not monotonic, the trend is clear
-        a = 24 * GIB + max(t - onset, 0) * 60 * MIB + hnoise(t, 30 * MIB, 2)
-        peak = a + 6 * GIB + hnoise(t, 200 * MIB, 3)
-        return mem_stats(a, round_up(30.5 * GIB + max(t - onset, 0) * 60 * MIB, 2 * GIB),
+        a = 5 * GIB + max(t - onset, 0) * 60 * MIB + hnoise(t, 30 * MIB, 2)
+        peak = a + 3 * GIB + hnoise(t, 200 * MIB, 3)
+        return mem_stats(a, round_up(8.5 * GIB + max(t - onset, 0) * 60 * MIB, 2 * GIB),
                          peak=peak)
     _train(run, mem)
     return run, {"planted": "from 3 s allocated memory at each step's end grows 60 MiB/s with "
-                            "+-30 MiB of noise per sample (not monotonic)", "onset_s": onset}, \
+                            "+-30 MiB of noise per sample (not monotonic; 5 -> 5.7 GiB)", "onset_s": onset}, \
         expect([finding("memory_leak", ranks=[0])],
                forbidden=["allocator_cache", "fragmentation"], allowed=["oom_forecast"])
 
 
 def allocator_cache_variable_batches():
-    run = Run("allocator_cache_variable_batches", 16, 1, seed=33)
+    run = Run("allocator_cache_variable_batches", 20, 1, seed=33)
+    run.allocator_interval_s = 0
 
     def mem(t):  # batches of varying length: peaks vary, the cache grew to the largest, then flat
         a = 15 * GIB + hnoise(t, 60 * MIB, 4)
@@ -62,29 +65,31 @@ def allocator_cache_variable_batches():
 
 
 def fragmentation_retries():
-    run = Run("fragmentation_retries", 16, 1, seed=34)
+    run = Run("fragmentation_retries", 20, 1, seed=34)
+    run.allocator_interval_s = 0
     onset = 5.0
 
     def mem(t):  # from 5 s the cache is split into pieces no request fits: cudaFree and retry
         frag = min(max(t - onset, 0) / 4.0, 1.0)
         retries = int(max(t - onset, 0) / 0.8)
         return mem_stats(70 * GIB + hnoise(t, 40 * MIB, 7), 128 * GIB, peak=118 * GIB,
-                         inactive_split=6 * GIB + frag * 25 * GIB, retries=retries)
+                         inactive_split=6 * GIB + frag * 34 * GIB, retries=retries)
     run.add_rank(0, 0, 1, mem=mem)
 
     def plan(k, t):  # a step that retries frees the cache and waits: 0.35 s longer, GPU idle
         retry = t >= onset and k % 2 == 0
-        return [{"wait": 0.003, "compute": run.jitter(0.40), "host": 0.35 if retry else 0.006}]
-    run.run_steps(1.0, 15.2, plan)
+        return [{"wait": 0.003, "compute": run.jitter(0.25), "host": 0.25 if retry else 0.006}]
+    run.run_steps(1.0, 19.2, plan)
     return run, {"planted": "from 5 s: 128 GiB reserved for 70 GiB allocated, inactive split "
-                            "6 -> 31 GiB, an alloc retry every ~0.8 s (steps 0.35 s longer)",
+                            "6 -> 40 GiB, an alloc retry every ~0.8 s (every other step 0.25 s longer)",
                  "onset_s": onset}, \
         expect([finding("fragmentation", gpus=[0], ranks=[0])],
                forbidden=["memory_leak", "oom_forecast"])
 
 
 def fragmentation_growing_reserved():
-    run = Run("fragmentation_growing_reserved", 16, 1, seed=35)
+    run = Run("fragmentation_growing_reserved", 20, 1, seed=35)
+    run.allocator_interval_s = 0
     onset = 4.0
 
     def mem(t):  # allocated flat, the cache keeps taking new segments it then cannot reuse
@@ -101,21 +106,26 @@ def fragmentation_growing_reserved():
 
 
 def oom_forecast_outside_pytorch():
-    run = Run("oom_forecast_outside_pytorch", 16, 1, seed=36)
+    run = Run("oom_forecast_outside_pytorch", 130, 1, seed=36)
+    run.allocator_interval_s = 0
     onset = 4.0
-    r = _train(run, steady_mem(100 * GIB, 104 * GIB, peak=103 * GIB))
+    r = _train(run, steady_mem(100 * GIB, 104 * GIB, peak=103 * GIB), period_compute=0.45)
     # NCCL / cuBLAS workspaces / a non-PyTorch extension of the same process: NVML sees it,
     # torch.cuda.memory_stats() does not.
-    r.outside = lambda t: 14 * GIB + int(max(t - onset, 0) * 0.75 * GIB)
+    r.outside = lambda t: 14 * GIB + int(max(t - onset, 0) * 0.1 * GIB)
     return run, {"planted": "from 4 s the training process's memory outside PyTorch grows "
-                            "0.75 GiB/s (NVML used 119 -> 128 GiB of 140 GiB), PyTorch's "
-                            "allocated and reserved flat: OOM in ~15 s", "onset_s": onset}, \
+                            "0.1 GiB/s (NVML used 119 -> 131 GiB of 140 GiB), PyTorch's "
+                            "allocated and reserved flat: full ~90 s after the end",
+                 "onset_s": onset,
+                 "long_because": "the engine fits NVML memory over at least 120 s "
+                                 "(oom_min_window_s)"}, \
         expect([finding("oom_forecast", gpus=[0])],
                forbidden=["memory_leak", "foreign_memory", "fragmentation"])
 
 
 def oom_forecast_leak_near_full():
-    run = Run("oom_forecast_leak_near_full", 16, 1, seed=37)
+    run = Run("oom_forecast_leak_near_full", 20, 1, seed=37)
+    run.allocator_interval_s = 0
     onset = 3.0
 
     def mem(t):  # near-OOM growth: a leak of 0.5 GiB/s starting 118 GiB into a 140 GiB GPU
@@ -145,7 +155,8 @@ def oom_crash():
 
 
 def oom_caught():
-    run = Run("oom_caught", 16, 1, seed=39)
+    run = Run("oom_caught", 20, 1, seed=39)
+    run.allocator_interval_s = 0
     onset = 7.0
 
     def mem(t):  # the loop catches torch.cuda.OutOfMemoryError and skips the batch
@@ -160,12 +171,12 @@ def oom_caught():
 
 
 def foreign_memory():
-    run = Run("foreign_memory", 16, 2, seed=40)
+    run = Run("foreign_memory", 20, 2, seed=40)
     for r in range(2):
         run.add_rank(r, r, 2, mem=steady_mem(70 * GIB, 76 * GIB))
     run.foreign[1].append({"pid": 7777, "name": "python3", "start_s": 0,
                            "used_memory_bytes": 30 * GIB})
-    run.run_steps(1.0, 15.2, same_for_all(2, 0.003, 0.35, 0.005, run))
+    run.run_steps(1.0, 19.2, same_for_all(2, 0.003, 0.35, 0.005, run))
     return run, {"planted": "a forgotten notebook kernel (pid 7777, not a rank) holds 30 GiB on "
                             "GPU 1 while ranks 0 and 1 train", "onset_s": 1.0}, \
         expect([finding("foreign_memory", gpus=[1])], allowed=["imbalance"])

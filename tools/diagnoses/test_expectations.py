@@ -96,7 +96,10 @@ class CommittedCasesTest(unittest.TestCase):
             with open(os.path.join(d, "case.json")) as f:
                 case = json.load(f)
             self.assertEqual(validate_expected(exp, name), [])
-            self.assertLessEqual(case["duration_s"], 20, name)
+            # Longer only where the engine's thresholds need more time, saying which.
+            if case["duration_s"] > 20:
+                self.assertIn("long_because", case, name)
+            self.assertLessEqual(case["duration_s"], 150, name)
             stream = load_stream(os.path.join(d, "steps.ndjson"))
             self.assertTrue(all(e["at"] <= case["duration_s"] for e in stream), name)
             covered |= {e["id"] for e in exp["findings"]}
