@@ -21,12 +21,12 @@ def imbalance_utilization():
     for r in range(4):
         run.add_rank(r, r, 4, mem=steady_mem(50 * GIB, 56 * GIB))
 
-    def plan(k, t):  # an uneven split: ranks 2 and 3 get 50 % more work than ranks 0 and 1
-        return [{"wait": 0.003, "compute": run.jitter(0.45 if r >= 2 else 0.30), "host": 0.004}
+    def plan(k, t):  # an uneven split: ranks 2 and 3 get twice the work of ranks 0 and 1
+        return [{"wait": 0.003, "compute": run.jitter(0.45 if r >= 2 else 0.22), "host": 0.004}
                 for r in range(4)]
     run.run_steps(1.0, 71.2, plan)
-    return run, {"planted": "ranks 2 and 3 compute 0.45 s per step, ranks 0 and 1 0.30 s and "
-                            "wait: GPUs 0-1 ~65 % busy, GPUs 2-3 ~97 %", "onset_s": 1.0,
+    return run, {"planted": "ranks 2 and 3 compute 0.45 s per step, ranks 0 and 1 0.22 s and "
+                            "wait: GPUs 0-1 ~47 % busy, GPUs 2-3 ~96 %", "onset_s": 1.0,
                  "long_because": "the engine judges idle GPUs and imbalance over at least 60 s of "
                                  "training (idle_min_s)"}, \
         expect([finding("imbalance")], forbidden=["straggler", "idle_gpu"],
