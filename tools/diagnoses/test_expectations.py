@@ -112,7 +112,8 @@ class CommittedCasesTest(unittest.TestCase):
             real = json.load(f)
         for e in real["cases"]:
             self.assertEqual(validate_expected(e["expected"], e["name"]), [])
-            self.assertTrue(os.path.isfile(os.path.join(HERE, "..", "..", e["recording"])))
+            if not e.get("pending"):
+                self.assertTrue(os.path.isfile(os.path.join(HERE, "..", "..", e["recording"])))
 
 
 if __name__ == "__main__":
