@@ -18,6 +18,8 @@
 #include "util/option_cursor.h"
 
 #ifdef GPUMON_HAVE_RECORD
+#include "agent/socket_path.h"
+#include "cli/serve_agent.h"
 #include "record/recording_writer.h"
 #endif
 
@@ -55,12 +57,16 @@ bool uses_tls(const std::string& web_config_file) {
 std::string serve_usage() {
   return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
          "                    [--web.config.file FILE] [--record FILE]\n"
+         "                    [--agent-socket PATH | --no-agent]\n"
          "  Samples every GPU and serves it over HTTP until Ctrl-C or SIGTERM:\n"
          "    /metrics          Prometheus text format (gpumon_* names)\n"
          "    /health           200 while sampling, 503 with the reason when stale\n"
          "    /api/v1/devices, /api/v1/current, /api/v1/history?seconds=N&metrics=a,b   JSON\n"
          "    /                 the live web dashboard\n"
-         "  Scrapes read the latest samples; they never call NVML.\n"
+         "    /api/v1/training  JSON of the training processes attached to the agent socket\n"
+         "  Scrapes read the latest samples; they never call NVML. Training processes\n"
+         "  (`import gpumon`) attach to the agent socket serve hosts; their steps appear as\n"
+         "  gpumon_training_* in /metrics.\n"
          "\n"
          "  --listen ADDR       host:port, [v6]:port or :port (every interface); port 0 picks a\n"
          "                      free one (default 127.0.0.1:9477, loopback only)\n"
@@ -71,7 +77,13 @@ std::string serve_usage() {
          "  --pcie              also PCIe TX/RX throughput (each read blocks about 20 ms)\n"
          "  --web.config.file FILE   TLS and basic auth, the exporter-toolkit web config of\n"
          "                      node_exporter and dcgm-exporter (also --web-config FILE)\n"
-         "  --record FILE       also write a recording (gpumon export FILE reads it back)\n"
+         "  --record FILE       also write a recording (gpumon export FILE reads it back),\n"
+         "                      with the training processes' steps\n"
+         "  --agent-socket PATH the agent socket training processes attach to (default\n"
+         "                      $XDG_RUNTIME_DIR/gpumon/agent.sock, else\n"
+         "                      /tmp/gpumon-UID/agent.sock); when another agent already\n"
+         "                      serves it, serve warns and goes on without it\n"
+         "  --no-agent          host no agent socket\n"
          "See docs/exporter.md.\n";
 }
 
@@ -114,11 +126,17 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
       if (err = take("a file name"); err.empty()) o.web_config_file = value;
     } else if (name == "--record") {
       if (err = take("a file name"); err.empty()) o.record_path = value;
+    } else if (name == "--agent-socket") {
+      if (err = take("a socket path"); err.empty()) o.agent_socket = value;
+    } else if (name == "--no-agent") {
+      if (err = flag(); err.empty()) o.no_agent = true;
     } else {
       return "unknown option '" + c.arg() + "'";
     }
     if (!err.empty()) return err;
   }
+  if (o.no_agent && !o.agent_socket.empty())
+    return "--agent-socket and --no-agent exclude each other";
   return "";
 }
 
@@ -136,6 +154,11 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   if (!o.record_path.empty()) {
     console.err << "gpumon serve: --record is not part of this build (install libsqlite3-dev "
                    "libzstd-dev and rebuild)\n";
+    return kExitUsage;
+  }
+  if (!o.agent_socket.empty()) {
+    console.err << "gpumon serve: --agent-socket is not part of this build (the agent needs "
+                   "libsqlite3-dev libzstd-dev; rebuild)\n";
     return kExitUsage;
   }
 #endif
@@ -183,6 +206,13 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   exporter_options.http_counts = [counters] {
     return exporter::HttpCounts{counters->responses(), counters->rejections()};
   };
+#ifdef GPUMON_HAVE_RECORD
+  std::shared_ptr<exporter::TrainingState> training;
+  if (!o.no_agent) {
+    training = std::make_shared<exporter::TrainingState>();
+    exporter_options.training = training;
+  }
+#endif
   auto state = std::make_shared<exporter::ExporterState>(sampler, exporter_options);
   sampler.add_sink(state);
 #ifdef GPUMON_HAVE_RECORD
@@ -206,6 +236,21 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
     return 1;
   }
   sampler.start();
+#ifdef GPUMON_HAVE_RECORD
+  // After the HTTP port is ours: a second serve that fails to listen never touches the socket.
+  std::unique_ptr<agent::AgentServer> agent_server;
+  if (training) {
+    const std::string path = o.agent_socket.empty() ? agent::default_socket_path() : o.agent_socket;
+    std::string error;
+    agent_server = start_serve_agent(path, training, writer, console, error);
+    if (agent_server) {
+      console.err << "gpumon serve: training processes attach on " << path << "\n";
+    } else {  // the exporter serves on: its GPU metrics do not need the socket
+      console.err << "gpumon serve: warning: no agent socket (" << error
+                  << "); serving the GPUs without it (no gpumon_training_* here)\n";
+    }
+  }
+#endif
 
   if (!simulated.empty())
     console.err << "gpumon serve: SIMULATED GPUs (scenario " << simulated << ")\n";
@@ -231,11 +276,20 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   }
   (void)reported_record_stop;
 
+#ifdef GPUMON_HAVE_RECORD
+  if (agent_server) agent_server->stop();  // before the writer closes: no step after it
+#endif
   server.stop();  // no handler runs after this, so the state can go
   sampler.stop();
   const SamplerStats stats = sampler.stats();
   console.err << "gpumon serve: stopped (" << stats.ticks << " ticks";
   if (stats.overruns != 0) console.err << ", " << stats.overruns << " late";
+#ifdef GPUMON_HAVE_RECORD
+  if (agent_server) {
+    const agent::AgentServerStats as = agent_server->stats();
+    console.err << "; " << as.steps << " steps from " << as.clients_accepted << " rank(s)";
+  }
+#endif
 #ifdef GPUMON_HAVE_RECORD
   if (writer) {
     writer->close();

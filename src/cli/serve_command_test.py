@@ -9,15 +9,21 @@ exporter and HTTP libraries (their own tests cover those in depth).
     from 127.0.0.1 in under 1 s, past the 5 s idle timeout, with RSS staying bounded;
   - failures: port in use (names the address, suggests --listen), no driver, a bad web
     config, a bad option; a warning when listening beyond loopback without TLS/auth;
-  - --record FILE writes a recording `gpumon export` reads back.
+  - --record FILE writes a recording `gpumon export` reads back, with the steps of a rank
+    attached to serve's agent socket;
+  - the agent socket: a stand-in rank's hello and steps reach /api/v1/training and
+    gpumon_training_* (its PCI bus id mapped to the NVML index); a second serve on the same
+    socket warns once and serves on without it; --no-agent hosts none.
 
   serve_command_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
 Exit 0 pass, 1 fail. About 20 s.
 """
 
 import argparse
+import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,7 +33,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test_support import Serve, check, http_get  # noqa: E402
+from serve_test_support import (Rank, Serve, check, http_get,  # noqa: E402
+                                private_runtime_dir)
 
 SLOWLORIS_CONNECTIONS = 64
 SLOWLORIS_SECONDS = 7  # past the server's 5 s idle timeout
@@ -137,9 +144,14 @@ def test_slowloris(args, failures):
 
 
 def run_serve(args, extra, scenario="demo", timeout=15):
-    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO=scenario)
-    return subprocess.run([args.gpumon, "serve", *extra], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    runtime = private_runtime_dir()
+    try:
+        env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO=scenario,
+                   XDG_RUNTIME_DIR=runtime)
+        return subprocess.run([args.gpumon, "serve", *extra], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_failures(args, failures, work):
@@ -171,7 +183,8 @@ def test_failures(args, failures, work):
     check(r.returncode == 0 and "--web.config.file" in r.stdout, "--help", failures)
 
     # Serve() always listens on loopback: this one is started by hand.
-    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO="demo")
+    env = dict(os.environ, GPUMON_NVML_LIBRARY=args.fake_nvml, GPUMON_FAKE_SCENARIO="demo",
+               XDG_RUNTIME_DIR=work)
     p = subprocess.Popen([args.gpumon, "serve", "--listen", "0.0.0.0:0"], env=env,
                          stderr=subprocess.PIPE, text=True)
     lines = []
@@ -190,6 +203,10 @@ def test_record(args, failures, work):
     path = os.path.join(work, "serve.gpumon")
     serve = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100", "--record", path])
     serve.wait_listening()
+    rank = Rank(serve.agent_socket, pid=4242, rank=0)
+    for _ in range(3):
+        rank.step()
+    rank.bye()
     time.sleep(1.5)
     rc = serve.stop()
     check(rc == 0, "--record: exit 0, got %s" % rc, failures)
@@ -202,6 +219,68 @@ def test_record(args, failures, work):
     check(r.returncode == 0 and rows >= 8 * 8 and rows % 8 == 0,
           "--record: export has whole 8-GPU ticks (>= 8 of them), got %d rows, rc %d %s"
           % (rows, r.returncode, r.stderr), failures)
+    r = subprocess.run([args.gpumon, "export", path, "--steps", "--format", "csv"], env=env,
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 0 and r.stdout.count("\n") == 4,
+          "--record: the rank's 3 steps are in the recording: rc %d %r %s"
+          % (r.returncode, r.stdout, r.stderr), failures)
+
+
+def training(serve):
+    return json.loads(http_get(serve.base + "/api/v1/training")[2])
+
+
+def test_agent(args, failures):
+    serve = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100"])
+    serve.wait_listening()
+    check(any("training processes attach on " + serve.agent_socket in l for l in serve.lines),
+          "serve names its agent socket: %s" % serve.lines, failures)
+    devices = json.loads(http_get(serve.base + "/api/v1/devices")[2])["gpus"]
+    nvml_bus = devices[3]["pci_bus_id"]  # "00000000:xx:00.0"; torch writes "0000:xx:00.0"
+    rank = Rank(serve.agent_socket, pid=5001, rank=1, local_rank=1, world_size=2,
+                pci_bus_id=nvml_bus[4:])
+    for _ in range(3):
+        rank.step()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        ranks = training(serve)["ranks"]
+        if ranks and ranks[0]["steps"] == 3:
+            break
+        time.sleep(0.1)
+    check(len(ranks) == 1 and ranks[0]["steps"] == 3 and ranks[0]["gpu"] == 3
+          and ranks[0]["rank"] == 1 and ranks[0]["connected"],
+          "/api/v1/training has the rank on GPU 3: %s" % ranks, failures)
+    body = http_get(serve.base + "/metrics")[2].decode()
+    check(metric(body, "gpumon_training_steps_total", 'rank="1",local_rank="1",gpu="3"') == 3,
+          "gpumon_training_steps_total of the rank is 3", failures)
+
+    # A second serve on the same socket: one warning, then it serves on without it.
+    second = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100"],
+                   env={"XDG_RUNTIME_DIR": os.path.dirname(os.path.dirname(serve.agent_socket))})
+    second.wait_listening()
+    warned = [l for l in second.lines if "no agent socket" in l]
+    check(len(warned) == 1 and "already listens" in warned[0],
+          "second serve warns once: %s" % second.lines, failures)
+    check(http_get(second.base + "/metrics")[0] == 200, "second serve answers /metrics", failures)
+    check(training(second)["ranks"] == [], "second serve has no ranks", failures)
+    check(second.stop() == 0, "second serve exits 0", failures)
+    check(os.path.exists(serve.agent_socket), "the first serve's socket is left alone", failures)
+
+    rank.bye()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and training(serve)["ranks"][0]["connected"]:
+        time.sleep(0.1)
+    check(not training(serve)["ranks"][0]["connected"], "bye: the rank is disconnected",
+          failures)
+    check(serve.stop() == 0, "serve with a rank exits 0", failures)
+
+    none = Serve(args.gpumon, args.fake_nvml, "demo", ["--no-agent"])
+    none.wait_listening()
+    check(not os.path.exists(none.agent_socket), "--no-agent: no socket", failures)
+    check(training(none) == {"enabled": False, "connected": 0, "untracked": 0,
+                             "rate_window_steps": 32, "stale_after_seconds": 300, "ranks": []},
+          "--no-agent: /api/v1/training is disabled: %s" % training(none), failures)
+    check(none.stop() == 0, "--no-agent: exit 0", failures)
 
 
 def main():
@@ -216,8 +295,9 @@ def main():
         for name, test in (("counts and stop", lambda: test_counts_and_stop(args, failures)),
                            ("slowloris", lambda: test_slowloris(args, failures)),
                            ("failures", lambda: test_failures(args, failures, work)),
-                           ("record", lambda: test_record(args, failures, work))):
-            if name == "record" and args.no_record:
+                           ("record", lambda: test_record(args, failures, work)),
+                           ("agent", lambda: test_agent(args, failures))):
+            if name in ("record", "agent") and args.no_record:
                 continue
             before = len(failures)
             try:

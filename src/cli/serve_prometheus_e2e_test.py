@@ -11,7 +11,9 @@ loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
   - no serial number and no UUID (serve runs without --uuid) is in any label or /metrics body;
   - every expression of deploy/dashboard_queries.py runs; each dashboard/variable one returns
     data; alert conditions run without error, and the XID and ECC alerts fire on `xid`;
-  - /api/v1/rules has the alert group with every alert of the rules file.
+  - /api/v1/rules has the alert group with every alert of the rules file;
+  - a stand-in training rank on demo's agent socket (NDJSON hello, then a step every 0.2 s)
+    reaches Prometheus as gpumon_training_* with its rank and the GPU its PCI bus id names.
 
   serve_prometheus_e2e_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
@@ -24,11 +26,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test_support import SKIP, Serve, check, free_port, http_get  # noqa: E402
+from serve_test_support import SKIP, Rank, Serve, check, free_port, http_get  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -158,10 +161,25 @@ def run(args, failures):
     demo = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "200"])
     xid = Serve(args.gpumon, args.fake_nvml, "xid", ["--interval", "200"])
     prom = None
+    stepping = threading.Event()
+    stepper = None
     started = time.monotonic()
     try:
         demo.wait_listening()
         xid.wait_listening()
+        # One training rank on demo, on its GPU 0 (torch's short PCI bus id form), stepping
+        # until the end; steps are sent from this thread only.
+        bus0 = json.loads(http_get(demo.base + "/api/v1/devices")[2])["gpus"][0]["pci_bus_id"]
+        rank = Rank(demo.agent_socket, pid=7001, rank=0, local_rank=0, world_size=1,
+                    pci_bus_id=bus0[4:])
+
+        def step_loop():
+            while not stepping.wait(0.2):
+                rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
+            rank.bye()
+
+        stepper = threading.Thread(target=step_loop, daemon=True)
+        stepper.start()
         check(any("SIMULATED GPUs (scenario demo)" in l for l in demo.lines),
               "serve prints the SIMULATED label", failures)
         prom = Prometheus(prom_bin, prometheus_config([demo.target, xid.target]), work)
@@ -175,6 +193,8 @@ def run(args, failures):
         prom.wait_for('gpumon_gpu_xid_errors_total{%s,gpu="0",xid="119"} == 1' % x, 30,
                       "XID 119 of the xid scenario")
         prom.wait_for('count_over_time(up{%s}[1m]) >= 4' % d, 20, "four scrapes of demo")
+        prom.wait_for('count_over_time(gpumon_training_steps_total{%s}[1m]) >= 3' % d, 20,
+                      "three scrapes of the training rank")
         prom.wait_for('ALERTS{alertname="GpumonXidError",alertstate="firing"}', 15,
                       "the XID alert firing")
 
@@ -226,6 +246,24 @@ def run(args, failures):
             check(v == 1, "xid: GPU %s XID %s counted once, got %s" % (gpu, xid_no, v), failures)
         check(prom.scalar('gpumon_gpu_ecc_uncorrected_errors_total{%s,gpu="1"}' % x) == 1,
               "xid: GPU 1 uncorrected ECC 1", failures)
+
+        # --- the training rank -----------------------------------------------------------
+        t = '%s,rank="0",local_rank="0",gpu="0"' % d
+        check(prom.scalar("gpumon_training_ranks{%s}" % d) == 1, "demo: 1 training rank",
+              failures)
+        check(prom.scalar("gpumon_training_ranks{%s}" % x) == 0, "xid: no training rank",
+              failures)
+        steps = prom.scalar("gpumon_training_steps_total{%s}" % t)
+        check(steps is not None and steps >= 3, "training steps counted on GPU 0: %s" % steps,
+              failures)
+        mean = prom.scalar("rate(gpumon_training_step_seconds_sum{%s}[1m]) / "
+                           "rate(gpumon_training_step_seconds_count{%s}[1m])" % (t, t))
+        check(mean is not None and abs(mean - 0.2) < 1e-6, "mean step time 0.2 s: %s" % mean,
+              failures)
+        check(prom.scalar("gpumon_training_allocated_bytes{%s}" % t) == 1 << 30,
+              "allocator allocated bytes", failures)
+        check(prom.scalar("gpumon_training_rank_connected{%s}" % t) == 1, "rank connected",
+              failures)
 
         # --- nothing identifying ----------------------------------------------------------
         labels = prom.api("/api/v1/labels")
@@ -288,6 +326,9 @@ def run(args, failures):
         check(not any(a[0] == "GpumonExporterDown" for a in firing), "exporter not down",
               failures)
     finally:
+        stepping.set()
+        if stepper:
+            stepper.join(5)
         if prom:
             prom.stop()
         for serve in (demo, xid):

@@ -48,7 +48,13 @@ Response history(exporter::ExporterState& state, const Request& request) {
 }  // namespace
 
 std::vector<std::string> serve_paths() {
-  return {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current", "/api/v1/history"};
+  return {"/",
+          "/metrics",
+          "/health",
+          "/api/v1/devices",
+          "/api/v1/current",
+          "/api/v1/history",
+          "/api/v1/training"};
 }
 
 std::vector<std::string> split_metric_list(const std::string& text) {
@@ -81,6 +87,7 @@ Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state) {
     if (path == "/api/v1/current") return Response::text(200, state->current_json(), kJson);
     if (path == "/api/v1/devices") return Response::text(200, state->devices_json(), kJson);
     if (path == "/api/v1/history") return history(*state, request);
+    if (path == "/api/v1/training") return Response::text(200, state->training_json(), kJson);
     if (path == "/") {
       Response r;
       r.content_type = "text/html; charset=utf-8";

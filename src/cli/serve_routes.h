@@ -20,7 +20,8 @@ namespace gpumon::cli {
 /// the server, before the handler).
 std::vector<std::string> serve_paths();
 
-/// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history` and `/`.
+/// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history`,
+/// `/api/v1/training` and `/`.
 /// `/api/v1/history?seconds=N&metrics=a,b`: N a number >= 0 (default 600), metrics catalog
 /// names; anything else is a 400 with a JSON `{"error": ...}` body.
 Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state);

@@ -45,6 +45,7 @@ class ServeRoutes : public ::testing::Test {
     sampler_ = std::make_unique<Sampler>(std::move(backend), config);
     exporter::ExporterOptions options;
     options.version = "0.1.0";
+    options.training = training_;
     state_ = std::make_shared<exporter::ExporterState>(*sampler_, options);
     sampler_->add_sink(state_);
     handler_ = make_serve_handler(state_);
@@ -59,6 +60,7 @@ class ServeRoutes : public ::testing::Test {
 
   fake::testing::FakeScenario scenario_{"demo"};
   std::unique_ptr<Sampler> sampler_;
+  std::shared_ptr<exporter::TrainingState> training_ = std::make_shared<exporter::TrainingState>();
   std::shared_ptr<exporter::ExporterState> state_;
   Handler handler_;
 };
@@ -92,6 +94,40 @@ TEST_F(ServeRoutes, JsonRoutesAnswerJson) {
   const json devices = json::parse(*handler_(get("/api/v1/devices")).body);
   EXPECT_EQ(devices["system"]["simulated"], "demo");
   EXPECT_FALSE(devices["gpus"][0].contains("uuid"));  // only with --uuid
+}
+
+TEST_F(ServeRoutes, TrainingRouteAndMetricsShowTheAttachedRanks) {
+  json empty = json::parse(*handler_(get("/api/v1/training")).body);
+  EXPECT_EQ(empty["enabled"], true);
+  EXPECT_EQ(empty["ranks"].size(), 0U);
+  // What the agent server's sinks hand over for one rank: a hello naming GPU 0's bus, a step.
+  const std::string bus = sampler_->devices().at(0).pci_bus_id.value();
+  training_->on_rank_event(
+      {0, 42, 1, "hello", json{{"rank", 1}, {"local_rank", 1}, {"pci_bus_id", bus}}.dump()});
+  record::RecordedStep s;
+  s.pid = 42;
+  s.rank = 1;
+  s.step = 7;
+  s.cpu_step_s = 0.5;
+  s.data_wait_s = 0.125;
+  s.reserved_bytes = 4096;
+  training_->on_step(s);
+
+  const Response r = handler_(get("/api/v1/training"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/json");
+  const json body = json::parse(*r.body);
+  ASSERT_EQ(body["ranks"].size(), 1U);
+  EXPECT_EQ(body["ranks"][0]["rank"], 1);
+  EXPECT_EQ(body["ranks"][0]["gpu"], 0);
+  EXPECT_EQ(body["ranks"][0]["last_step"], 7);
+  EXPECT_EQ(body["ranks"][0]["reserved_bytes"], 4096);
+  // /metrics renders again at once (new training data), not after the 1 s cache.
+  const std::string metrics = *handler_(get("/metrics")).body;
+  EXPECT_NE(metrics.find("gpumon_training_steps_total{rank=\"1\",local_rank=\"1\",gpu=\"0\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("gpumon_training_ranks 1\n"), std::string::npos);
 }
 
 TEST_F(ServeRoutes, HistoryTakesSecondsAndMetrics) {
@@ -133,9 +169,9 @@ TEST_F(ServeRoutes, DashboardCarriesItsContentSecurityPolicy) {
 
 TEST(ServePaths, EveryRouteIsOnTheAllowList) {
   const auto paths = serve_paths();
-  EXPECT_EQ(paths.size(), 6U);
-  for (const char* p :
-       {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current", "/api/v1/history"})
+  EXPECT_EQ(paths.size(), 7U);
+  for (const char* p : {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current",
+                        "/api/v1/history", "/api/v1/training"})
     EXPECT_NE(std::find(paths.begin(), paths.end(), p), paths.end()) << p;
 }
 
@@ -180,6 +216,23 @@ TEST(ServeArgs, RefusesWhatItCannotHonour) {
   EXPECT_EQ(parse_serve_args({"--uuid=yes"}, o), "--uuid takes no value");
   EXPECT_EQ(parse_serve_args({"--frob"}, o), "unknown option '--frob'");
   EXPECT_EQ(parse_serve_args({"--listen", "127.0.0.1:1", "-h"}, o), "help");
+  EXPECT_EQ(parse_serve_args({"--agent-socket"}, o), "--agent-socket needs a socket path");
+  ServeOptions both;
+  EXPECT_EQ(parse_serve_args({"--no-agent", "--agent-socket", "/tmp/a.sock"}, both),
+            "--agent-socket and --no-agent exclude each other");
+}
+
+TEST(ServeArgs, AgentSocketOptions) {
+  ServeOptions o;
+  EXPECT_EQ(parse_serve_args({}, o), "");
+  EXPECT_TRUE(o.agent_socket.empty());  // the default path
+  EXPECT_FALSE(o.no_agent);
+  EXPECT_EQ(parse_serve_args({"--agent-socket=/tmp/x/agent.sock"}, o), "");
+  EXPECT_EQ(o.agent_socket, "/tmp/x/agent.sock");
+  ServeOptions p;
+  EXPECT_EQ(parse_serve_args({"--no-agent"}, p), "");
+  EXPECT_TRUE(p.no_agent);
+  EXPECT_EQ(parse_serve_args({"--no-agent=1"}, p), "--no-agent takes no value");
 }
 
 }  // namespace

@@ -4,11 +4,14 @@
 Standard library only (the tests run under whatever python3 CMake found).
 """
 
+import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
@@ -18,16 +21,29 @@ SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
 LISTENING = re.compile(r"listening on (https?)://([^/ ]+):(\d+)/")
 
 
+def private_runtime_dir():
+    """A fresh XDG_RUNTIME_DIR, so a serve's default agent socket is its own and never the
+    user's (or another test's) $XDG_RUNTIME_DIR/gpumon/agent.sock. The caller removes it."""
+    return tempfile.mkdtemp(prefix="gpumon-xdg-")
+
+
 class Serve:
-    """`gpumon serve --listen 127.0.0.1:0 ARGS` on a fake scenario; stderr collected in lines."""
+    """`gpumon serve --listen 127.0.0.1:0 ARGS` on a fake scenario; stderr collected in lines.
+    Runs with a private XDG_RUNTIME_DIR unless `env` sets one; `agent_socket` is where its
+    agent socket is by default."""
 
     def __init__(self, gpumon, fake_lib, scenario, args=(), env=None, scenario_dir=None):
         e = dict(os.environ)
+        self._runtime_dir = None
+        if "XDG_RUNTIME_DIR" not in (env or {}):
+            self._runtime_dir = private_runtime_dir()
+            e["XDG_RUNTIME_DIR"] = self._runtime_dir
         e.update({"GPUMON_NVML_LIBRARY": fake_lib, "GPUMON_FAKE_SCENARIO": scenario})
         if scenario_dir:
             e["GPUMON_SCENARIO_DIR"] = scenario_dir
         e.update(env or {})
         self.scenario = scenario
+        self.agent_socket = os.path.join(e["XDG_RUNTIME_DIR"], "gpumon", "agent.sock")
         self.lines = []
         self.port = None
         self._cond = threading.Condition()
@@ -81,7 +97,51 @@ class Serve:
                 raise RuntimeError("gpumon serve did not stop within %d s after %s:\n%s"
                                    % (timeout, sig, self.output()))
         time.sleep(0.1)  # let the readers take the last lines
+        if self._runtime_dir:
+            shutil.rmtree(self._runtime_dir, ignore_errors=True)
         return self.proc.returncode
+
+
+class Rank:
+    """A stand-in training process on an agent socket: the NDJSON lines `import gpumon` sends
+    (docs/python.md, "Protocol"): a hello, then steps, then a bye."""
+
+    def __init__(self, socket_path, pid, rank, local_rank=None, world_size=None,
+                 pci_bus_id=None, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(socket_path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        hello = {"type": "hello", "v": 1, "pid": pid, "rank": rank, "local_rank": local_rank,
+                 "world_size": world_size, "hostname": socket.gethostname(), "device": "cpu"}
+        if pci_bus_id:
+            hello["pci_bus_id"] = pci_bus_id
+        self._send(hello)
+        self.step_no = 0
+
+    def _send(self, message):
+        self.sock.sendall((json.dumps(message) + "\n").encode())
+
+    def step(self, cpu_s=0.1, data_wait_s=0.02, gpu_s=0.08, mem=True):
+        t = time.time()
+        m = {"type": "step", "step": self.step_no, "t_start": t - cpu_s, "t_end": t,
+             "cpu_step_s": cpu_s, "data_wait_s": data_wait_s, "gpu_step_s": gpu_s}
+        if mem:
+            m["mem"] = {"allocated": 1 << 30, "reserved": 2 << 30, "inactive_split": 1 << 20,
+                        "num_alloc_retries": 0, "num_ooms": 0}
+        self._send(m)
+        self.step_no += 1
+
+    def bye(self):
+        self._send({"type": "bye"})
+        self.sock.close()
 
 
 def http_get(url, timeout=10, source=None):

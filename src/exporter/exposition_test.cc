@@ -136,6 +136,19 @@ TEST(Exposition, WriterGroupsFamiliesAndEndsWithNewline) {
   EXPECT_EQ(w.families_written(), 2U);
 }
 
+TEST(Exposition, SummaryWithoutQuantilesWritesSumAndCount) {
+  std::string body;
+  ExpositionWriter w(body);
+  w.family("step_seconds", "Step time", MetricType::kSummary);
+  w.sample_suffixed("_sum", {{"rank", "0"}}, 2.5);
+  w.sample_suffixed("_count", {{"rank", "0"}}, 10);
+  EXPECT_EQ(body,
+            "# HELP step_seconds Step time\n"
+            "# TYPE step_seconds summary\n"
+            "step_seconds_sum{rank=\"0\"} 2.5\n"
+            "step_seconds_count{rank=\"0\"} 10\n");
+}
+
 TEST(Exposition, WriterRefusesWhatWouldBreakTheFormat) {
   std::string body;
   ExpositionWriter w(body);
