@@ -11,10 +11,17 @@ Chromium (driven over --remote-debugging-pipe by web/test/test_dashboard_chromiu
 Checks per page: 5 uPlot canvases with drawn pixels per GPU that has samples (none when the
 run is empty); no console error, exception or CSP violation; no request other than the page
 itself and data: URLs; the hostile names show as text and inject nothing; a screenshot that is
-not blank. Also: a corrupt recording gives exit status 1 and a message naming the file.
+not blank. A run with training steps (inserted with sqlite3: ranks mapped to a GPU by their
+hello's PCI bus id, by CUDA_DEVICE_ORDER=PCI_BUS_ID, and one unmapped with a hostile device
+name) has a chart per rank, an allocator chart for the unmapped one, allocator memory on the
+mapped GPUs' memory charts, and switches to the step axis and back with every chart redrawn.
+The --baseline page draws both runs overlaid per GPU. Also: a corrupt recording gives exit
+status 1 and a message naming the file.
 Exit status 0 pass, 1 fail, 77 skipped (no chromium, or gpumon built without uPlot).
 """
 import argparse
+import base64
+import json
 import os
 import shutil
 import sqlite3
@@ -55,6 +62,75 @@ PAGE_REPORT = r"""(() => {
     verdicts: [...document.querySelectorAll('#baseline td.verdict')].map((td) => td.textContent),
   };
 })()"""
+
+
+STEP_PAGE = r"""(() => {
+  const titles = (sel) => [...document.querySelectorAll(sel + ' .chart-title')].map((e) => e.textContent);
+  const legend = (gpu) => { const el = document.querySelector('.gpu[data-gpu="' + gpu + '"] .chart-mem .u-legend');
+                            return el ? el.textContent : ''; };
+  const inked = [...document.querySelectorAll('.charts canvas')].map((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n;
+  });
+  return { state: window.gpumonReport.state(), steps: titles('#steps'), gpu0: titles('.gpu[data-gpu="0"]'),
+           gpu2: titles('.gpu[data-gpu="2"]'), mem2: legend(2), mem5: legend(5), mem0: legend(0),
+           inked, injected: document.querySelectorAll('img, [onerror], main b').length,
+           ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent) };
+})()"""
+
+BASELINE_CHARTS = r"""(() => {
+  const canvases = [...document.querySelectorAll('#baseline .charts canvas')];
+  return { state: window.gpumonReport.state().baseCharts, canvases: canvases.length,
+           inked: canvases.map((c) => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                                        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }) };
+})()"""
+
+
+def element_shot(browser, path, selector):
+    """A screenshot of the element `selector` only (for a person to look at)."""
+    box = browser.eval("(() => { const r = document.querySelector(%s).getBoundingClientRect();"
+                       " return [r.left + scrollX, r.top + scrollY, r.width, r.height]; })()" % json.dumps(selector))
+    r = browser.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                     "clip": {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}})
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(r["data"]))
+    return path
+
+
+def check_steps_page(browser, html, out_dir):
+    rep = open_report(browser, html, out_dir, "steps")
+    st = browser.eval(STEP_PAGE)
+    ranks = st["ranks"]
+    check(len(ranks) == 3 and "GPU 2 (PCI bus id" in ranks[0] and "GPU 5 (CUDA_DEVICE_ORDER=PCI_BUS_ID" in ranks[1]
+          and "unmapped" in ranks[2] and HOSTILE in ranks[2],
+          "steps: rank 0 on GPU 2 by PCI bus id, rank 1 on GPU 5 by PCI order, rank 2 unmapped (%s)" % ranks)
+    check(st["injected"] == 0, "steps: the hostile device name injects nothing")
+    check(len(st["steps"]) == 4 and sum("Allocator memory" in t for t in st["steps"]) == 1,
+          "steps: a step chart per rank and an allocator chart for the unmapped one (%s)" % st["steps"])
+    check("allocated" in st["mem2"] and "reserved" in st["mem5"] and "allocated" not in st["mem0"],
+          "steps: allocator memory on GPU 2's and GPU 5's memory charts, not GPU 0's")
+    check(min(st["inked"]) > 200, "steps: every chart drawn on the time axis")
+    element_shot(browser, os.path.join(out_dir, "steps-time.png"), "#steps")
+    mark = browser.event_count()
+    browser.eval("document.getElementById('axis-toggle').click()")
+    st = browser.eval(STEP_PAGE)
+    check(st["state"]["axis"] == "step" and st["state"]["charts"] == 4 + 8 * CHARTS_PER_GPU,
+          "step axis: every chart redrawn (%s)" % st["state"])
+    check(min(st["inked"]) > 200, "step axis: every chart drawn")
+    check(all("step axis: rank 0 (pid 1001, cuda:0), which drives this GPU" in t for t in st["gpu2"]),
+          "step axis: GPU 2's charts say they follow rank 0, which drives it (%s)" % st["gpu2"][:1])
+    check(all("no process is known to drive this GPU" in t for t in st["gpu0"]),
+          "step axis: GPU 0's charts say no process is known to drive it (%s)" % st["gpu0"][:1])
+    element_shot(browser, os.path.join(out_dir, "steps-step-axis.png"), "#steps")
+    check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu2-step-axis.png"),
+                                        '.gpu[data-gpu="2"]')), "step axis: GPU 2's screenshot is not blank")
+    browser.eval("document.getElementById('axis-toggle').click()")
+    st = browser.eval(STEP_PAGE)
+    check(st["state"]["axis"] == "time" and min(st["inked"]) > 200, "back on the time axis, all drawn")
+    bad = problems(browser.events_since(mark))
+    check(not bad, "steps: no console error while switching axes (%s)" % bad[:2])
 
 
 def png_is_blank(path):
@@ -114,6 +190,34 @@ def derive(src, dst, sql):
     db.close()
 
 
+def add_steps(path):
+    """Three training processes over the sampled time, 0.1 s steps with a data wait and
+    allocator figures: rank 0's hello names GPU 2's PCI bus id; rank 1 has no bus id but
+    CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES=5 (GPU 5 by PCI order); rank 2 says no
+    hello and names a hostile device, so it stays unmapped."""
+    db = sqlite3.connect(path)
+    first, last = db.execute("SELECT min(first_time_ms), max(last_time_ms) FROM sample_chunks").fetchone()
+    buses = dict(db.execute("SELECT gpu, pci_bus_id FROM devices"))
+    hellos = [(1001, 0, {"device": "cuda:0", "pci_bus_id": buses[2].lower().replace("00000000:", "0000:")}),
+              (1002, 1, {"device": "cuda:0", "pci_bus_id": None, "cuda_device_order": "PCI_BUS_ID",
+                         "cuda_visible_devices": "5"})]
+    for pid, rank, detail in hellos:
+        db.execute("INSERT INTO rank_events(time_ms, pid, rank, kind, detail) VALUES (?,?,?,?,?)",
+                   (first, pid, rank, "hello", json.dumps(dict(detail, type="hello"))))
+    for pid, rank, device in ((1001, 0, "cuda:0"), (1002, 1, "cuda:0"), (1003, 2, HOSTILE)):
+        t, n = first / 1000.0, 0
+        while t + 0.1 <= last / 1000.0:
+            wait = 0.04 if n % 7 == 0 else 0.005
+            db.execute("INSERT INTO steps(received_ms, pid, rank, device, step, t_start_s, t_end_s,"
+                       " cpu_step_s, data_wait_s, allocated_bytes, reserved_bytes)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       (int(t * 1000 + 100), pid, rank, device, n, t, t + 0.1, 0.1, wait,
+                        (20 + n % 5) << 30, 40 << 30))
+            t, n = t + 0.1, n + 1
+    db.commit()
+    db.close()
+
+
 def report(gpumon, args, what):
     t = time.monotonic()
     r = subprocess.run([gpumon, "report"] + args, capture_output=True, text=True)
@@ -167,10 +271,14 @@ def run(args):
         derive(demo, hostile, "UPDATE processes SET name = %s; UPDATE devices SET name = %s WHERE gpu = 0;"
                " UPDATE meta SET value = %s WHERE key IN ('command', 'hostname');" % (bad_utf8, bad_utf8, bad_utf8))
 
+        steps = os.path.join(work, "steps.gpumon")
+        shutil.copy(demo, steps)
+        add_steps(steps)
+
         pages = {}
         for name, rec, extra in (("demo-hostile", hostile, []), ("h200", args.h200, []),
                                  ("empty", empty, []), ("gpu-lost", lost, []),
-                                 ("baseline", demo, ["--baseline", lost])):
+                                 ("baseline", demo, ["--baseline", lost]), ("steps", steps, [])):
             pages[name] = os.path.join(work, name + ".html")
             report(g, [rec, "-o", pages[name]] + extra, name)
 
@@ -209,7 +317,13 @@ def run(args):
         check(rep["lostIntervals"][1] >= 1 and "XID 79" in open(pages["gpu-lost"]).read(),
               "gpu-lost: the lost stretch and XID 79 are marked on the charts")
 
+        check_steps_page(browser, pages["steps"], args.out)
+
         rep = open_report(browser, pages["baseline"], args.out, "baseline")
+        element_shot(browser, os.path.join(args.out, "baseline-charts.png"), "#baseline")
+        base = browser.eval(BASELINE_CHARTS)
+        check(base["state"] == 40 and base["canvases"] == 40 and min(base["inked"]) > 200,
+              "baseline: 8 GPUs x 5 charts of both runs overlaid, all drawn (%s)" % base)
         pairs = browser.eval("[...document.querySelectorAll('table.pairs tbody tr')].map((tr) =>"
                              " [tr.querySelectorAll('svg.spark').length, tr.textContent])")
         check(len(pairs) == 8 and [p[0] for p in pairs[:2]] == [2, 2]

@@ -30,7 +30,11 @@ void table_rows(std::string& out, const std::vector<SummaryRow>& rows) {
 
 void write_summary(std::string& out, const RunReport& run) {
   out += "<section id=\"summary\"><h2>Summary</h2><table class=\"summary\">\n";
-  table_rows(out, summary_rows(run_totals(run)));
+  auto rows = summary_rows(run_totals(run));
+  if (run.diagnosis)
+    for (auto& r : rows)
+      if (r.label == "Health score") r.value = health_text(*run.diagnosis);
+  table_rows(out, rows);
   out += "</table></section>\n";
 }
 
@@ -71,6 +75,10 @@ void write_comparison(std::string& out, const RunReport& run, const RunReport& b
   out += "</tbody></table>\n";
   write_gpu_pairs(out, run, base);
   out +=
+      "<p class=\"note js-only\">Both runs below on the time since each one's first sample: "
+      "this run in colour, the baseline dashed grey (interval means).</p>\n<div "
+      "class=\"charts\"></div>\n";
+  out +=
       "<p class=\"note\">Better or worse beyond: 2 % of mean step time, 1 percentage point "
       "of time waiting on data or throttled, 5 % of energy (per step), 2 points of utilization "
       "or SM activity, 2 C, any XID or lost GPU; duration, memory and power are shown, not "
@@ -109,6 +117,46 @@ void write_gpu(std::string& out, const GpuReport& g, const TimeGrid& grid) {
   const std::string svg = sparkline_svg(g, grid);
   out += svg.empty() ? "<p class=\"none\">No utilization samples.</p>\n" : svg;
   out += "<div class=\"charts\"></div></section>\n";
+}
+
+// Each rank's steps and the GPU its allocator memory is drawn on (or why on none).
+void write_steps(std::string& out, const RunReport& run) {
+  out += "<section id=\"steps\"><h2>Training steps</h2>\n";
+  if (run.steps.records == 0) {
+    out +=
+        "<p class=\"none\">No training steps were recorded (a training script reports them "
+        "with <code>import gpumon</code> under <code>gpumon record</code>: docs/python.md).</p>"
+        "</section>\n";
+    return;
+  }
+  out += "<p class=\"note\">" + std::to_string(run.steps.records) + " step reports from " +
+         std::to_string(run.steps.processes) +
+         " process(es). On the time axis each point is the mean of the steps that ended in that "
+         "interval, the band their lowest and highest; on the step axis the same points sit at "
+         "the step in progress in the middle of that interval.</p>\n"
+         "<table class=\"ranks\"><thead><tr><th>process</th><th>steps</th><th>mean step</th>"
+         "<th>data wait</th><th>GPU (allocator memory drawn on)</th></tr></thead><tbody>\n";
+  bool unmapped_allocator = false;
+  for (const auto& r : run.ranks) {
+    const bool alloc = r.allocated_gib.any() || r.reserved_gib.any();
+    unmapped_allocator |= alloc && !r.gpu.gpu;
+    out += "<tr><td>" + esc(r.label()) + "</td><td>" + std::to_string(r.steps) + " (" +
+           std::to_string(r.first_step) + "&ndash;" + std::to_string(r.last_step) + ")</td><td>" +
+           esc(r.steps ? fixed(1000 * r.cpu_step_s / static_cast<double>(r.steps), 1) + " ms"
+                       : "n/a") +
+           "</td><td>" +
+           esc(r.cpu_step_s > 0 ? fixed(100 * r.data_wait_s / r.cpu_step_s, 1) + " %" : "n/a") +
+           "</td><td>" +
+           (r.gpu.gpu ? "GPU " + std::to_string(*r.gpu.gpu) + " (" + esc(r.gpu.why) + ")"
+                      : "unmapped: " + esc(r.gpu.why)) +
+           "</td></tr>\n";
+  }
+  out += "</tbody></table>\n";
+  if (unmapped_allocator)
+    out +=
+        "<p class=\"note\">The allocator memory of an unmapped process is drawn in its own "
+        "chart below, on no GPU's memory chart: which GPU it used cannot be told safely.</p>\n";
+  out += "<div class=\"charts\"></div>\n</section>\n";
 }
 
 void write_events(std::string& out, const RunReport& run) {
@@ -259,22 +307,24 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
   out += "</header>\n<main>\n";
   write_summary(out, run);
   if (baseline) write_comparison(out, run, *baseline);
-  out +=
-      "<section id=\"findings\"><h2>Findings</h2><p class=\"none\">No findings: this "
-      "recording holds no diagnoses (they come with a later recording version).</p></section>\n";
-  out += "<section id=\"steps\"><h2>Training steps</h2>\n";
-  if (run.steps.records == 0) {
-    out +=
-        "<p class=\"none\">No training steps were recorded (a training script reports them "
-        "with <code>import gpumon</code> under <code>gpumon record</code>: docs/python.md).</p>\n";
+  if (run.diagnosis) {
+    write_findings(out, *run.diagnosis);
   } else {
     out +=
-        "<p class=\"note\">" + std::to_string(run.steps.records) + " step reports from " +
-        std::to_string(run.steps.processes) +
-        " process(es); each point is the mean of the steps that ended in that interval, the band "
-        "their lowest and highest.</p>\n<div class=\"charts\"></div>\n";
+        "<section id=\"findings\"><h2>Findings</h2><p class=\"none\">No diagnosis was made "
+        "of this run.</p></section>\n";
   }
-  out += "</section>\n<section id=\"gpus\"><h2>GPUs</h2>\n";
+  if (run.grid.count > 0)
+    out += std::string(
+               "<p class=\"toolbar js-only\">Charts: drag across one to zoom all of them; "
+               "<button id=\"reset-zoom\" type=\"button\">reset zoom</button>") +
+           (run.ranks.empty() ? ""
+                              : " &middot; x axis: <button id=\"axis-toggle\" type=\"button\" "
+                                "aria-pressed=\"false\">show steps</button> <span "
+                                "id=\"axis-name\">time (UTC)</span>") +
+           "</p>\n";
+  write_steps(out, run);
+  out += "<section id=\"gpus\"><h2>GPUs</h2>\n";
   if (run.gpus.empty()) out += "<p class=\"none\">The recording lists no GPU.</p>\n";
   if (run.grid.count == 0 && !run.gpus.empty())
     out += "<p class=\"none\">No samples were recorded.</p>\n";
@@ -282,8 +332,7 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
     out += "<p class=\"note\">Each point is one interval of " +
            esc(fixed(run.grid.width_ms / 1000.0, 1)) +
            " s: a line is its mean, the shaded band its lowest and highest sample. Orange: "
-           "throttled; red: lost or XID. <span class=\"js-only\">Drag across a chart to zoom all "
-           "charts; <button id=\"reset-zoom\" type=\"button\">reset zoom</button></span></p>\n";
+           "throttled; red: lost or XID.</p>\n";
   for (const auto& g : run.gpus) write_gpu(out, g, run.grid);
   out += "</section>\n";
   write_events(out, run);
@@ -292,7 +341,7 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
       "</main>\n<footer>Written by <code>gpumon report</code>. Charts: uPlot (MIT licence, "
       "notice in the page source).</footer>\n<script type=\"application/json\" "
       "id=\"report-data\">" +
-      report_json(run) + "</script>\n";
+      report_json(run, baseline) + "</script>\n";
   if (a.has_charts) out += "<script>" + std::string(a.uplot_js) + "</script>\n";
   out += "<script>" + std::string(a.report_js) + "</script>\n</body>\n</html>\n";
   return out;

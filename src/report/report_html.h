@@ -14,8 +14,9 @@
 
 namespace gpumon::report {
 
-/// The JSON the charts draw from (safe inside <script type="application/json">).
-std::string report_json(const RunReport& run);
+/// The JSON the charts draw from (safe inside <script type="application/json">); with a
+/// `baseline`, that run's under "baseline".
+std::string report_json(const RunReport& run, const RunReport* baseline = nullptr);
 
 /// The Content-Security-Policy of the page built from `asset`.
 std::string report_csp(const ReportAsset& asset);

@@ -52,9 +52,45 @@ void append_series(std::string& out, const BucketSeries& s, int decimals, std::i
   out += '}';
 }
 
+// A rank's series on the grid, its GPU (or why none) and its step axis.
+void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid) {
+  const double mean_ms = r.steps ? 1000 * r.cpu_step_s / static_cast<double>(r.steps) : 0;
+  const std::int64_t gap_ms = 3 * std::max(static_cast<std::int64_t>(mean_ms), grid.width_ms);
+  out += "{\"label\":";
+  append_json_string(out, r.label());
+  out += ",\"rank\":";
+  append_int(out, r.rank.value_or(r.pid));
+  out += ",\"gpu\":";
+  out += r.gpu.gpu ? std::to_string(*r.gpu.gpu) : "null";
+  out += ",\"map\":";
+  append_json_string(out, r.gpu.why);
+  out += ",\"steps\":";
+  append_int(out, r.steps);
+  const std::pair<const char*, const BucketSeries*> series[] = {{"time", &r.step_time_s},
+                                                                {"wait", &r.data_wait_s_series},
+                                                                {"alloc", &r.allocated_gib},
+                                                                {"reserved", &r.reserved_gib}};
+  for (const auto& [key, s] : series) {
+    out += ",\"";
+    out += key;
+    out += "\":";
+    if (s->any()) {
+      append_series(out, *s, key[0] == 'a' || key[0] == 'r' ? 2 : 4, gap_ms);
+    } else {
+      out += "null";
+    }
+  }
+  out += ",\"x\":[";
+  for (std::size_t i = 0; i < r.step_at.size(); ++i) {
+    if (i) out += ',';
+    append_json_number(out, r.step_at[i], 3);
+  }
+  out += "]}";
+}
+
 }  // namespace
 
-std::string report_json(const RunReport& run) {
+std::string report_json(const RunReport& run, const RunReport* baseline) {
   std::string out;
   out.reserve(64 * 1024);
   out += "{\"start\":";
@@ -111,20 +147,37 @@ std::string report_json(const RunReport& run) {
       append_json_string(out, e.kind == "xid" ? "XID " + std::to_string(e.value) : e.kind);
       out += ']';
     }
+    out += "],\"axis\":";
+    if (const auto a = axis_rank(run.ranks, g.gpu)) {
+      out += "{\"rank\":" + std::to_string(a->index) +
+             ",\"drives\":" + (a->drives ? "true" : "false") + '}';
+    } else {
+      out += "null";
+    }
+    out += ",\"ranks\":[";
+    bool first_rank = true;
+    for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+      if (run.ranks[r].gpu.gpu != g.gpu) continue;
+      if (!first_rank) out += ',';
+      first_rank = false;
+      out += std::to_string(r);
+    }
     out += "]}";
   }
-  out += "],\"steps\":";
-  const auto& st = run.steps;
-  if (!st.step_time_s.any()) {
-    out += "null";
+  out += "],\"ranks\":[";
+  for (std::size_t i = 0; i < run.ranks.size(); ++i) {
+    if (i) out += ',';
+    append_rank(out, run.ranks[i], run.grid);
+  }
+  out += "],\"findings\":";
+  if (run.diagnosis) {
+    append_findings_json(out, *run.diagnosis);
   } else {
-    const std::int64_t mean_ms = static_cast<std::int64_t>(1000 * st.cpu_step_s / st.records);
-    const std::int64_t gap_ms = 3 * std::max(mean_ms, run.grid.width_ms);
-    out += "{\"time\":";
-    append_series(out, st.step_time_s, 4, gap_ms);
-    out += ",\"wait\":";
-    append_series(out, st.data_wait_s_series, 4, gap_ms);
-    out += '}';
+    out += "[]";
+  }
+  if (baseline) {
+    out += ",\"baseline\":";
+    out += report_json(*baseline);
   }
   out += '}';
   return out;

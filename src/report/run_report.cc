@@ -130,29 +130,23 @@ std::optional<std::int64_t> meta_ms(const record::RecordingReader& r, const char
   return ms;
 }
 
-// Step figures, and step time and data wait on the run's grid (a step is placed at its end).
+// Step figures; per rank series on the run's grid (a step is placed at its end).
 std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   auto steps_or = reader.steps();
   if (auto* e = std::get_if<std::string>(&steps_or)) return *e;
   const auto& steps = std::get<std::vector<record::RecordedStep>>(steps_or);
+  auto hellos_or = reader.rank_events();
+  if (auto* e = std::get_if<std::string>(&hellos_or)) return *e;
+  run.ranks = rank_steps(steps, std::get<std::vector<record::RecordedRankEvent>>(hellos_or),
+                         reader.devices(), run.grid);
   auto& f = run.steps;
-  f.step_time_s = BucketSeries(run.grid.count);
-  f.data_wait_s_series = BucketSeries(run.grid.count);
-  std::map<std::int64_t, std::int64_t> per_pid;
-  for (const auto& st : steps) {
-    if (!std::isfinite(st.cpu_step_s) || !std::isfinite(st.data_wait_s)) continue;
-    ++f.records;
-    f.cpu_step_s += st.cpu_step_s;
-    f.data_wait_s += st.data_wait_s;
-    f.steps = std::max(f.steps, ++per_pid[st.pid]);
-    if (run.grid.count == 0 || !std::isfinite(st.t_end_s)) continue;
-    const auto end_ms = static_cast<std::int64_t>(std::llround(st.t_end_s * 1000));
-    if (end_ms < run.grid.start_ms ||
-        end_ms >= run.grid.start_ms + run.grid.width_ms * static_cast<std::int64_t>(run.grid.count))
-      continue;  // outside the sampled time: not drawn
-    f.step_time_s.add(run.grid.bucket(end_ms), st.cpu_step_s);
-    f.data_wait_s_series.add(run.grid.bucket(end_ms), st.data_wait_s);
+  for (const auto& r : run.ranks) {
+    f.records += r.steps;
+    f.cpu_step_s += r.cpu_step_s;
+    f.data_wait_s += r.data_wait_s;
   }
+  std::map<std::int64_t, std::int64_t> per_pid;
+  for (const auto& r : run.ranks) f.steps = std::max(f.steps, per_pid[r.pid] += r.steps);
   f.processes = static_cast<std::int64_t>(per_pid.size());
   return {};
 }

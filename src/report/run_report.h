@@ -18,6 +18,8 @@
 #include "gpu/metric_catalog.h"
 #include "record/recording_reader.h"
 #include "report/downsample.h"
+#include "report/rank_steps.h"
+#include "report/report_findings.h"
 
 namespace gpumon::report {
 
@@ -78,12 +80,11 @@ struct GpuReport {
 
 /// The training steps the processes reported (issue 4; none in version-1 recordings).
 struct StepFigures {
-  std::int64_t records = 0;                      ///< step rows, every process
-  std::int64_t processes = 0;                    ///< distinct pids
-  std::int64_t steps = 0;                        ///< steps of the process that reported the most
-  double cpu_step_s = 0;                         ///< sum over every row
-  double data_wait_s = 0;                        ///< sum over every row
-  BucketSeries step_time_s, data_wait_s_series;  ///< on the run's grid, by step end time
+  std::int64_t records = 0;    ///< step rows, every process
+  std::int64_t processes = 0;  ///< distinct pids
+  std::int64_t steps = 0;      ///< steps of the process that reported the most
+  double cpu_step_s = 0;       ///< sum over every row
+  double data_wait_s = 0;      ///< sum over every row
 };
 
 struct RunReport {
@@ -97,6 +98,9 @@ struct RunReport {
   std::vector<record::RecordedEvent> events;
   std::vector<record::RecordedProcess> processes;
   StepFigures steps;
+  std::vector<RankSteps> ranks;  ///< per process and device: series, GPU, step axis
+  /// The diagnosis (health score, findings); nullopt when none was made.
+  std::optional<ReportDiagnosis> diagnosis;
 };
 
 /// The run's figures over every GPU (the summary table; also what a baseline is compared on).

@@ -210,21 +210,23 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
   EXPECT_NEAR(*t.mean_step_s, (20 * 0.4 + 10 * 0.6) / 30, 1e-12);
   EXPECT_NEAR(*t.data_wait_share, 3.0 / 14.0, 1e-12);
   EXPECT_NEAR(*t.energy_per_step_j, *t.energy_j / 20, 1e-9);
-  EXPECT_TRUE(run.steps.step_time_s.any());
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_TRUE(run.ranks[0].step_time_s.any());
+  EXPECT_EQ(run.ranks[0].steps, 20);
   const auto rows = summary_rows(t);
   EXPECT_EQ(rows[3].label, "Steps");
   EXPECT_EQ(rows[3].value, "20");
   EXPECT_EQ(rows[4].value, "466.7 ms");
   EXPECT_EQ(rows[5].value, "21.4 %");
   const std::string json = report_json(run);
-  EXPECT_NE(json.find("\"steps\":{\"time\":{"), std::string::npos);
+  EXPECT_NE(json.find("\"ranks\":[{\"label\":\"rank 0 (pid 100)\",\"rank\":0,"), std::string::npos);
   const std::string page = render_report(run, nullptr, report_asset());
   EXPECT_NE(page.find("30 step reports from 2 process(es)"), std::string::npos);
 
   // Without steps (a version-1-like run): the rows say so and the JSON has none.
   const RunReport plain = load(write_recording(dir));
   EXPECT_EQ(summary_rows(run_totals(plain))[3].value, "not recorded");
-  EXPECT_NE(report_json(plain).find("\"steps\":null"), std::string::npos);
+  EXPECT_NE(report_json(plain).find("\"ranks\":[]"), std::string::npos);
 }
 
 TEST(RunReport, BaselineVerdictsFollowTheThresholds) {

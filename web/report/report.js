@@ -1,166 +1,328 @@
 // SPDX-License-Identifier: MIT
-// gpumon run report: draws each GPU's charts with uPlot from the page's JSON blob
-// (#report-data, written by src/report/report_json.cc). Everything else on the page is
-// static HTML. Exposes window.gpumonReport for the Chromium test.
+// gpumon run report: draws the charts with uPlot from the page's JSON blob (#report-data,
+// written by src/report/report_json.cc): per GPU, per rank (step time, data wait, allocator
+// memory of a rank mapped to no GPU) and, with a baseline, both runs overlaid on the time since
+// each run's first sample. The x axis switches between time and steps (#axis-toggle): on the
+// step axis every point sits at the step in progress in the middle of its interval, taken from
+// the rank that drives that GPU (else rank 0, else the process with the most steps; each
+// chart's title says whose). Everything else on the page is static HTML. Exposes
+// window.gpumonReport for the Chromium test.
 (() => {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
-  const charts = [];
-  const state = { charts: 0, error: null, done: false };
-  window.gpumonReport = { state: () => state, charts: () => charts.length };
+  const charts = [];  // this run's, zoomed together
+  const baseCharts = [];  // the comparison's, zoomed together
+  const state = { charts: 0, baseCharts: 0, error: null, done: false, axis: 'time' };
+  window.gpumonReport = {
+    state: () => state, charts: () => charts.length,
+    setAxis: (mode) => { build(mode); return state; },
+  };
   if (typeof uPlot === 'undefined' || !data.n) {
     state.done = true;
     return;
   }
   document.body.classList.add('js');
 
-  // x values: the middle of each bucket, in seconds (uPlot's time unit).
-  const t = new Array(data.n);
-  for (let i = 0; i < data.n; i++) t[i] = (data.start + i * data.width + data.width / 2) / 1000;
+  const centres = (run) => {
+    const t = new Array(run.n);
+    for (let i = 0; i < run.n; i++) t[i] = (run.start + i * run.width + run.width / 2) / 1000;
+    return t;
+  };
+  const t = centres(data);  // seconds (uPlot's time unit)
   const nulls = new Array(data.n).fill(null);
 
   const COLOURS = { util: '#1f77b4', sm: '#9467bd', mem: '#2ca02c', power: '#d62728',
                     temp: '#ff7f0e', smclk: '#17becf', memclk: '#8c564b', total: '#888',
-                    steptime: '#1f77b4', wait: '#e377c2' };
+                    time: '#1f77b4', wait: '#e377c2', alloc: '#bcbd22', reserved: '#9467bd' };
   const CHARTS = [
     { key: 'util', title: 'Utilization and SM activity (%)', series: ['util', 'sm'], range: [0, 100] },
-    { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true },
+    { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true, allocator: true },
     { key: 'power', title: 'Power (W)', series: ['power'] },
     { key: 'temp', title: 'Temperature (C)', series: ['temp'] },
     { key: 'clocks', title: 'Clocks (MHz)', series: ['smclk', 'memclk'] },
   ];
-  const STEP_CHARTS = [
-    { key: 'steptime', title: 'Step time (s)', series: ['steptime'] },
-    { key: 'wait', title: 'Data wait per step (s)', series: ['wait'] },
-  ];
   const LABELS = { util: 'GPU util', sm: 'SM active', mem: 'used', power: 'power', temp: 'GPU temp',
-                   smclk: 'SM clock', memclk: 'memory clock', steptime: 'step time', wait: 'data wait' };
+                   smclk: 'SM clock', memclk: 'memory clock', time: 'step time', wait: 'data wait',
+                   alloc: 'allocated', reserved: 'reserved' };
+  const FINDING = { critical: 'rgba(214,39,40,0.16)', warning: 'rgba(148,103,189,0.16)',
+                    info: 'rgba(31,119,180,0.10)' };
 
   const fade = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
 
-  // Throttled (orange) and lost (red) stretches and event lines, under the data.
-  function markers(gpu) {
+  // Empty stretches shorter than `gapMs` are the metric's own sampling rate, not missing data:
+  // they become undefined, which uPlot spans; longer ones stay null (a gap in the line).
+  function spanShort(values, gapMs, width) {
+    const limit = Math.max(1, Math.floor(gapMs / width));
+    const out = values.slice();
+    for (let i = 0; i < out.length; i++) {
+      if (out[i] !== null) continue;
+      let j = i;
+      while (j < out.length && out[j] === null) j++;
+      if (i > 0 && j < out.length && j - i < limit) for (let k = i; k < j; k++) out[k] = undefined;
+      i = j;
+    }
+    return out;
+  }
+
+  // The x of a time (s) on a chart: the time itself, or on the step axis the step position of
+  // the nearest interval that has one.
+  function xOfTime(axis, ts) {
+    if (!axis) return ts;
+    let i = Math.min(data.n - 1, Math.max(0, Math.floor((ts * 1000 - data.start) / data.width)));
+    for (let d = 0; d < data.n; d++) {
+      if (i + d < data.n && axis[i + d] !== null) return axis[i + d];
+      if (i - d >= 0 && axis[i - d] !== null) return axis[i - d];
+    }
+    return null;
+  }
+
+  // Shaded stretches (throttled orange, lost red, findings by severity) and labelled lines
+  // (XID, lost), under the data.
+  function markers(owner, axis) {
     return (u) => {
       const { ctx } = u;
       const { top, height } = u.bbox;
-      const x = (s) => u.valToPos(s, 'x', true);
-      ctx.save();
-      for (const [list, colour] of [[gpu.throttled, 'rgba(232,137,12,0.18)'], [gpu.lost, 'rgba(214,39,40,0.22)']]) {
+      const x = (s) => { const v = xOfTime(axis, s); return v === null ? null : u.valToPos(v, 'x', true); };
+      const shade = (list, colour) => {
         ctx.fillStyle = colour;
         for (const [a, b] of list) {
-          const x0 = x(a);
-          ctx.fillRect(x0, top, Math.max(2, x(b) - x0), height);
+          const x0 = x(a), x1 = x(b);
+          if (x0 !== null && x1 !== null) ctx.fillRect(x0, top, Math.max(2, x1 - x0), height);
         }
-      }
-      ctx.strokeStyle = 'rgba(214,39,40,0.9)';
-      ctx.lineWidth = 1.5;
-      ctx.fillStyle = 'rgba(214,39,40,0.9)';
-      ctx.font = '11px system-ui, sans-serif';
-      for (const [at, label] of gpu.events) {
+      };
+      const line = (at, label) => {
         const x0 = x(at);
+        if (x0 === null) return;
         ctx.beginPath();
         ctx.moveTo(x0, top);
         ctx.lineTo(x0, top + height);
         ctx.stroke();
         ctx.fillText(label, x0 + 3, top + 11);
+      };
+      ctx.save();
+      shade(owner.throttled || [], 'rgba(232,137,12,0.18)');
+      shade(owner.lost || [], 'rgba(214,39,40,0.22)');
+      ctx.font = '11px system-ui, sans-serif';
+      for (const f of owner.findings || []) {
+        shade([[f.start, f.end]], FINDING[f.severity] || FINDING.info);
+        ctx.fillStyle = 'rgba(80,50,120,0.95)';
+        const x0 = x(f.start);
+        if (x0 !== null) ctx.fillText(f.title, x0 + 3, top + height - 4);
       }
+      ctx.strokeStyle = 'rgba(214,39,40,0.9)';
+      ctx.fillStyle = 'rgba(214,39,40,0.9)';
+      ctx.lineWidth = 1.5;
+      for (const [at, label] of owner.events || []) line(at, label);
       ctx.restore();
     };
   }
 
-  // Keeps only the empty stretches longer than `gapMs` (a metric read every few ticks leaves
-  // short empty stretches that are not missing data); gaps are [from, to] in canvas pixels.
-  function realGaps(gapMs) {
-    return (u, sidx, idx0, idx1, nullGaps) => {
-      const { min, max } = u.scales.x;
-      const pxPerS = u.bbox.width / Math.max(max - min, 1e-9);
-      const limit = (gapMs / 1000) * pxPerS;
-      return nullGaps.filter(([a, b]) => b - a > limit);
-    };
-  }
+  const selectZoom = (list) => (u) => {
+    if (u.select.width < 2) return;
+    const min = u.posToVal(u.select.left, 'x');
+    const max = u.posToVal(u.select.left + u.select.width, 'x');
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    for (const c of list) c.setScale('x', { min, max });
+  };
 
-  function zoomAll(min, max) {
-    for (const c of charts) c.setScale('x', { min, max });
-  }
-
-  function makeChart(gpu, def, el, width) {
+  // One chart. `lines`: [{ label, colour, s (a series of the JSON: mean/min/max), band, dash }];
+  // x: the x value per interval (null: not drawn); time: whether x is UTC time.
+  function chart(box, title, lines, x, opts) {
+    const keep = [];
+    for (let i = 0; i < x.length; i++) if (x[i] !== null) keep.push(i);
+    const pick = (col) => keep.map((i) => col[i]);
+    const columns = [pick(x)];
     const series = [{}];
-    const columns = [t];
     const bands = [];
-    for (const key of def.series) {
-      const s = gpu.series[key];
-      const colour = COLOURS[key];
+    for (const l of lines) {
       const at = columns.length;
-      columns.push(s ? s.mean : nulls, s ? s.min : nulls, s ? s.max : nulls);
-      const gaps = realGaps(s ? s.gapMs : 0);
-      series.push({ label: LABELS[key], stroke: colour, width: 1.5, gaps },
-                  { label: LABELS[key] + ' min', stroke: fade(colour, 0.25), width: 0.5, gaps },
-                  { label: LABELS[key] + ' max', stroke: fade(colour, 0.25), width: 0.5, gaps });
-      bands.push({ series: [at + 2, at + 1], fill: fade(colour, 0.15) });
+      const s = l.s;
+      const prep = (col) => pick(s ? spanShort(col, s.gapMs, opts.width) : nulls);
+      columns.push(prep(s ? s.mean : nulls));
+      series.push({ label: l.label, stroke: l.colour, width: 1.5, dash: l.dash });
+      if (l.band !== false && s) {
+        columns.push(prep(s.min), prep(s.max));
+        series.push({ label: l.label + ' min', stroke: fade(l.colour, 0.25), width: 0.5 },
+                    { label: l.label + ' max', stroke: fade(l.colour, 0.25), width: 0.5 });
+        bands.push({ series: [at + 2, at + 1], fill: fade(l.colour, 0.15) });
+      }
     }
-    if (def.total && gpu.memTotalGiB !== null) {
-      columns.push(new Array(data.n).fill(gpu.memTotalGiB));
+    if (opts.constant !== undefined) {
+      columns.push(columns[0].map(() => opts.constant));
       series.push({ label: 'total', stroke: COLOURS.total, dash: [4, 4], width: 1 });
     }
+    const wrap = document.createElement('div');
+    wrap.className = 'chart chart-' + opts.key;
+    const head = document.createElement('div');
+    head.className = 'chart-title';
+    head.textContent = title;
+    if (opts.note) {
+      const note = document.createElement('span');
+      note.className = 'axis-note';
+      note.textContent = ' \u00b7 ' + opts.note;
+      head.append(note);
+    }
+    wrap.append(head);
+    box.append(wrap);
     const yRange = (u, lo, hi) => {
-      if (def.range) return def.range;
+      if (opts.range) return opts.range;
       if (lo === null || hi === null) return [0, 1];
       const pad = Math.max((hi - lo) * 0.08, Math.abs(hi) * 0.02, 0.5);
       return [Math.max(0, lo - pad), hi + pad];
     };
-    const opts = {
-      width, height: 190, tzDate: utc, series, bands,
-      scales: { x: { time: true }, y: { range: yRange } },
-      axes: [{}, { size: 56 }],
+    const list = opts.list;
+    const u = new uPlot({
+      width: Math.floor(chartWidth(box)), height: 190, tzDate: utc, series, bands,
+      scales: { x: { time: opts.time }, y: { range: yRange } },
+      axes: [opts.time ? {} : { label: opts.xLabel, labelSize: 18, size: 36 }, { size: 56 }],
       legend: { live: true },
-      cursor: { sync: { key: 'gpumon-report' }, drag: { x: true, y: false, setScale: false } },
-      hooks: {
-        drawClear: [markers(gpu)],
-        setSelect: [(u) => {
-          if (u.select.width < 2) return;
-          const min = u.posToVal(u.select.left, 'x');
-          const max = u.posToVal(u.select.left + u.select.width, 'x');
-          u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
-          zoomAll(min, max);
-        }],
-      },
-    };
-    return new uPlot(opts, columns, el);
-  }
-
-  function addChart(box, gpu, def, width) {
-    const wrap = document.createElement('div');
-    wrap.className = 'chart chart-' + def.key;
-    const title = document.createElement('div');
-    title.className = 'chart-title';
-    title.textContent = def.title;
-    wrap.append(title);
-    box.append(wrap);
-    charts.push(makeChart(gpu, def, wrap, Math.floor(width)));
+      cursor: { sync: { key: opts.sync }, drag: { x: true, y: false, setScale: false } },
+      hooks: { drawClear: [markers(opts.owner || {}, opts.axis)], setSelect: [selectZoom(list)] },
+    }, columns, wrap);
+    list.push(u);
+    return u;
   }
 
   const chartWidth = (box) => Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
+  const findingsFor = (pick) => (data.findings || []).filter(pick);
+  const rankFindings = (r) => findingsFor((f) => !f.ranks.length || f.ranks.includes(r.rank));
 
-  try {
-    const stepBox = document.querySelector('#steps .charts');
-    if (data.steps && stepBox) {
-      const steps = { series: { steptime: data.steps.time, wait: data.steps.wait }, memTotalGiB: null,
-                      throttled: [], lost: [], events: [] };
-      for (const def of STEP_CHARTS) addChart(stepBox, steps, def, chartWidth(stepBox));
+  function rankCharts(box, mode) {
+    for (const r of data.ranks) {
+      const x = mode === 'step' ? r.x : t;
+      const common = { list: charts, sync: 'gpumon-report', time: mode === 'time', xLabel: 'step',
+                       width: data.width, owner: { findings: rankFindings(r) },
+                       axis: mode === 'step' ? r.x : null };
+      chart(box, 'Step time and data wait (s): ' + r.label,
+            [{ label: LABELS.time, colour: COLOURS.time, s: r.time },
+             { label: LABELS.wait, colour: COLOURS.wait, s: r.wait }],
+            x, Object.assign({ key: 'steps' }, common));
+      if (r.gpu === null && (r.alloc || r.reserved)) {
+        chart(box, 'Allocator memory (GiB), on no GPU chart: ' + r.label,
+              [{ label: LABELS.alloc, colour: COLOURS.alloc, s: r.alloc },
+               { label: LABELS.reserved, colour: COLOURS.reserved, s: r.reserved }],
+              x, Object.assign({ key: 'allocator', note: 'GPU unknown: ' + r.map }, common));
+      }
     }
+  }
+
+  function gpuCharts(gpu, box, mode) {
+    const axisRank = gpu.axis ? data.ranks[gpu.axis.rank] : null;
+    const stepAxis = mode === 'step' && axisRank;
+    const note = !stepAxis ? null : gpu.axis.drives
+      ? 'step axis: ' + axisRank.label + ', which drives this GPU'
+      : 'step axis: ' + axisRank.label + ' (no process is known to drive this GPU)';
+    const owner = { throttled: gpu.throttled, lost: gpu.lost, events: gpu.events,
+                    findings: findingsFor((f) => !f.gpus.length || f.gpus.includes(gpu.gpu)) };
+    for (const def of CHARTS) {
+      const lines = def.series.map((key) => ({ label: LABELS[key], colour: COLOURS[key], s: gpu.series[key] }));
+      if (def.allocator) {
+        for (const ri of gpu.ranks) {
+          const r = data.ranks[ri];
+          const who = gpu.ranks.length > 1 ? ' ' + r.label : '';
+          if (r.alloc) lines.push({ label: LABELS.alloc + who, colour: COLOURS.alloc, s: r.alloc, band: false });
+          if (r.reserved) lines.push({ label: LABELS.reserved + who, colour: COLOURS.reserved, s: r.reserved, band: false, dash: [6, 3] });
+        }
+      }
+      chart(box, def.title, lines, stepAxis ? axisRank.x : t, {
+        key: def.key, list: charts, sync: 'gpumon-report', time: !stepAxis, xLabel: 'step',
+        width: data.width, range: def.range, note, owner, axis: stepAxis ? axisRank.x : null,
+        constant: def.total && gpu.memTotalGiB !== null ? gpu.memTotalGiB : undefined,
+      });
+    }
+  }
+
+  // Both runs on seconds since each one's first sample: this run in colour, the baseline grey.
+  function baselineCharts(box) {
+    const base = data.baseline;
+    const rel = (run) => centres(run).map((s) => s - run.start / 1000);
+    const ours = rel(data), theirs = rel(base);
+    const joined = (a, b) => uPlot.join([[ours, a.gapMs ? spanShort(a.mean, a.gapMs, data.width) : a.mean],
+                                         [theirs, b.gapMs ? spanShort(b.mean, b.gapMs, base.width) : b.mean]]);
+    const overlay = (title, key, a, b, colour) => {
+      const empty = { mean: [] };
+      const d = joined(a || { mean: nulls }, b || { mean: new Array(base.n).fill(null) }) || empty;
+      const wrap = document.createElement('div');
+      wrap.className = 'chart chart-baseline-' + key;
+      const head = document.createElement('div');
+      head.className = 'chart-title';
+      head.textContent = title;
+      wrap.append(head);
+      box.append(wrap);
+      baseCharts.push(new uPlot({
+        width: Math.floor(chartWidth(box)), height: 170,
+        series: [{ label: 's from start' }, { label: 'this run', stroke: colour, width: 1.5 },
+                 { label: 'baseline', stroke: '#555', width: 1.2, dash: [5, 3] }],
+        scales: { x: { time: false } }, axes: [{ label: 'seconds since the run started', labelSize: 18, size: 36 }, { size: 56 }],
+        cursor: { sync: { key: 'gpumon-baseline' }, drag: { x: true, y: false, setScale: false } },
+        hooks: { setSelect: [selectZoom(baseCharts)] },
+      }, d, wrap));
+    };
+    const ids = [...new Set([...data.gpus, ...base.gpus].map((g) => g.gpu))].sort((a, b) => a - b);
+    for (const id of ids) {
+      const a = data.gpus.find((g) => g.gpu === id), b = base.gpus.find((g) => g.gpu === id);
+      for (const def of CHARTS) {
+        for (const key of def.series.slice(0, 1)) {
+          overlay('GPU ' + id + ': ' + def.title.replace(/ and SM activity/, ''), key,
+                  a && a.series[key], b && b.series[key], COLOURS[key]);
+        }
+      }
+    }
+    const lead = (run) => (run.ranks.length ? run.ranks[0] : null);
+    const ra = lead(data), rb = lead(base);
+    if (ra || rb) {
+      overlay('Step time (s), ' + (ra ? ra.label : '-') + ' vs ' + (rb ? rb.label : '-'), 'time',
+              ra && ra.time, rb && rb.time, COLOURS.time);
+      overlay('Data wait per step (s)', 'wait', ra && ra.wait, rb && rb.wait, COLOURS.wait);
+    }
+  }
+
+  function clear(list) {
+    for (const c of list) c.destroy();
+    list.length = 0;
+    for (const el of document.querySelectorAll('.charts .chart:not([class*="chart-baseline"])')) el.remove();
+  }
+
+  function build(mode) {
+    if (mode === 'step' && !data.ranks.length) mode = 'time';
+    clear(charts);
+    const stepBox = document.querySelector('#steps .charts');
+    if (stepBox && data.ranks.length) rankCharts(stepBox, mode);
     for (const gpu of data.gpus) {
       if (!gpu.samples) continue;
       const box = document.querySelector('.gpu[data-gpu="' + gpu.gpu + '"] .charts');
-      if (!box) continue;
-      for (const def of CHARTS) addChart(box, gpu, def, chartWidth(box));
+      if (box) gpuCharts(gpu, box, mode);
     }
+    state.axis = mode;
+    state.charts = charts.length;
+    const toggle = document.getElementById('axis-toggle');
+    if (toggle) {
+      toggle.setAttribute('aria-pressed', String(mode === 'step'));
+      toggle.textContent = mode === 'step' ? 'show time' : 'show steps';
+      document.getElementById('axis-name').textContent = mode === 'step' ? 'step number' : 'time (UTC)';
+    }
+  }
+
+  try {
+    build('time');
+    const baseBox = document.querySelector('#baseline .charts');
+    if (data.baseline && data.baseline.n && baseBox) baselineCharts(baseBox);
+    state.baseCharts = baseCharts.length;
     const reset = document.getElementById('reset-zoom');
-    if (reset) reset.addEventListener('click', () => zoomAll(t[0] - data.width / 2000, t[t.length - 1] + data.width / 2000));
+    if (reset) {
+      reset.addEventListener('click', () => {
+        for (const c of charts.concat(baseCharts)) {
+          const xs = c.data[0];
+          if (xs.length) c.setScale('x', { min: xs[0], max: xs[xs.length - 1] });
+        }
+      });
+    }
+    const toggle = document.getElementById('axis-toggle');
+    if (toggle) toggle.addEventListener('click', () => build(state.axis === 'step' ? 'time' : 'step'));
   } catch (e) {
     state.error = String(e);
     throw e;
   }
-  state.charts = charts.length;
   state.done = true;
 })();

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include "report/rank_steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace gpumon::report {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool finite(const record::RecordedStep& s) {
+  return std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
+         std::isfinite(s.data_wait_s);
+}
+
+// The step axis of one rank: `steps` in time order.
+std::vector<double> step_axis(const std::vector<const record::RecordedStep*>& steps,
+                              const TimeGrid& grid) {
+  std::vector<double> at(grid.count, kNaN);
+  std::size_t k = 0;
+  double last = -std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < grid.count; ++i) {
+    const double mid_s = static_cast<double>(grid.center_ms(i)) / 1000;
+    // The last step that started at or before the middle.
+    while (k + 1 < steps.size() && steps[k + 1]->t_start_s <= mid_s) ++k;
+    if (steps.empty() || steps[k]->t_start_s > mid_s || steps[k]->t_end_s < mid_s) continue;
+    const double span = steps[k]->t_end_s - steps[k]->t_start_s;
+    const double x =
+        static_cast<double>(steps[k]->step) + (span > 0 ? (mid_s - steps[k]->t_start_s) / span : 0);
+    if (x <= last) continue;
+    at[i] = last = x;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string RankSteps::label() const {
+  std::string s = rank ? "rank " + std::to_string(*rank) + " (pid " : "pid ";
+  s += std::to_string(pid);
+  if (device) s += rank ? ", " + *device : " (" + *device;
+  if (rank || device) s += ")";
+  return s;
+}
+
+std::vector<RankSteps> rank_steps(const std::vector<record::RecordedStep>& steps,
+                                  const std::vector<record::RecordedRankEvent>& hellos,
+                                  const std::vector<record::RecordedDevice>& devices,
+                                  const TimeGrid& grid) {
+  std::map<std::int64_t, record::HelloDevice> hello_of;
+  for (const auto& e : hellos)
+    if (e.kind == "hello") hello_of[e.pid] = record::parse_hello_device(e.detail);
+
+  std::map<std::pair<std::int64_t, std::string>, std::vector<const record::RecordedStep*>> groups;
+  for (const auto& s : steps)
+    if (finite(s)) groups[{s.pid, s.device.value_or("")}].push_back(&s);
+
+  std::vector<RankSteps> out;
+  const std::int64_t grid_end = grid.start_ms + grid.width_ms * std::int64_t(grid.count);
+  for (auto& [key, list] : groups) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto* a, const auto* b) { return a->t_start_s < b->t_start_s; });
+    RankSteps r;
+    r.pid = key.first;
+    r.rank = list.front()->rank;
+    r.device = list.front()->device;
+    const auto hello = hello_of.find(r.pid);
+    r.gpu = record::map_step_device(
+        r.device ? std::optional<std::string_view>(*r.device) : std::nullopt,
+        hello == hello_of.end() ? std::nullopt : std::optional(hello->second), devices);
+    r.first_step = list.front()->step;
+    for (auto* series : {&r.step_time_s, &r.data_wait_s_series, &r.allocated_gib, &r.reserved_gib})
+      *series = BucketSeries(grid.count);
+    for (const auto* s : list) {
+      ++r.steps;
+      r.cpu_step_s += s->cpu_step_s;
+      r.data_wait_s += s->data_wait_s;
+      r.first_step = std::min(r.first_step, s->step);
+      r.last_step = std::max(r.last_step, s->step);
+      const auto end_ms = static_cast<std::int64_t>(std::llround(s->t_end_s * 1000));
+      if (grid.count == 0 || end_ms < grid.start_ms || end_ms >= grid_end) continue;
+      const std::size_t b = grid.bucket(end_ms);
+      r.step_time_s.add(b, s->cpu_step_s);
+      r.data_wait_s_series.add(b, s->data_wait_s);
+      if (s->allocated_bytes)
+        r.allocated_gib.add(b, static_cast<double>(*s->allocated_bytes) / kGiB);
+      if (s->reserved_bytes) r.reserved_gib.add(b, static_cast<double>(*s->reserved_bytes) / kGiB);
+    }
+    r.step_at = step_axis(list, grid);
+    out.push_back(std::move(r));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RankSteps& a, const RankSteps& b) {
+    const auto ra = a.rank.value_or(std::numeric_limits<std::int64_t>::max());
+    const auto rb = b.rank.value_or(std::numeric_limits<std::int64_t>::max());
+    return ra != rb ? ra < rb : a.pid < b.pid;
+  });
+  return out;
+}
+
+std::optional<AxisRank> axis_rank(const std::vector<RankSteps>& ranks,
+                                  std::optional<unsigned> gpu) {
+  std::optional<AxisRank> best;
+  auto more = [&](std::size_t i) { return !best || ranks[i].steps > ranks[best->index].steps; };
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (gpu && ranks[i].gpu.gpu == gpu && more(i)) best = AxisRank{i, true};
+  if (best) return best;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].rank == 0 && more(i)) best = AxisRank{i, false};
+  if (best) return best;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (more(i)) best = AxisRank{i, false};
+  return best;
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// The training steps of each process (one "rank" per pid and device) on the run's time grid:
+// step time, data wait and the allocator's allocated and reserved memory per bucket (a step is
+// placed at its end), the recorded GPU its device maps to (record/step_device_map.h), and the
+// step axis: for each bucket, the step in progress at the bucket's middle.
+//
+// Thread-safety: pure functions over plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/recording_types.h"
+#include "record/step_device_map.h"
+#include "report/downsample.h"
+
+namespace gpumon::report {
+
+struct RankSteps {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  std::optional<std::string> device;  ///< torch's name ("cuda:1"), as the steps gave it
+  record::StepDevice gpu;             ///< the recorded GPU it maps to, or why none
+  std::int64_t steps = 0;             ///< step reports with finite times
+  std::int64_t first_step = 0, last_step = 0;
+  double cpu_step_s = 0, data_wait_s = 0;  ///< sums
+  BucketSeries step_time_s, data_wait_s_series, allocated_gib, reserved_gib;
+  /// Per bucket: step number + the share of that step done at the bucket's middle (3.25: a
+  /// quarter into step 3); NaN between steps, outside them, or where the count went back
+  /// (a restarted counter), so that the axis only ever increases.
+  std::vector<double> step_at;
+
+  /// "rank 2 (pid 4242, cuda:1)", "pid 99 (cpu)".
+  std::string label() const;
+};
+
+/// Groups `steps` by process and device, in order of rank (then pid). `hellos` are the rank
+/// events (only kind "hello" is read: the last of each pid).
+std::vector<RankSteps> rank_steps(const std::vector<record::RecordedStep>& steps,
+                                  const std::vector<record::RecordedRankEvent>& hellos,
+                                  const std::vector<record::RecordedDevice>& devices,
+                                  const TimeGrid& grid);
+
+/// Whose steps give GPU `gpu` its step axis: of the ranks mapped to it, the one with the most
+/// steps (`drives` true); else rank 0, else the process with the most steps (`drives` false);
+/// nullopt without steps.
+struct AxisRank {
+  std::size_t index = 0;  ///< into the vector given
+  bool drives = false;
+};
+std::optional<AxisRank> axis_rank(const std::vector<RankSteps>& ranks, std::optional<unsigned> gpu);
+
+}  // namespace gpumon::report

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+#include "report/report_findings.h"
+
+#include "record/recording_types.h"
+#include "report/summary.h"
+#include "report/text_escape.h"
+
+namespace gpumon::report {
+namespace {
+
+template <typename T>
+std::string join(const std::vector<T>& list) {
+  std::string s;
+  for (const auto& v : list) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  return s;
+}
+
+template <typename T>
+void append_ints(std::string& out, const std::vector<T>& list) {
+  out += '[';
+  for (std::size_t i = 0; i < list.size(); ++i) out += (i ? "," : "") + std::to_string(list[i]);
+  out += ']';
+}
+
+}  // namespace
+
+std::string health_text(const ReportDiagnosis& d) {
+  std::string s = std::to_string(d.health_score) + " / 100";
+  if (d.deductions.empty()) return s + " (no deductions)";
+  s += " (";
+  for (std::size_t i = 0; i < d.deductions.size(); ++i)
+    s += (i ? ", -" : "-") + std::to_string(d.deductions[i].points) + " " + d.deductions[i].finding;
+  return s + ")";
+}
+
+void write_findings(std::string& out, const ReportDiagnosis& d) {
+  out += "<section id=\"findings\"><h2>Findings</h2>\n";
+  if (d.findings.empty()) {
+    out += "<p class=\"none\">The diagnosis found nothing wrong.</p></section>\n";
+    return;
+  }
+  if (!d.deductions.empty()) {
+    out += "<p class=\"note\">Health score " + html_text(std::to_string(d.health_score)) +
+           " / 100: 100";
+    for (const auto& x : d.deductions)
+      out += " &minus; " + std::to_string(x.points) + " (" + html_text(x.reason) + ")";
+    out += ".</p>\n";
+  }
+  for (const auto& f : d.findings) {
+    out += "<article class=\"finding " + html_text(f.severity) + "\" data-id=\"" + html_text(f.id) +
+           "\"><h3><span class=\"severity\">" + html_text(f.severity) + "</span> " +
+           html_text(f.title) + "</h3>\n<p>" + html_text(f.summary) + "</p>\n<p class=\"note\">";
+    out += "confidence " + fixed(100 * f.confidence, 0) + " %";
+    if (f.deduction) out += " &middot; &minus;" + std::to_string(f.deduction) + " health points";
+    if (f.start_ms)
+      out += " &middot; " + html_text(record::format_iso_ms(*f.start_ms)) + " to " +
+             html_text(f.end_ms ? record::format_iso_ms(*f.end_ms) : "the end");
+    if (!f.gpus.empty()) out += " &middot; GPU " + html_text(join(f.gpus));
+    if (!f.ranks.empty()) out += " &middot; rank " + html_text(join(f.ranks));
+    out += "</p>\n";
+    if (!f.evidence.empty()) {
+      out += "<table class=\"evidence\">";
+      for (const auto& [name, value] : f.evidence)
+        out += "<tr><th scope=\"row\">" + html_text(name) + "</th><td>" + html_text(value) +
+               "</td></tr>";
+      out += "</table>\n";
+    }
+    if (!f.advice.empty()) out += "<p class=\"advice\">" + html_text(f.advice) + "</p>\n";
+    out += "</article>\n";
+  }
+  out += "</section>\n";
+}
+
+void append_findings_json(std::string& out, const ReportDiagnosis& d) {
+  out += '[';
+  bool first = true;
+  for (const auto& f : d.findings) {
+    if (!f.start_ms) continue;
+    if (!first) out += ',';
+    first = false;
+    out += "{\"id\":";
+    append_json_string(out, f.id);
+    out += ",\"severity\":";
+    append_json_string(out, f.severity);
+    out += ",\"title\":";
+    append_json_string(out, f.title);
+    out += ",\"start\":";
+    append_json_number(out, static_cast<double>(*f.start_ms) / 1000, 3);
+    out += ",\"end\":";
+    append_json_number(out, static_cast<double>(f.end_ms.value_or(*f.start_ms)) / 1000, 3);
+    out += ",\"gpus\":";
+    append_ints(out, f.gpus);
+    out += ",\"ranks\":";
+    append_ints(out, f.ranks);
+    out += '}';
+  }
+  out += ']';
+}
+
+}  // namespace gpumon::report

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// What the report shows of a run's diagnosis (issue 5, src/diagnose/): the health score with
+// its deductions, and the findings with their evidence, advice, time range, GPUs and ranks.
+// Plain values, so the page does not depend on the diagnosis engine's types; an adapter fills
+// them from diagnose::Diagnosis.
+//
+// Thread-safety: plain values; pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpumon::report {
+
+struct ReportFinding {
+  std::string id;
+  std::string severity;   ///< "info", "warning", "critical"
+  double confidence = 0;  ///< 0-1
+  std::string title, summary, advice;
+  std::vector<std::pair<std::string, std::string>> evidence;  ///< name, value as text
+  std::optional<std::int64_t> start_ms, end_ms;               ///< ms since the epoch
+  std::vector<unsigned> gpus;       ///< NVML indices; empty: the whole run
+  std::vector<std::int64_t> ranks;  ///< rank, or pid when no rank is known
+  int deduction = 0;                ///< health points it took off
+};
+
+struct ReportDeduction {
+  std::string finding;  ///< its id
+  int points = 0;
+  std::string reason;
+};
+
+struct ReportDiagnosis {
+  int health_score = 100;
+  std::vector<ReportDeduction> deductions;
+  std::vector<ReportFinding> findings;  ///< most severe first
+};
+
+/// The summary's health score cell: "87 / 100 (-8 data_loader_stall, -5 thermal_throttle)".
+std::string health_text(const ReportDiagnosis& d);
+
+/// The findings section: each finding with severity, confidence, time, GPUs, ranks, evidence
+/// and advice (all text escaped); says so when there are none.
+void write_findings(std::string& out, const ReportDiagnosis& d);
+
+/// `[{"id","severity","title","start","end","gpus","ranks"}, ...]` (seconds) for the charts'
+/// markers: findings with a time range only.
+void append_findings_json(std::string& out, const ReportDiagnosis& d);
+
+}  // namespace gpumon::report
