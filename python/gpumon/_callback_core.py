@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+"""What the Lightning and Hugging Face callbacks share: a Monitor driven by a trainer's hooks.
+
+A trainer gives no hook around its `next(loader)`; it gives one when a step begins and one when
+it ends. TrainerHooks therefore counts the time between the end of one step (or the start of
+the epoch) and the beginning of the next as that step's data wait. The fetch dominates that
+gap; work the trainer does there and reports with a hook of its own (validation, logging,
+checkpoints) is left out by `outside_work_done()`. The step itself is timed like
+`with mon.step():` (its body only).
+
+Contract: no method raises (a failure is one GpumonWarning and the hooks go quiet); nothing
+here imports lightning, transformers or torch.
+"""
+
+import contextlib
+import os
+import time
+
+from gpumon._monitor import Monitor, _warn_once, start
+
+_perf = time.perf_counter
+
+
+@contextlib.contextmanager
+def _rank_env(rank, local_rank, world_size):
+    """RANK / LOCAL_RANK / WORLD_SIZE set from the trainer while gpumon.start() reads them
+    (its hello), for launchers that do not export them; what the environment has wins, and
+    the environment is restored afterwards."""
+    added = []
+    for name, value in (("RANK", rank), ("LOCAL_RANK", local_rank), ("WORLD_SIZE", world_size)):
+        if value is not None and name not in os.environ:
+            os.environ[name] = str(int(value))
+            added.append(name)
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+class TrainerHooks:
+    """Turns begin/end-of-step hooks into gpumon steps with their data wait.
+
+    monitor: a Monitor to use (the caller closes it), or None to start one when training
+      starts (closed when it ends); start_kwargs go to gpumon.start().
+    Not thread-safe: a trainer calls its hooks from the training thread.
+    """
+
+    def __init__(self, monitor=None, **start_kwargs):
+        if monitor is not None and not isinstance(monitor, Monitor):
+            raise TypeError("monitor must be a gpumon.Monitor (from gpumon.start()), not %s"
+                            % type(monitor).__name__)
+        self.monitor = monitor
+        self._owned = monitor is None
+        self._start_kwargs = start_kwargs
+        self._gap_start = None  # perf_counter() when the loop last left a step
+        self._step_ctx = None  # the entered `mon.step()` of the step in progress
+
+    def train_started(self, rank=None, local_rank=None, world_size=None):
+        try:
+            if self._owned and (self.monitor is None or self.monitor._closed):
+                with _rank_env(rank, local_rank, world_size):
+                    self.monitor = start(**self._start_kwargs)
+            self._gap_start = _perf()
+        except Exception as e:
+            self._fail(e)
+
+    def epoch_started(self):
+        if self.monitor is None:
+            return
+        try:
+            self.monitor._epoch_start()
+            self._gap_start = _perf()
+        except Exception as e:
+            self._fail(e)
+
+    def outside_work_done(self):
+        """The trainer finished work between steps that is not the loader's (validation,
+        logging, a checkpoint): the data wait counts from here."""
+        if self._gap_start is not None and self._step_ctx is None:
+            self._gap_start = _perf()
+
+    def step_began(self):
+        mon = self.monitor
+        if mon is None or not mon.active:
+            return
+        try:
+            if self._step_ctx is not None:  # a step that never ended (a skipped batch)
+                self.step_ended()
+            if self._gap_start is not None:
+                mon._data_wait += _perf() - self._gap_start
+                mon._fetched = True
+            ctx = mon.step()
+            ctx.__enter__()
+            self._step_ctx = ctx
+        except Exception as e:
+            self._fail(e)
+
+    def step_ended(self):
+        ctx, self._step_ctx = self._step_ctx, None
+        if ctx is None:
+            return
+        try:
+            ctx.__exit__(None, None, None)
+        except Exception as e:
+            self._fail(e)
+        self._gap_start = _perf()
+
+    def train_ended(self):
+        self.step_ended()
+        self._gap_start = None
+        if self._owned and self.monitor is not None:
+            self.monitor.close()  # idempotent, never raises
+
+    def _fail(self, error):
+        _warn_once("callback", "callback disabled after an internal error: %r" % (error,))
+        self._step_ctx = None
+        self._gap_start = None
+        if self.monitor is not None:
+            self.monitor._client = None  # the Monitor's own off switch (as Monitor._fail)
