@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+#include "diagnose/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "diagnose/rules/rules.h"
+#include "diagnose/stats.h"
+
+namespace gpumon::diagnose {
+
+Diagnosis diagnose(const RunData& run, const Thresholds& t) {
+  Diagnosis d;
+  const RunView v = make_view(run, t);
+  check_data_loader_stall(v, t, d.findings);
+  check_launch_bound(v, t, d.findings);
+  check_throttled(v, t, d.findings);
+  check_rank_wait(v, t, d.findings);
+  check_memory(v, t, d.findings);
+  check_multi_gpu(v, t, d.findings);
+  check_hang(v, t, d.findings);
+  check_hardware(v, t, d.findings);
+  for (auto& f : d.findings) {
+    f.confidence = unit_clamp(f.confidence);
+    std::sort(f.gpus.begin(), f.gpus.end());
+    std::sort(f.ranks.begin(), f.ranks.end());
+    // Evidence never carries a NaN or infinity (JSON has no such number).
+    std::erase_if(f.evidence, [](const auto& e) {
+      const auto* x = std::get_if<double>(&e.second);
+      return x && !std::isfinite(*x);
+    });
+    const double base = f.severity == Severity::kCritical  ? t.critical_points
+                        : f.severity == Severity::kWarning ? t.warning_points
+                                                           : 0;
+    f.deduction = static_cast<int>(std::lround(base * f.confidence));
+  }
+  std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.deduction > b.deduction;
+  });
+  int total = 0;
+  for (const auto& f : d.findings) {
+    if (f.deduction <= 0) continue;
+    total += f.deduction;
+    d.deductions.push_back({f.id, f.deduction,
+                            std::string(severity_name(f.severity)) + " at confidence " +
+                                fmt(f.confidence, 2) + ": " + f.summary});
+  }
+  d.health_score = std::clamp(100 - total, 0, 100);
+  return d;
+}
+
+}  // namespace gpumon::diagnose

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// diagnose(): runs every rule over RunData; the findings, sorted by severity then deduction,
+// and a health score of 100 minus the deductions (clamped to 0-100), each deduction with its
+// reason. to_json() is the `gpumon doctor --json` object (docs/DIAGNOSES.md); render_text() the
+// terminal form.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "diagnose/finding.h"
+#include "diagnose/run_data.h"
+#include "diagnose/thresholds.h"
+
+namespace gpumon::diagnose {
+
+struct Deduction {
+  std::string finding;  ///< its id
+  int points = 0;
+  std::string reason;
+};
+
+struct Diagnosis {
+  std::vector<Finding> findings;
+  int health_score = 100;
+  std::vector<Deduction> deductions;
+};
+
+Diagnosis diagnose(const RunData& run, const Thresholds& thresholds = {});
+
+/// `{"schema": 1, "recording": ..., "health_score": ..., "deductions": [...], "findings": [...]}`
+/// with findings below `min_severity` left out (the score still counts every finding).
+nlohmann::json to_json(const Diagnosis& d, const std::string& recording,
+                       Severity min_severity = Severity::kInfo);
+std::string render_text(const Diagnosis& d, const std::string& recording,
+                        Severity min_severity = Severity::kInfo);
+
+}  // namespace gpumon::diagnose

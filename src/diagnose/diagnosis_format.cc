@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// to_json and render_text of a Diagnosis.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "diagnose/diagnosis.h"
+#include "diagnose/rules/rules.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+std::string text_value(const EvidenceValue& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  const double x = std::get<double>(v);
+  if (x == std::floor(x) && std::fabs(x) < 1e15) return fmt(x, 0);
+  return std::fabs(x) >= 100 ? fmt(x, 1) : fmt(x, 3);
+}
+
+template <typename T>
+std::string join(const std::vector<T>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severity min_severity) {
+  nlohmann::json j = {{"schema", 1}, {"recording", recording}, {"health_score", d.health_score}};
+  j["deductions"] = nlohmann::json::array();
+  for (const auto& x : d.deductions)
+    j["deductions"].push_back({{"finding", x.finding}, {"points", x.points}, {"reason", x.reason}});
+  j["findings"] = nlohmann::json::array();
+  for (const auto& f : d.findings) {
+    if (f.severity < min_severity) continue;
+    nlohmann::json ev = nlohmann::json::object();
+    for (const auto& [k, v] : f.evidence) {
+      if (const auto* s = std::get_if<std::string>(&v))
+        ev[k] = *s;
+      else
+        ev[k] = std::get<double>(v);
+    }
+    nlohmann::json o = {{"id", f.id},
+                        {"severity", std::string(severity_name(f.severity))},
+                        {"confidence", std::round(f.confidence * 100) / 100},
+                        {"title", f.title},
+                        {"summary", f.summary},
+                        {"evidence", ev},
+                        {"start_ms", f.start_ms ? nlohmann::json(*f.start_ms) : nlohmann::json()},
+                        {"end_ms", f.end_ms ? nlohmann::json(*f.end_ms) : nlohmann::json()},
+                        {"gpus", f.gpus},
+                        {"ranks", f.ranks},
+                        {"advice", f.advice},
+                        {"deduction", f.deduction}};
+    j["findings"].push_back(std::move(o));
+  }
+  return j;
+}
+
+std::string render_text(const Diagnosis& d, const std::string& recording, Severity min_severity) {
+  std::ostringstream o;
+  o << "gpumon doctor: " << recording << "\n";
+  o << "health score: " << d.health_score << "/100";
+  if (!d.deductions.empty()) {
+    o << " (";
+    for (std::size_t i = 0; i < d.deductions.size(); ++i)
+      o << (i ? ", " : "") << "-" << d.deductions[i].points << " " << d.deductions[i].finding;
+    o << ")";
+  }
+  o << "\n";
+  int shown = 0;
+  for (const auto& f : d.findings) {
+    if (f.severity < min_severity) continue;
+    ++shown;
+    o << "\n[" << severity_name(f.severity) << "] " << f.title << " (" << f.id << ", confidence "
+      << fmt(f.confidence, 2) << ")\n";
+    o << "  " << f.summary << "\n";
+    if (!f.gpus.empty()) o << "  GPUs: " << join(f.gpus);
+    if (!f.ranks.empty()) o << (f.gpus.empty() ? "  " : "   ") << "ranks: " << join(f.ranks);
+    if (!f.gpus.empty() || !f.ranks.empty()) o << "\n";
+    if (f.start_ms && f.end_ms)
+      o << "  when: " << record::format_iso_ms(*f.start_ms) << " - "
+        << record::format_iso_ms(*f.end_ms) << "\n";
+    if (!f.evidence.empty()) {
+      o << "  evidence:";
+      for (const auto& [k, v] : f.evidence) o << " " << k << "=" << text_value(v);
+      o << "\n";
+    }
+    o << "  advice: " << f.advice << "\n";
+  }
+  if (shown == 0)
+    o << "\nno findings" << (min_severity > Severity::kInfo ? " at this severity" : "") << "\n";
+  return o.str();
+}
+
+}  // namespace gpumon::diagnose

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// data_loader_stall: per rank, the share of step time blocked on the next batch (after warm-up).
+#include <algorithm>
+
+#include "diagnose/rules/rules.h"
+#include "diagnose/stats.h"
+
+namespace gpumon::diagnose {
+
+void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
+  Finding f;
+  double worst = 0, worst_wait = 0, worst_step = 0, worst_n = 0;
+  std::int64_t worst_rank = 0;
+  for (const auto& r : v.ranks) {
+    if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
+    double wait = 0, cpu = 0;
+    for (const auto* s : r.steady) wait += s->data_wait_s, cpu += s->cpu_step_s;
+    const double n = static_cast<double>(r.steady.size());
+    if (cpu <= 0) continue;
+    const double share = std::min(wait / cpu, 1.0);
+    if (share < t.data_wait_share || wait / n < t.data_wait_min_s) continue;
+    f.ranks.push_back(r.label);
+    if (r.info->gpu) f.gpus.push_back(*r.info->gpu);
+    const auto [t0, t1] = step_span_ms(r);
+    widen_range(f, t0, t1);
+    if (share > worst)
+      worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label;
+  }
+  if (f.ranks.empty()) return;
+  std::sort(f.gpus.begin(), f.gpus.end());
+  f.gpus.erase(std::unique(f.gpus.begin(), f.gpus.end()), f.gpus.end());
+  f.id = "data_loader_stall";
+  f.severity = worst >= t.data_wait_critical_share ? Severity::kCritical : Severity::kWarning;
+  f.confidence = confidence_of(worst_n, t.full_confidence_steps, worst, t.data_wait_share);
+  f.title = "Data loader stall";
+  f.summary = fmt(worst * 100, 0) + "% of step time waiting for data on rank " +
+              std::to_string(worst_rank) + " (" + fmt(worst_wait * 1000) + " ms of a " +
+              fmt(worst_step * 1000) + " ms step)";
+  f.add("data_wait_share", worst);
+  f.add("mean_data_wait_ms", worst_wait * 1000);
+  f.add("mean_step_ms", worst_step * 1000);
+  f.add("steps", worst_n);
+  f.add("worst_rank", static_cast<double>(worst_rank));
+  f.add("ranks_stalled", static_cast<double>(f.ranks.size()));
+  // The sawtooth: the GPU's utilization while the rank trained, when its GPU is known.
+  for (unsigned gpu : f.gpus)
+    if (const auto* g = find_gpu(v.run, gpu))
+      if (auto u = mean_between(*g, *f.start_ms, *f.end_ms,
+                                [](const GpuPoint& p) { return p.util_pct; })) {
+        f.add("gpu" + std::to_string(gpu) + "_mean_util_pct", *u);
+      }
+  f.advice =
+      "Feed the GPU faster: raise DataLoader num_workers, set pin_memory=True and "
+      "persistent_workers=True, raise prefetch_factor, move decoding/augmentation off the "
+      "training process (or to the GPU), and check the storage the data is read from.";
+  out.push_back(std::move(f));
+}
+
+}  // namespace gpumon::diagnose

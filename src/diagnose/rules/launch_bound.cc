@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// launch_bound: the GPU idles inside steps that do not wait for data (GPU time much below CPU
+// time on every rank), or NVML calls the GPU busy while GPM says the SMs are mostly idle.
+#include <algorithm>
+#include <cmath>
+
+#include "diagnose/rules/rules.h"
+#include "diagnose/stats.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+struct RankRatio {
+  const RankSteps* r;
+  double gpu_ratio;  // median gpu_step / cpu_step
+  double wait_share;
+  double n;
+};
+
+}  // namespace
+
+void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
+  Finding f;
+  f.id = "launch_bound";
+  f.title = "Host-bound: GPU waits on the CPU";
+  std::vector<RankRatio> ratios;
+  for (const auto& r : v.ranks) {
+    if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
+    std::vector<double> ratio;
+    double wait = 0, cpu = 0;
+    for (const auto* s : r.steady) {
+      wait += s->data_wait_s, cpu += s->cpu_step_s;
+      if (s->gpu_step_s && std::isfinite(*s->gpu_step_s) && s->cpu_step_s > 0)
+        ratio.push_back(std::min(*s->gpu_step_s / s->cpu_step_s, 1.0));
+    }
+    if (cpu <= 0 || static_cast<int>(ratio.size()) < t.min_steps) continue;
+    ratios.push_back({&r, *median_of(ratio), wait / cpu, static_cast<double>(ratio.size())});
+  }
+  // Only when no rank keeps its GPU busy: otherwise the low ranks wait on the busy one
+  // (rank_wait / straggler).
+  double best = 0, worst = 1, n = 0;
+  for (const auto& rr : ratios) best = std::max(best, rr.gpu_ratio);
+  if (!ratios.empty() && best < t.launch_gpu_ratio) {
+    for (const auto& rr : ratios) {
+      if (rr.wait_share > t.launch_max_data_wait_share) continue;
+      f.ranks.push_back(rr.r->label);
+      if (rr.r->info->gpu) f.gpus.push_back(*rr.r->info->gpu);
+      const auto [t0, t1] = step_span_ms(*rr.r);
+      widen_range(f, t0, t1);
+      if (rr.gpu_ratio < worst) worst = rr.gpu_ratio, n = rr.n;
+    }
+  }
+  if (!f.ranks.empty()) {
+    f.confidence = confidence_of(n, t.full_confidence_steps, worst, t.launch_gpu_ratio, false);
+    f.summary = "the GPU works only " + fmt(worst * 100, 0) +
+                "% of each step's wall time, and the step does not wait for data";
+    f.add("gpu_time_share", worst);
+    f.add("steps", n);
+  } else {
+    // NVML busy, SMs idle (needs GPM). Judged on the samples with the GPU busy.
+    double worst_sm = 1, samples = 0;
+    for (const auto& g : v.run.gpus) {
+      double busy = 0, sm_sum = 0;
+      std::int64_t t0 = 0, t1 = 0;
+      for (const auto& p : g.points) {
+        if (!p.util_pct || !p.sm_active || *p.util_pct < t.busy_util_pct) continue;
+        if (busy == 0) t0 = p.t_ms;
+        t1 = p.t_ms + p.span_ms;
+        busy += p.samples, sm_sum += *p.sm_active * p.samples;
+      }
+      if (busy < t.launch_min_samples) continue;
+      const double sm = sm_sum / busy;
+      if (sm >= t.launch_sm_active) continue;
+      f.gpus.push_back(g.gpu);
+      widen_range(f, t0, t1);
+      if (sm < worst_sm) worst_sm = sm, samples = busy;
+    }
+    if (f.gpus.empty()) return;
+    for (const auto& r : v.ranks)
+      if (r.info->gpu && std::count(f.gpus.begin(), f.gpus.end(), *r.info->gpu))
+        f.ranks.push_back(r.label);
+    f.confidence =
+        confidence_of(samples, 10.0 * t.launch_min_samples, worst_sm, t.launch_sm_active, false);
+    f.summary = "NVML reports the GPU busy but only " + fmt(worst_sm * 100, 0) +
+                "% of SMs are active (GPM): kernels are too small or too sparse";
+    f.add("sm_active_while_busy", worst_sm);
+    f.add("busy_samples", samples);
+  }
+  f.severity = Severity::kWarning;
+  f.advice =
+      "Give the GPU bigger pieces of work: larger batches, torch.compile or CUDA graphs to cut "
+      "launch overhead, fewer host syncs (.item(), .cpu(), printing tensors, "
+      "torch.cuda.synchronize) inside the step, and fused optimizers (foreach/fused=True).";
+  out.push_back(std::move(f));
+}
+
+}  // namespace gpumon::diagnose

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include "diagnose/test_builder.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+using namespace testing;
+
+RunData growing(double bytes_per_step, int steps = 300) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, steps, 0.2, [&](record::RecordedStep& s, int i) {
+    // Warm-up jumps, then growth with noise.
+    const double warm = i < 10 ? -4 * kGiB : 0;
+    const double noise = (i * 7919 % 100) * kMiB;
+    s.allocated_bytes = static_cast<std::int64_t>(10 * kGiB + warm + bytes_per_step * i + noise);
+    s.reserved_bytes = *s.allocated_bytes + static_cast<std::int64_t>(2 * kGiB);
+  });
+  return run;
+}
+
+TEST(MemoryLeak, SteadyGrowth) {
+  auto run = growing(4 * kMiB);
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "memory_leak");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NEAR(evidence(*f, "slope_bytes_per_step"), 4 * kMiB, 0.5 * kMiB);
+  EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
+  EXPECT_EQ(find(d, "allocator_cache", Severity::kInfo), nullptr) << "a leak is not caching";
+}
+
+TEST(MemoryLeak, NearMissSmallGrowth) {
+  auto run = growing(0.1 * kMiB);  // 30 MiB in 300 steps: rounding, not a leak
+  EXPECT_EQ(find(run_diagnose(run), "memory_leak"), nullptr);
+}
+
+TEST(MemoryLeak, WarmupGrowthIsNotALeak) {
+  auto run = growing(0);
+  EXPECT_EQ(warnings(run_diagnose(run)), "");
+}
+
+TEST(MemoryLeak, OneSpikeIsNotALeak) {
+  auto run = growing(0);
+  for (auto& s : run.steps)
+    if (s.step > 250) s.allocated_bytes = *s.allocated_bytes + static_cast<std::int64_t>(3 * kGiB);
+  EXPECT_EQ(find(run_diagnose(run), "memory_leak"), nullptr);
+}
+
+TEST(AllocatorCache, ReservedFarAboveAllocatedButFlat) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int) {
+    s.reserved_bytes = static_cast<std::int64_t>(30 * kGiB);
+  });
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "allocator_cache", Severity::kInfo);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
+  EXPECT_EQ(f->deduction, 0);
+  EXPECT_EQ(d.health_score, 100);
+}
+
+TEST(Fragmentation, InactiveSplitShare) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int) {
+    s.reserved_bytes = static_cast<std::int64_t>(20 * kGiB);
+    s.inactive_split_bytes = static_cast<std::int64_t>(7 * kGiB);
+  });
+  const auto d = run_diagnose(run);
+  ASSERT_NE(find(d, "fragmentation"), nullptr) << warnings(d);
+}
+
+TEST(Fragmentation, AllocRetries) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2,
+           [](record::RecordedStep& s, int i) { s.num_alloc_retries = i / 50; });
+  ASSERT_NE(find(run_diagnose(run), "fragmentation"), nullptr);
+}
+
+TEST(Fragmentation, NearMiss) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+    s.inactive_split_bytes = static_cast<std::int64_t>(2 * kGiB);  // 17% of 12 GiB
+    s.num_alloc_retries = i > 200 ? 1 : 0;
+  });
+  EXPECT_EQ(find(run_diagnose(run), "fragmentation"), nullptr);
+}
+
+TEST(OomForecast, NvmlMemoryGrowingTowardsTotal) {
+  RunData run;
+  // 10 minutes at 10 Hz, 60 GiB -> 75 GiB: 5 GiB left at 25 MiB/s = ~3.4 minutes.
+  add_gpu(run, 0, 6000, 100,
+          [](GpuPoint& p, int i) { p.mem_used_bytes = 60 * kGiB + i * 2.56 * kMiB; });
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "oom_forecast");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_NEAR(evidence(*f, "minutes_to_full"), 3.4, 0.2);
+}
+
+TEST(OomForecast, NearMissFarAway) {
+  RunData run;
+  // +2 GiB in 10 minutes with 38 GiB free: 3 hours away.
+  add_gpu(run, 0, 6000, 100,
+          [](GpuPoint& p, int i) { p.mem_used_bytes = 40 * kGiB + i * 0.34 * kMiB; });
+  EXPECT_EQ(find(run_diagnose(run), "oom_forecast"), nullptr);
+}
+
+TEST(OomForecast, StartupRampThatEnded) {
+  RunData run;
+  add_gpu(run, 0, 3000, 100,
+          [](GpuPoint& p, int i) { p.mem_used_bytes = std::min(i, 1200) * 60 * kMiB; });
+  EXPECT_EQ(find(run_diagnose(run), "oom_forecast"), nullptr);
+}
+
+TEST(OomForecast, FromAllocatedPerStep) {
+  RunData run;
+  add_gpu(run, 0, 600, 100, [](GpuPoint& p, int) { p.mem_used_bytes = 70 * kGiB; });
+  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+    s.allocated_bytes = static_cast<std::int64_t>(50 * kGiB + i * 20 * kMiB);
+  });
+  const auto diagnosis = run_diagnose(run);
+  const auto* f = find(diagnosis, "oom_forecast");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(evidence(*f, "steps_to_full"), 0);
+}
+
+TEST(Oom, RankEvent) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 100, 0.2);
+  run.rank_events.push_back({kT0Ms + 30000, 10, 0, "oom", R"({"type":"oom"})"});
+  const auto diagnosis = run_diagnose(run);
+  const auto* f = find(diagnosis, "oom");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_EQ(f->gpus, std::vector<unsigned>{0});
+}
+
+TEST(ForeignMemory, OtherProcessOnTrainingGpu) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 100, 0.2);
+  run.processes.push_back(
+      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+  run.processes.push_back(
+      {0, 77, "jupyter", static_cast<std::int64_t>(8 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "foreign_memory");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(evidence(*f, "pid77_bytes"), 8 * kGiB);
+}
+
+TEST(ForeignMemory, NearMissSmallOrUnmatchedPids) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 100, 0.2);
+  run.processes.push_back(
+      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+  run.processes.push_back(
+      {0, 77, "nvtop", static_cast<std::int64_t>(300 * kMiB), {}, kT0Ms, kT0Ms + 60000});
+  EXPECT_EQ(find(run_diagnose(run), "foreign_memory"), nullptr);
+  // NVML pids from another namespace: nothing matches a rank, so nothing is called foreign.
+  run.processes[0].pid = 5555;
+  run.processes[1].max_used_memory_bytes = static_cast<std::int64_t>(8 * kGiB);
+  EXPECT_EQ(find(run_diagnose(run), "foreign_memory"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpumon::diagnose

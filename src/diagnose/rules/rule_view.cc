@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: MIT
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "diagnose/rules/rules.h"
+
+namespace gpumon::diagnose {
+
+RunView make_view(const RunData& run, const Thresholds& t) {
+  RunView v{run, {}};
+  std::map<std::int64_t, std::vector<const record::RecordedStep*>> by_pid;
+  for (const auto& s : run.steps)
+    if (std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
+        std::isfinite(s.data_wait_s) && s.cpu_step_s >= 0 && s.data_wait_s >= 0)
+      by_pid[s.pid].push_back(&s);
+  for (const auto& info : run.ranks) {
+    auto it = by_pid.find(info.pid);
+    if (it == by_pid.end()) continue;
+    RankSteps r;
+    r.info = &info;
+    r.all = std::move(it->second);
+    const auto skip =
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(t.warmup_steps, 0)), r.all.size());
+    r.steady.assign(r.all.begin() + static_cast<std::ptrdiff_t>(skip), r.all.end());
+    r.label = info.rank.value_or(info.pid);
+    v.ranks.push_back(std::move(r));
+  }
+  std::sort(v.ranks.begin(), v.ranks.end(),
+            [](const RankSteps& a, const RankSteps& b) { return a.label < b.label; });
+  return v;
+}
+
+std::pair<std::int64_t, std::int64_t> step_span_ms(const RankSteps& r) {
+  if (r.all.empty()) return {0, 0};
+  return {std::llround(r.all.front()->t_start_s * 1000),
+          std::llround(r.all.back()->t_end_s * 1000)};
+}
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string fmt_bytes(double bytes) {
+  if (std::fabs(bytes) >= kGiB) return fmt(bytes / kGiB, 2) + " GiB";
+  return fmt(bytes / kMiB, 0) + " MiB";
+}
+
+void widen_range(Finding& f, std::int64_t t0, std::int64_t t1) {
+  f.start_ms = std::min(f.start_ms.value_or(t0), t0);
+  f.end_ms = std::max(f.end_ms.value_or(t1), t1);
+}
+
+}  // namespace gpumon::diagnose

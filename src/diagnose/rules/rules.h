@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// The diagnosis rules, one per file in this folder, and the view of RunData they share (steps
+// grouped by rank, warm-up dropped). Each rule appends its findings; severity, confidence and
+// evidence are its own, deductions are set by diagnose().
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnose/finding.h"
+#include "diagnose/run_data.h"
+#include "diagnose/thresholds.h"
+
+namespace gpumon::diagnose {
+
+struct RankSteps {
+  const RankInfo* info = nullptr;
+  std::vector<const record::RecordedStep*> all;     ///< finite times, in end order
+  std::vector<const record::RecordedStep*> steady;  ///< `all` without the warm-up steps
+  std::int64_t label = 0;                           ///< rank, else pid
+};
+
+struct RunView {
+  const RunData& run;
+  std::vector<RankSteps> ranks;  ///< ranks with steps, by label
+};
+RunView make_view(const RunData& run, const Thresholds& t);
+
+/// Weighted mean of a GPU field over points inside [t0, t1] (ms); nullopt without values.
+template <typename Get>
+std::optional<double> mean_between(const GpuSeries& g, std::int64_t t0, std::int64_t t1, Get get) {
+  double sum = 0, n = 0;
+  for (const auto& p : g.points) {
+    if (p.t_ms + p.span_ms < t0 || p.t_ms > t1) continue;
+    const std::optional<double> v = get(p);
+    if (!v) continue;
+    sum += *v * p.samples, n += p.samples;
+  }
+  return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+}
+
+/// The [first step start, last step end] span of a rank in ms.
+std::pair<std::int64_t, std::int64_t> step_span_ms(const RankSteps& r);
+std::string fmt(double v, int decimals = 1);
+std::string fmt_bytes(double bytes);
+/// The time range of several findings' parts.
+void widen_range(Finding& f, std::int64_t t0, std::int64_t t1);
+
+void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_throttled(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_rank_wait(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_memory(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_multi_gpu(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_hang(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+
+}  // namespace gpumon::diagnose
+
+namespace gpumon::diagnose {
+
+/// One rank consistently slower than the others (multi_gpu.cc; rank_wait reads it too).
+struct Straggler {
+  const RankSteps* rank = nullptr;
+  std::string measure;     ///< "gpu_step_s", "cpu_step_s" or "data_wait_s"
+  double ratio = 0;        ///< its median / the others' median (data wait: extra share of step)
+  double consistency = 0;  ///< share of aligned steps where it was the slowest
+  double steps = 0;
+};
+std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t);
+
+}  // namespace gpumon::diagnose

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// find_straggler: aligns the ranks' steps by step number and looks for one rank that is the
+// slowest in most of them and clearly slower at the median. Measures in order: GPU time of the
+// step (when every rank measures it), CPU time (ranks that do not synchronise), data wait (a
+// slow loader on one rank, visible even when collectives equalise the step times).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "diagnose/rules/rules.h"
+#include "diagnose/stats.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+using Get = std::optional<double> (*)(const record::RecordedStep&);
+
+std::optional<Straggler> by_measure(const RunView& v, const Thresholds& t, const char* name,
+                                    Get get, bool additive) {
+  std::vector<const RankSteps*> ranks;
+  for (const auto& r : v.ranks)
+    if (static_cast<int>(r.steady.size()) >= t.min_steps) ranks.push_back(&r);
+  if (ranks.size() < 2) return std::nullopt;
+  std::vector<std::map<std::int64_t, double>> by_step(ranks.size());
+  std::vector<double> medians;
+  double mean_cpu = 0, cpu_n = 0;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    std::vector<double> vals;
+    for (const auto* s : ranks[i]->steady) {
+      mean_cpu += s->cpu_step_s, ++cpu_n;
+      const auto x = get(*s);
+      if (!x || !std::isfinite(*x)) continue;
+      by_step[i][s->step] = *x;
+      vals.push_back(*x);
+    }
+    if (static_cast<int>(vals.size()) < t.min_steps) return std::nullopt;
+    medians.push_back(*median_of(vals));
+  }
+  mean_cpu /= std::max(cpu_n, 1.0);
+  std::vector<double> slowest(ranks.size(), 0);
+  double aligned = 0;
+  for (const auto& [step, x0] : by_step[0]) {
+    std::size_t arg = 0;
+    double best = -1;
+    bool everywhere = true;
+    for (std::size_t i = 0; i < ranks.size() && everywhere; ++i) {
+      const auto it = by_step[i].find(step);
+      if (it == by_step[i].end())
+        everywhere = false;
+      else if (it->second > best)
+        best = it->second, arg = i;
+    }
+    if (!everywhere) continue;
+    ++aligned, ++slowest[arg];
+  }
+  if (aligned < t.min_steps) return std::nullopt;
+  const auto top =
+      static_cast<std::size_t>(std::max_element(slowest.begin(), slowest.end()) - slowest.begin());
+  std::vector<double> others;
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    if (i != top) others.push_back(medians[i]);
+  const double rest = *median_of(others);
+  const double consistency = slowest[top] / aligned;
+  if (consistency < t.straggler_consistency) return std::nullopt;
+  double ratio = 0;
+  if (additive) {
+    // Data wait: the extra wait, as a share of the step, must be a real loss.
+    ratio = mean_cpu > 0 ? (medians[top] - rest) / mean_cpu : 0;
+    if (ratio < t.straggler_factor - 1 || medians[top] - rest < t.data_wait_min_s)
+      return std::nullopt;
+  } else {
+    if (rest <= 0) return std::nullopt;
+    ratio = medians[top] / rest;
+    if (ratio < t.straggler_factor) return std::nullopt;
+  }
+  return Straggler{ranks[top], name, ratio, consistency, aligned};
+}
+
+}  // namespace
+
+std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
+  if (auto s = by_measure(
+          v, t, "gpu_step_s", [](const record::RecordedStep& st) { return st.gpu_step_s; }, false))
+    return s;
+  if (auto s = by_measure(
+          v, t, "data_wait_s",
+          [](const record::RecordedStep& st) { return std::optional<double>(st.data_wait_s); },
+          true))
+    return s;
+  return by_measure(
+      v, t, "cpu_step_s",
+      [](const record::RecordedStep& s) { return std::optional<double>(s.cpu_step_s); }, false);
+}
+
+}  // namespace gpumon::diagnose

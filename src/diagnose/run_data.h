@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// RunData: the plain input the diagnosis rules read, whatever it came from (a recording through
+// load_run_data(), the live agent's history, or a test that builds it by hand). Times are wall
+// times in ms since the Unix epoch; every optional value is missing when unset, never 0.
+//
+// Bounded memory: a GPU's samples are kept raw only for the most recent `max_raw_points` of
+// them; older samples are merged into at most `max_buckets` fixed-width buckets (GpuPoint with
+// `samples` > 1): each field holds the mean of the samples that had it, `util_min/max` and
+// `mem_used_max_bytes` keep the extremes, `clock_reasons` is the OR of the masks, and the
+// throttle counters count the samples that had each throttle cause while below max clocks, so
+// shares stay exact. Rules weigh a point by `samples`.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "record/recording_types.h"
+
+namespace gpumon::diagnose {
+
+/// One sample of a GPU, or (samples > 1) the aggregate of a bucket of older samples.
+struct GpuPoint {
+  std::int64_t t_ms = 0;           ///< the sample's time; a bucket's first sample
+  std::int64_t span_ms = 0;        ///< 0 for a sample; last - first sample time of a bucket
+  std::int32_t samples = 1;        ///< how many samples this point stands for
+  std::optional<double> util_pct;  ///< NVML utilization, 0-100
+  std::optional<double> util_min_pct, util_max_pct;  ///< buckets only
+  std::optional<double> sm_active;                   ///< GPM SM activity, 0-1
+  std::optional<double> mem_used_bytes, mem_total_bytes;
+  std::optional<double> mem_used_max_bytes;  ///< buckets only
+  std::optional<double> power_w, power_limit_w;
+  std::optional<double> temp_c;
+  std::optional<double> sm_clock_mhz, max_sm_clock_mhz;
+  std::optional<std::uint64_t> clock_reasons;            ///< NVML clock event reasons bitmask
+  std::optional<double> ecc_corrected, ecc_uncorrected;  ///< volatile counters (bucket: last)
+  bool lost = false;                                     ///< the GPU was lost (bucket: any sample)
+  /// Buckets only: samples with a thermal / power / hardware-slowdown reason while the SM clock
+  /// was below max (or unknown). Raw samples compute it from `clock_reasons` (throttle.h).
+  std::int32_t thermal_samples = 0, power_samples = 0, hw_slowdown_samples = 0;
+};
+
+struct GpuSeries {
+  unsigned gpu = 0;  ///< NVML index
+  std::optional<std::string> name, uuid, pci_bus_id;
+  std::optional<double> memory_total_bytes, max_sm_clock_mhz;
+  std::vector<GpuPoint> points;  ///< time order: buckets first, then raw samples
+};
+
+/// A training process (one rank) as the agent saw it, and the NVML GPU it runs on if known.
+struct RankInfo {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank, world_size;
+  std::optional<std::string> device;                            ///< "cuda:N" as torch names it
+  std::optional<std::string> pci_bus_id, cuda_visible_devices;  ///< from its hello
+  std::optional<unsigned> gpu;                                  ///< mapped NVML index
+  std::string gpu_mapped_by;  ///< "pci_bus_id", "cuda_visible_devices", "nvml_processes",
+                              ///< "single_gpu", or empty when unmapped
+  std::optional<std::int64_t> hello_ms, bye_ms, disconnect_ms;
+};
+
+struct RunData {
+  std::string source;                            ///< the recording's path, or "live"
+  std::optional<std::int64_t> start_ms, end_ms;  ///< the run's span (samples, steps, events)
+  std::vector<GpuSeries> gpus;                   ///< by NVML index
+  std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered
+  std::vector<record::RecordedProcess> processes;
+  std::vector<record::RecordedStep> steps;  ///< every rank, in the order they ended
+  std::vector<record::RecordedRankEvent> rank_events;
+  std::vector<RankInfo> ranks;  ///< one per pid that sent steps or rank events (finish_run_data)
+};
+
+/// Fills `ranks` from steps and rank events, maps each to an NVML GPU (hello's pci_bus_id; a
+/// GPU UUID in its CUDA_VISIBLE_DEVICES; the GPU where NVML saw its pid use the most memory;
+/// the only GPU), and sets start/end from the data when unset. Call once after filling the rest.
+void finish_run_data(RunData& run);
+
+/// The series of NVML GPU `gpu`, or nullptr.
+const GpuSeries* find_gpu(const RunData& run, unsigned gpu);
+
+}  // namespace gpumon::diagnose

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+#include "diagnose/run_data_loader.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "diagnose/throttle.h"
+#include "gpu/metric_catalog.h"
+#include "record/quantize.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+using M = MetricId;
+
+// Sums of one bucket's samples, field by field (a field's mean is over the samples that had it).
+struct BucketAcc {
+  enum Field : std::size_t {
+    kUtil,
+    kSm,
+    kMemUsed,
+    kMemTotal,
+    kPower,
+    kPowerLimit,
+    kTemp,
+    kClock,
+    kCount
+  };
+  std::array<double, kCount> sum{};
+  std::array<std::int32_t, kCount> n{};
+  GpuPoint p;  // extremes, reasons, counters, lost, times
+  bool open = false;
+
+  void add(Field f, double v) { sum[f] += v, ++n[f]; }
+  GpuPoint finish() {
+    auto mean = [&](Field f) { return n[f] ? std::optional<double>(sum[f] / n[f]) : std::nullopt; };
+    p.util_pct = mean(kUtil), p.sm_active = mean(kSm), p.mem_used_bytes = mean(kMemUsed);
+    p.mem_total_bytes = mean(kMemTotal), p.power_w = mean(kPower);
+    p.power_limit_w = mean(kPowerLimit), p.temp_c = mean(kTemp), p.sm_clock_mhz = mean(kClock);
+    GpuPoint out = p;
+    *this = BucketAcc{};
+    return out;
+  }
+};
+
+template <typename T>
+void keep_min(std::optional<T>& a, T v) {
+  a = std::min(a.value_or(v), v);
+}
+template <typename T>
+void keep_max(std::optional<T>& a, T v) {
+  a = std::max(a.value_or(v), v);
+}
+
+// Per GPU state across its chunks (they come in time order).
+struct GpuLoad {
+  std::int64_t total = 0;  // samples of the GPU in the recording
+  std::int64_t seen = 0;   // samples read so far
+  std::int64_t first_ms = 0, raw_from_ms = 0, width_ms = 1;
+  std::int64_t bucket = -1;  // index of the open bucket
+  BucketAcc acc;
+};
+
+// The sample at `i` of `chunk` as a raw point.
+GpuPoint raw_point(const record::ChunkData& chunk, std::size_t i,
+                   const std::vector<std::optional<record::RecordedMetric>>& metrics) {
+  GpuPoint p;
+  p.t_ms = chunk.time_ms[i];
+  for (const auto& col : chunk.columns) {
+    if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric] ||
+        !col.present[i])
+      continue;
+    const double v = record::dequantize(col.values[i], metrics[col.metric]->quantum);
+    switch (static_cast<M>(col.metric)) {
+      case M::kUtilizationGpuPct: p.util_pct = v; break;
+      case M::kSmActiveRatio: p.sm_active = v; break;
+      case M::kMemoryUsedBytes: p.mem_used_bytes = v; break;
+      case M::kMemoryTotalBytes: p.mem_total_bytes = v; break;
+      case M::kPowerDrawW: p.power_w = v; break;
+      case M::kPowerLimitW: p.power_limit_w = v; break;
+      case M::kTemperatureGpuC: p.temp_c = v; break;
+      case M::kSmClockMhz: p.sm_clock_mhz = v; break;
+      case M::kClockEventReasons:
+        p.clock_reasons = static_cast<std::uint64_t>(col.values[i]);
+        break;
+      case M::kEccCorrectedVolatile: p.ecc_corrected = v; break;
+      case M::kEccUncorrectedVolatile: p.ecc_uncorrected = v; break;
+      case M::kLost: p.lost = v != 0; break;
+      default: break;
+    }
+  }
+  return p;
+}
+
+void add_to_bucket(const GpuPoint& s, const std::optional<double>& max_clock, BucketAcc& a) {
+  using F = BucketAcc;
+  if (!a.open) {
+    a.open = true;
+    a.p.t_ms = s.t_ms, a.p.samples = 0;
+  }
+  a.p.span_ms = s.t_ms - a.p.t_ms;
+  ++a.p.samples;
+  if (s.util_pct)
+    a.add(F::kUtil, *s.util_pct), keep_min(a.p.util_min_pct, *s.util_pct),
+        keep_max(a.p.util_max_pct, *s.util_pct);
+  if (s.sm_active) a.add(F::kSm, *s.sm_active);
+  if (s.mem_used_bytes)
+    a.add(F::kMemUsed, *s.mem_used_bytes), keep_max(a.p.mem_used_max_bytes, *s.mem_used_bytes);
+  if (s.mem_total_bytes) a.add(F::kMemTotal, *s.mem_total_bytes);
+  if (s.power_w) a.add(F::kPower, *s.power_w);
+  if (s.power_limit_w) a.add(F::kPowerLimit, *s.power_limit_w);
+  if (s.temp_c) a.add(F::kTemp, *s.temp_c);
+  if (s.sm_clock_mhz) a.add(F::kClock, *s.sm_clock_mhz);
+  if (s.clock_reasons) {
+    a.p.clock_reasons = a.p.clock_reasons.value_or(0) | *s.clock_reasons;
+    const auto c = sample_throttle(*s.clock_reasons, s.sm_clock_mhz, max_clock);
+    a.p.thermal_samples += c.thermal, a.p.power_samples += c.power;
+    a.p.hw_slowdown_samples += c.hw_slowdown;
+  }
+  if (s.ecc_corrected) a.p.ecc_corrected = s.ecc_corrected;
+  if (s.ecc_uncorrected) a.p.ecc_uncorrected = s.ecc_uncorrected;
+  a.p.lost = a.p.lost || s.lost;
+}
+
+template <typename T>
+T take(record::ReadResult<T>&& r, std::string& error) {
+  if (auto* e = std::get_if<std::string>(&r)) {
+    error = *e;
+    return T{};
+  }
+  return std::get<T>(std::move(r));
+}
+
+}  // namespace
+
+record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLimits& limits) {
+  std::string error;
+  auto reader = record::RecordingReader::open(path, error);
+  if (!reader) return error;
+  RunData run;
+  run.source = path;
+  std::map<unsigned, std::size_t> slot;
+  auto series = [&](unsigned gpu) -> GpuSeries& {
+    auto [it, added] = slot.try_emplace(gpu, run.gpus.size());
+    if (added) run.gpus.emplace_back().gpu = gpu;
+    return run.gpus[it->second];
+  };
+  for (const auto& d : reader->devices()) {
+    auto& g = series(d.index);
+    g.name = d.name, g.uuid = d.uuid, g.pci_bus_id = d.pci_bus_id;
+    if (d.memory_total_bytes) g.memory_total_bytes = static_cast<double>(*d.memory_total_bytes);
+    if (d.max_sm_clock_mhz) g.max_sm_clock_mhz = static_cast<double>(*d.max_sm_clock_mhz);
+  }
+
+  auto refs = take(reader->chunks(std::nullopt), error);
+  if (!error.empty()) return path + ": " + error;
+  std::map<unsigned, GpuLoad> load;
+  for (const auto& r : refs) {
+    auto [it, added] = load.try_emplace(r.gpu);
+    if (added) it->second.first_ms = r.first_time_ms;
+    it->second.total += r.ticks;
+  }
+  // The time the raw window starts is only known once a GPU's chunks are read; buckets use the
+  // span up to the start of the chunk holding the first raw sample (an upper bound of it).
+  {
+    std::map<unsigned, std::int64_t> before;
+    for (const auto& r : refs) {
+      auto& l = load[r.gpu];
+      const std::int64_t skip = l.total - static_cast<std::int64_t>(limits.max_raw_points);
+      if (before[r.gpu] <= skip && before[r.gpu] + r.ticks > skip) l.raw_from_ms = r.last_time_ms;
+      before[r.gpu] += r.ticks;
+    }
+    for (auto& [gpu, l] : load) {
+      const auto span = std::max<std::int64_t>(l.raw_from_ms - l.first_ms, 1);
+      l.width_ms = std::max<std::int64_t>(
+          1, (span + static_cast<std::int64_t>(limits.max_buckets) - 1) /
+                 static_cast<std::int64_t>(std::max<std::size_t>(limits.max_buckets, 1)));
+    }
+  }
+  const auto& metrics = reader->metrics();
+  for (const auto& ref : refs) {
+    auto chunk = take(reader->read_chunk(ref), error);
+    if (!error.empty()) return path + ": " + error;
+    auto& g = series(ref.gpu);
+    auto& l = load[ref.gpu];
+    const std::int64_t skip = l.total - static_cast<std::int64_t>(limits.max_raw_points);
+    for (std::size_t i = 0; i < chunk.time_ms.size(); ++i, ++l.seen) {
+      GpuPoint p = raw_point(chunk, i, metrics);
+      if (l.seen >= skip) {
+        if (l.acc.open) g.points.push_back(l.acc.finish());
+        g.points.push_back(std::move(p));
+        continue;
+      }
+      const std::int64_t b = (p.t_ms - l.first_ms) / l.width_ms;
+      if (b != l.bucket && l.acc.open) g.points.push_back(l.acc.finish());
+      l.bucket = b;
+      add_to_bucket(p, g.max_sm_clock_mhz, l.acc);
+    }
+  }
+  for (auto& [gpu, l] : load)
+    if (l.acc.open) series(gpu).points.push_back(l.acc.finish());
+
+  run.events = take(reader->events(), error);
+  if (error.empty()) run.processes = take(reader->processes(), error);
+  if (error.empty()) run.steps = take(reader->steps(), error);
+  if (error.empty()) run.rank_events = take(reader->rank_events(), error);
+  if (!error.empty()) return path + ": " + error;
+  for (const auto& e : run.events) series(e.gpu);
+  finish_run_data(run);
+  return run;
+}
+
+}  // namespace gpumon::diagnose

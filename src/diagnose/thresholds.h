@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+// Thresholds: every number a rule compares against, with the reason for its value.
+// docs/DIAGNOSES.md carries the same table; keep the two in step.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+
+namespace gpumon::diagnose {
+
+inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kGiB = 1024.0 * kMiB;
+
+struct Thresholds {
+  // --- shared ---
+  /// Steps skipped at the start of each rank: compilation, cudnn autotuning, allocator growth
+  /// and loader warm-up make the first steps unlike the rest.
+  int warmup_steps = 10;
+  /// Steps after warm-up a rank needs before step rules judge it: fewer is noise.
+  int min_steps = 20;
+  /// Steps at which a finding's confidence counts its data as complete.
+  double full_confidence_steps = 200;
+  /// NVML utilization at or above which a GPU counts as busy: below it a GPU idles more than
+  /// it works in each sample period.
+  double busy_util_pct = 30;
+
+  // --- data_loader_stall ---
+  /// Share of step time blocked on the next batch: a fifth of the run lost to the loader is
+  /// worth fixing and is beyond what prefetching jitter gives (a few %).
+  double data_wait_share = 0.2;
+  /// ... and the mean wait per step must reach this (s): a 20% share of a 1 ms step is noise.
+  double data_wait_min_s = 0.005;
+  /// Share from which the stall is critical: the GPU waits more than it works.
+  double data_wait_critical_share = 0.5;
+
+  // --- launch_bound ---
+  /// GPU time / CPU time of a step below this: the GPU idles half of each step without waiting
+  /// for data (launch overhead, syncs, Python).
+  double launch_gpu_ratio = 0.5;
+  /// Data-wait share under which a step counts as "no data wait".
+  double launch_max_data_wait_share = 0.05;
+  /// Busy by NVML (>= busy_util_pct) but GPM SM activity below this: kernels are tiny or sparse;
+  /// dense training keeps SMs > 50% active.
+  double launch_sm_active = 0.25;
+  /// Busy samples needed for the SM-activity test (one minute at 10 Hz).
+  int launch_min_samples = 600;
+
+  // --- throttled ---
+  /// Share of busy samples held below max clock by thermal/power/hw-slowdown reasons: brief
+  /// power-cap dips are normal under load; a fifth of the time is a lasting loss.
+  double throttle_share = 0.2;
+  /// Busy samples needed: a few seconds of data say little about sustained clocks.
+  int throttle_min_samples = 50;
+  /// Share from which throttling is critical.
+  double throttle_critical_share = 0.6;
+
+  // --- rank_wait / straggler / imbalance (multi-rank) ---
+  /// Fast rank's GPU time below this share of the slowest rank's while step times match: it
+  /// spends the rest waiting in a collective.
+  double rank_wait_gpu_ratio = 0.7;
+  /// A straggler's step (GPU time, or CPU time when ranks do not synchronise) exceeds the other
+  /// ranks' median by this factor: 15% is well beyond run-to-run noise (~2-5%).
+  double straggler_factor = 1.15;
+  /// ... in at least this share of the aligned steps ("consistently").
+  double straggler_consistency = 0.6;
+  /// Coefficient of variation of per-rank median step times / per-GPU mean utilization or
+  /// memory above which work is imbalanced: identical replicas stay within a few %.
+  double imbalance_cv = 0.2;
+  /// ... and the busiest and least busy GPU differ by at least this many utilization points.
+  double imbalance_util_gap_pct = 20;
+  /// ... or memory used differs by at least this much (rank 0 often holds a little extra).
+  double imbalance_mem_gap_bytes = 4 * kGiB;
+
+  // --- idle_gpu ---
+  /// Mean utilization at or below which a GPU is idle while others train.
+  double idle_util_pct = 5;
+  /// Seconds of training (others busy) needed before calling a GPU idle.
+  double idle_min_s = 60;
+
+  // --- hang ---
+  /// A gap without steps longer than this many median step times ...
+  double hang_step_factor = 10;
+  /// ... and longer than this (s): checkpoints and evaluation pause training for tens of seconds.
+  double hang_min_s = 60;
+
+  // --- memory ---
+  /// Steps of allocated-at-step-end a leak needs (after warm-up).
+  int leak_min_steps = 20;
+  /// Growth over the steps (Theil-Sen slope x steps) a leak needs, in bytes and relative to the
+  /// first allocated value: a few MiB are allocator rounding; 10% keeps big models honest.
+  double leak_min_growth_bytes = 64 * kMiB;
+  double leak_min_growth_ratio = 0.1;
+  /// Reserved - allocated above this (bytes and share of reserved) while reserved stays flat:
+  /// caching worth knowing about (info).
+  double cache_min_bytes = 1 * kGiB;
+  double cache_min_share = 0.3;
+  /// Inactive split bytes above this share of reserved (and above the byte floor):
+  /// fragmentation wastes that memory; PyTorch's own guidance starts to worry around a quarter.
+  double frag_split_share = 0.25;
+  double frag_min_split_bytes = 512 * kMiB;
+  /// New cudaMalloc retries (cache flushes) during the run that mean fragmentation or pressure.
+  int frag_min_new_retries = 2;
+  /// Forecast horizon: memory reaches total within this many minutes at the recent growth
+  /// (warning), or this many (critical).
+  double oom_forecast_min = 60;
+  double oom_forecast_critical_min = 10;
+  /// Window of recent NVML memory samples the slope is fitted on (s), and the least span.
+  double oom_window_s = 600;
+  double oom_min_window_s = 120;
+  /// Growth over the window needed to forecast at all (share of total): a flat line with noise
+  /// must not forecast an OOM in 10 years... or in 50 minutes.
+  double oom_min_growth_share = 0.02;
+  /// Memory another process holds on a training GPU that matters (bytes): CUDA contexts of
+  /// monitoring tools take ~500 MiB.
+  double foreign_min_bytes = 1 * kGiB;
+
+  // --- health score ---
+  /// Points a finding takes off at full confidence (scaled by its confidence).
+  double warning_points = 15;
+  double critical_points = 35;
+};
+
+}  // namespace gpumon::diagnose
