@@ -9,7 +9,7 @@ build_pkgs=(build-essential cmake ninja-build pkg-config git
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev pybind11-dev python3-dev)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3
   prometheus python3-prometheus-client chromium wrk slowhttptest openssl
-  python3-torch python3-pybind11 python3-pytest)
+  python3-torch python3-pybind11 python3-pytest libtorch-dev)
 
 pkgs=("${build_pkgs[@]}")
 [ "${1:-}" = "--build-only" ] || pkgs+=("${test_pkgs[@]}")

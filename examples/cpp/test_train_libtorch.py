@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: MIT
+"""ctest cpp_example_train_libtorch: the libtorch example against a real `gpumon agent -o REC` on
+the fake NVML; its steps and hello are read back with `gpumon export`. Standard library only."""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def wait_for(cond, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return cond()
+
+
+def export(gpumon, rec, *what):
+    out = subprocess.check_output([gpumon, "export", rec, *what, "--format", "jsonl"], text=True)
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--example", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    args = ap.parse_args()
+    steps, loader_ms = 30, 5
+    with tempfile.TemporaryDirectory(prefix="gpumon-cpp-example-") as tmp:
+        sock, rec = os.path.join(tmp, "agent.sock"), os.path.join(tmp, "run.gpumon")
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("GPUMON_AGENT_SOCKET", "GPUMON_BINARY", "GPUMON_RECORD")}
+        env.update(XDG_RUNTIME_DIR=tmp, GPUMON_NVML_LIBRARY=args.fake_nvml,
+                   GPUMON_FAKE_SCENARIO="demo", RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
+        agent = subprocess.Popen(
+            [args.gpumon, "agent", "--socket", sock, "-o", rec, "--interval", "100"], env=env)
+        try:
+            assert wait_for(lambda: os.path.exists(sock)), "the agent did not listen"
+            run = subprocess.run(
+                [args.example, "--steps", str(steps), "--loader-ms", str(loader_ms)],
+                env=dict(env, GPUMON_AGENT_SOCKET=sock), capture_output=True, text=True,
+                timeout=90)
+            sys.stdout.write(run.stdout)
+            assert run.returncode == 0, run.stderr
+            assert "gpumon: " not in run.stderr, "unexpected warning: " + run.stderr
+            assert "gpumon active" in run.stdout, run.stdout
+        finally:
+            if agent.poll() is None:
+                agent.send_signal(signal.SIGTERM)
+            assert agent.wait(timeout=20) == 0, "the agent failed"
+        got = export(args.gpumon, rec, "--steps")
+        assert [s["step"] for s in got] == list(range(steps)), got
+        for s in got:
+            assert s["rank"] == 0 and s["world_size"] == 1, s
+            assert s["device"] == "cpu", s
+            assert s["data_wait_s"] >= loader_ms / 1000.0 * 0.9, s
+            assert s["cpu_step_s"] >= s["data_wait_s"], s
+        events = export(args.gpumon, rec, "--table", "rank_events")
+        kinds = [e["kind"] for e in events]
+        assert kinds[0] == "hello" and kinds[-1] == "bye", kinds
+        print("ok: %d steps recorded, rank events %s" % (len(got), kinds))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+#include "client/messages.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+
+#include "util/json_text.h"
+
+namespace gpumon::client {
+namespace {
+
+using util::append_json_double;
+using util::append_json_int;
+using util::append_json_string;
+
+void append_key(std::string& out, std::string_view key) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+}
+
+void append_opt_int(std::string& out, std::string_view key, std::optional<std::int64_t> v) {
+  append_key(out, key);
+  if (v) {
+    append_json_int(out, *v);
+  } else {
+    out += "null";
+  }
+}
+
+void append_opt_text(std::string& out, std::string_view key, const std::optional<std::string>& v) {
+  append_key(out, key);
+  if (v) {
+    append_json_string(out, *v);
+  } else {
+    out += "null";
+  }
+}
+
+void append_mem(std::string& out, const AllocatorStats& m) {
+  out += "{\"allocated\":";
+  if (m.allocated_bytes) {
+    append_json_int(out, *m.allocated_bytes);
+  } else {
+    out += "null";
+  }
+  append_opt_int(out, "reserved", m.reserved_bytes);
+  append_opt_int(out, "active", m.active_bytes);
+  append_opt_int(out, "inactive_split", m.inactive_split_bytes);
+  append_opt_int(out, "allocated_peak", m.allocated_peak_bytes);
+  append_opt_int(out, "reserved_peak", m.reserved_peak_bytes);
+  append_opt_int(out, "num_alloc_retries", m.num_alloc_retries);
+  append_opt_int(out, "num_ooms", m.num_ooms);
+  out += '}';
+}
+
+}  // namespace
+
+std::string hello_message(const HelloFields& h) {
+  std::string out = "{\"type\":\"hello\",\"v\":1,\"pid\":";
+  append_json_int(out, h.pid);
+  append_opt_int(out, "rank", h.rank);
+  append_opt_int(out, "local_rank", h.local_rank);
+  append_opt_int(out, "world_size", h.world_size);
+  append_opt_text(out, "hostname", h.hostname);
+  append_opt_text(out, "torch_version", h.torch_version);
+  append_opt_text(out, "device", h.device);
+  out += '}';
+  return out;
+}
+
+void step_message(const StepFields& s, std::string& out) {
+  out.assign("{\"type\":\"step\",\"step\":");
+  append_json_int(out, s.step);
+  out += ",\"t_start\":";
+  append_json_double(out, s.t_start_s);
+  out += ",\"t_end\":";
+  append_json_double(out, s.t_start_s + s.cpu_step_s);
+  out += ",\"cpu_step_s\":";
+  append_json_double(out, s.cpu_step_s);
+  out += ",\"gpu_step_s\":";
+  if (s.gpu_step_s) {
+    append_json_double(out, *s.gpu_step_s);
+  } else {
+    out += "null";
+  }
+  out += ",\"data_wait_s\":";
+  append_json_double(out, s.data_wait_s);
+  out += ",\"mem\":";
+  if (s.mem != nullptr) {
+    append_mem(out, *s.mem);
+  } else {
+    out += "null";
+  }
+  out += '}';
+}
+
+std::string oom_message(std::int64_t step, std::optional<std::int64_t> requested_bytes) {
+  std::string out = "{\"type\":\"oom\",\"step\":";
+  append_json_int(out, step);
+  append_opt_int(out, "requested_bytes", requested_bytes);
+  out += '}';
+  return out;
+}
+
+std::optional<std::int64_t> env_int(const char* name) {
+  const char* raw = std::getenv(name);
+  if (raw == nullptr) return std::nullopt;
+  std::string_view v(raw);
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  while (!v.empty() && blank(v.front())) v.remove_prefix(1);
+  while (!v.empty() && blank(v.back())) v.remove_suffix(1);
+  if (!v.empty() && v.front() == '+') v.remove_prefix(1);
+  std::int64_t out = 0;
+  const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (v.empty() || r.ec != std::errc() || r.ptr != v.data() + v.size()) return std::nullopt;
+  return out;
+}
+
+}  // namespace gpumon::client

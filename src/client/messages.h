@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// The client's messages as protocol lines (agent_protocol.h, docs/python.md "Protocol"), written
+// by hand: doubles as the shortest round-trip text (the agent stores them exactly, as it does
+// Python's repr()), strings escaped, absent values as null.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpumon/monitor.h"
+
+namespace gpumon::client {
+
+struct HelloFields {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;  ///< RANK, LOCAL_RANK, WORLD_SIZE
+  std::optional<std::int64_t> local_rank;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> hostname;
+  std::optional<std::string> torch_version;
+  std::optional<std::string> device;
+};
+
+struct StepFields {
+  std::int64_t step = 0;
+  double t_start_s = 0;   ///< wall clock, seconds since the epoch
+  double cpu_step_s = 0;  ///< t_end = t_start + cpu_step_s
+  std::optional<double> gpu_step_s;
+  double data_wait_s = 0;
+  const AllocatorStats* mem = nullptr;  ///< null: "mem":null
+};
+
+std::string hello_message(const HelloFields& h);
+/// Replaces `out` with the step line (reusing its capacity: no allocation once warm).
+void step_message(const StepFields& s, std::string& out);
+std::string oom_message(std::int64_t step, std::optional<std::int64_t> requested_bytes);
+
+/// An integer environment variable as Python's int() reads it (surrounding blanks allowed);
+/// nullopt when unset or not an integer.
+std::optional<std::int64_t> env_int(const char* name);
+
+}  // namespace gpumon::client

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// The client's hand-written messages parse with the agent's parser, keep every double exactly,
+// and escape hostile strings.
+#include "client/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <clocale>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "agent/agent_protocol.h"
+
+namespace gpumon::client {
+namespace {
+
+using nlohmann::json;
+
+TEST(Messages, StepRoundTripsEveryDoubleExactly) {
+  StepFields f;
+  f.step = 12;
+  f.t_start_s = 1764446400.123456789;
+  f.cpu_step_s = 0.1 + 0.2;
+  f.gpu_step_s = 1e-7;
+  f.data_wait_s = 0.02;
+  std::string line;
+  step_message(f, line);
+  const json j = json::parse(line);
+  EXPECT_EQ(j["type"], "step");
+  EXPECT_EQ(j["step"], 12);
+  EXPECT_EQ(j["t_start"].get<double>(), f.t_start_s);
+  EXPECT_EQ(j["t_end"].get<double>(), f.t_start_s + f.cpu_step_s);
+  EXPECT_EQ(j["cpu_step_s"].get<double>(), f.cpu_step_s);
+  EXPECT_EQ(j["gpu_step_s"].get<double>(), 1e-7);
+  EXPECT_TRUE(j["mem"].is_null());
+  auto parsed = agent::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed)) << std::get<std::string>(parsed);
+}
+
+TEST(Messages, StepWithAllocatorStatsAndNulls) {
+  AllocatorStats m;
+  m.allocated_bytes = 1024;
+  m.reserved_bytes = 4096;
+  m.num_ooms = 0;
+  StepFields f;
+  f.mem = &m;
+  std::string line;
+  step_message(f, line);
+  EXPECT_EQ(line,
+            R"({"type":"step","step":0,"t_start":0,"t_end":0,"cpu_step_s":0,"gpu_step_s":null,)"
+            R"("data_wait_s":0,"mem":{"allocated":1024,"reserved":4096,"active":null,)"
+            R"("inactive_split":null,"allocated_peak":null,"reserved_peak":null,)"
+            R"("num_alloc_retries":null,"num_ooms":0}})");
+  auto parsed = agent::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed));
+  const auto& s = std::get<agent::Step>(std::get<agent::Message>(parsed)).step;
+  EXPECT_EQ(s.allocated_bytes, 1024);
+  EXPECT_EQ(s.active_bytes, std::nullopt);
+}
+
+TEST(Messages, NumbersUseADotUnderAGermanLocale) {
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") == nullptr) GTEST_SKIP() << "no de_DE locale";
+  StepFields f;
+  f.cpu_step_s = 0.5;
+  std::string line;
+  step_message(f, line);
+  std::setlocale(LC_ALL, "C");
+  EXPECT_NE(line.find("\"cpu_step_s\":0.5"), std::string::npos) << line;
+}
+
+TEST(Messages, HelloEscapesHostileStrings) {
+  HelloFields h;
+  h.pid = 42;
+  h.rank = 3;
+  h.hostname = std::string("a\"b\\c\n\x01\xff", 8);
+  h.device = "cuda:0";
+  const std::string line = hello_message(h);
+  const json j = json::parse(line);  // throws on invalid UTF-8 or a bad escape
+  EXPECT_EQ(j["hostname"], "a\"b\\c\n\x01\xEF\xBF\xBD");
+  EXPECT_EQ(j["rank"], 3);
+  EXPECT_TRUE(j["local_rank"].is_null());
+  EXPECT_TRUE(j["torch_version"].is_null());
+  EXPECT_EQ(j["v"], 1);
+  auto parsed = agent::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed));
+  EXPECT_EQ(std::get<agent::Hello>(std::get<agent::Message>(parsed)).device, "cuda:0");
+}
+
+TEST(Messages, Oom) {
+  EXPECT_EQ(oom_message(7, 1 << 30), R"({"type":"oom","step":7,"requested_bytes":1073741824})");
+  EXPECT_EQ(oom_message(0, std::nullopt), R"({"type":"oom","step":0,"requested_bytes":null})");
+}
+
+TEST(Messages, EnvIntReadsLikePythonInt) {
+  ::setenv("GPUMON_TEST_INT", " 7 ", 1);
+  EXPECT_EQ(env_int("GPUMON_TEST_INT"), 7);
+  ::setenv("GPUMON_TEST_INT", "-2", 1);
+  EXPECT_EQ(env_int("GPUMON_TEST_INT"), -2);
+  ::setenv("GPUMON_TEST_INT", "3x", 1);
+  EXPECT_EQ(env_int("GPUMON_TEST_INT"), std::nullopt);
+  ::setenv("GPUMON_TEST_INT", "", 1);
+  EXPECT_EQ(env_int("GPUMON_TEST_INT"), std::nullopt);
+  ::unsetenv("GPUMON_TEST_INT");
+  EXPECT_EQ(env_int("GPUMON_TEST_INT"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace gpumon::client

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+// Monitor: the step clock over agent::AgentClient. Every public member catches what the
+// internals may throw (std::bad_alloc, std::function's errors) and turns it into one warning.
+#include "gpumon/monitor.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <set>
+
+#include "agent/agent_client.h"
+#include "agent/socket_path.h"
+#include "client/agent_launcher.h"
+#include "client/messages.h"
+
+namespace gpumon {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double wall_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+double seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+void write_warning(const std::function<void(std::string_view)>& sink, const std::string& text) {
+  try {
+    if (sink) {
+      sink(text);
+    } else {
+      std::fprintf(stderr, "%s\n", text.c_str());
+    }
+  } catch (...) {  // a throwing sink must not reach the training loop
+  }
+}
+
+std::optional<std::string> non_empty(const std::string& s) {
+  return s.empty() ? std::nullopt : std::optional<std::string>(s);
+}
+
+std::optional<std::string> host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return std::nullopt;
+  return std::string(buf);
+}
+
+}  // namespace
+
+struct Monitor::State {
+  MonitorOptions options;
+  std::unique_ptr<agent::AgentClient> client;
+  std::string socket_path;
+  pid_t pid = ::getpid();
+  bool closed = false;
+  std::set<std::string> warned;
+
+  std::int64_t step = 0;
+  Clock::time_point t0 = Clock::now();
+  double t0_wall = wall_now();
+  double data_wait_s = 0;
+  std::optional<Clock::time_point> wait_start;
+  bool fetched = false;
+  std::optional<Clock::time_point> scoped_start;
+  double scoped_start_wall = 0;
+  std::optional<AllocatorStats> next_mem;
+  std::optional<double> next_gpu_s;
+  Clock::time_point mem_next{};
+  std::uint64_t disconnects = 0;
+  std::string line;  // the step message, reused
+
+  void warn(const std::string& kind, const std::string& message) {
+    if (!warned.insert(kind).second) return;
+    write_warning(options.on_warning, "gpumon: " + message);
+  }
+
+  void fail(const char* what) {
+    warn("internal", std::string("disabled after an internal error: ") + what);
+    client.reset();
+  }
+
+  bool active() const { return client != nullptr && !closed && ::getpid() == pid; }
+
+  void send(const std::string& message) {
+    client->send(message);
+    const std::uint64_t d = client->disconnects();
+    if (d != disconnects) {
+      disconnects = d;
+      warn("agent-lost", "lost the agent at " + socket_path + " (" + client->stats().last_error +
+                             "); training goes on, steps are queued (bounded) and sent if it "
+                             "comes back");
+    }
+  }
+
+  const AllocatorStats* read_mem(Clock::time_point now, AllocatorStats& storage) {
+    if (next_mem) {
+      storage = *next_mem;
+      next_mem.reset();
+      mem_next = now + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(options.allocator_interval_s));
+      return &storage;
+    }
+    if (!options.allocator_source || now < mem_next) return nullptr;
+    mem_next = now + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(options.allocator_interval_s));
+    storage = options.allocator_source();
+    return &storage;
+  }
+
+  void emit(Clock::time_point start, double start_wall, Clock::time_point end) {
+    AllocatorStats mem;
+    client::StepFields f;
+    f.step = step;
+    f.t_start_s = start_wall;
+    f.cpu_step_s = seconds(end - start);
+    f.gpu_step_s = next_gpu_s;
+    f.data_wait_s = data_wait_s;
+    f.mem = read_mem(end, mem);
+    client::step_message(f, line);
+    ++step;
+    t0 = end;
+    t0_wall = start_wall + f.cpu_step_s;
+    data_wait_s = 0;
+    fetched = false;
+    next_gpu_s.reset();
+    send(line);
+  }
+};
+
+#define GPUMON_GUARDED(body)           \
+  try {                                \
+    body                               \
+  } catch (const std::exception& e) {  \
+    state_->fail(e.what());            \
+  } catch (...) {                      \
+    state_->fail("unknown exception"); \
+  }
+
+Monitor Monitor::start(MonitorOptions options) noexcept {
+  Monitor mon;
+  try {
+    mon.state_ = std::make_unique<State>();
+    State& s = *mon.state_;
+    s.options = std::move(options);
+    const char* from_env = std::getenv("GPUMON_AGENT_SOCKET");
+    const bool given = !s.options.socket_path.empty() || (from_env && *from_env);
+    s.socket_path = !s.options.socket_path.empty() ? s.options.socket_path
+                    : given                        ? std::string(from_env)
+                                                   : agent::default_socket_path();
+    if (!given && !client::is_listening(s.socket_path)) {
+      auto binary = s.options.start_agent ? client::find_gpumon_binary() : std::nullopt;
+      if (!binary) {
+        s.warn("no-agent", "no agent listens on " + s.socket_path +
+                               (s.options.start_agent
+                                    ? " and no gpumon binary was found (set GPUMON_BINARY or PATH, "
+                                      "or run `gpumon agent`)"
+                                    : " (start_agent is off; run `gpumon agent`)") +
+                               "; gpumon does nothing");
+        return mon;
+      }
+      std::string record = s.options.record;
+      if (record.empty()) {
+        const char* r = std::getenv("GPUMON_RECORD");
+        record = r ? r : "";
+      }
+      const std::string why = client::start_agent_once(*binary, s.socket_path, record);
+      if (!why.empty()) {
+        s.warn("agent-start", *binary + " agent did not start on " + s.socket_path + ": " + why +
+                                  "; gpumon does nothing");
+        return mon;
+      }
+    }
+    agent::AgentClientOptions co;
+    co.socket_path = s.socket_path;
+    co.max_queue_bytes = s.options.max_queue_bytes;
+    co.min_backoff = s.options.min_backoff;
+    co.max_backoff = s.options.max_backoff;
+    s.client = std::make_unique<agent::AgentClient>(co);
+    client::HelloFields h;
+    h.pid = s.pid;
+    h.rank = client::env_int("RANK");
+    h.local_rank = client::env_int("LOCAL_RANK");
+    h.world_size = client::env_int("WORLD_SIZE");
+    h.hostname = host_name();
+    h.torch_version = non_empty(s.options.torch_version);
+    h.device = non_empty(s.options.device);
+    s.client->set_hello(client::hello_message(h));
+    s.client->flush();  // connects now when the agent is there; else retried with backoff
+    if (const auto st = s.client->stats(); !st.connected) {
+      s.warn("connect", "cannot reach the agent at " + s.socket_path + " yet (" + st.last_error +
+                            "); steps are queued and retried");
+    }
+    s.t0 = Clock::now();
+    s.t0_wall = wall_now();
+  } catch (const std::exception& e) {
+    if (mon.state_) mon.state_->fail(e.what());
+  } catch (...) {
+    if (mon.state_) mon.state_->fail("unknown exception");
+  }
+  return mon;
+}
+
+Monitor::Monitor() noexcept = default;
+Monitor::Monitor(Monitor&&) noexcept = default;
+Monitor& Monitor::operator=(Monitor&& o) noexcept {
+  if (this != &o) {
+    close();
+    state_ = std::move(o.state_);
+  }
+  return *this;
+}
+Monitor::~Monitor() {
+  close();
+}
+
+bool Monitor::active() const noexcept {
+  return state_ && state_->active();
+}
+
+const std::string& Monitor::socket_path() const noexcept {
+  static const std::string kNone;
+  return state_ ? state_->socket_path : kNone;
+}
+
+void Monitor::step() noexcept {
+  if (!active()) return;
+  GPUMON_GUARDED({
+    state_->scoped_start.reset();
+    state_->emit(state_->t0, state_->t0_wall, Clock::now());
+  })
+}
+
+Monitor::ScopedStep Monitor::scoped_step() noexcept {
+  if (!active()) return ScopedStep(nullptr);
+  state_->scoped_start = Clock::now();
+  state_->scoped_start_wall = wall_now();
+  return ScopedStep(this);
+}
+
+void Monitor::end_scoped() noexcept {
+  if (!active() || !state_->scoped_start) return;
+  GPUMON_GUARDED({
+    const Clock::time_point start = *state_->scoped_start;
+    state_->scoped_start.reset();
+    state_->emit(start, state_->scoped_start_wall, Clock::now());
+  })
+}
+
+void Monitor::data_wait_begin() noexcept {
+  if (active()) state_->wait_start = Clock::now();
+}
+
+void Monitor::data_wait_end() noexcept {
+  if (!active() || !state_->wait_start) return;
+  state_->data_wait_s += seconds(Clock::now() - *state_->wait_start);
+  state_->wait_start.reset();
+  state_->fetched = true;
+}
+
+void Monitor::begin_epoch() noexcept {
+  if (!active() || state_->fetched || state_->scoped_start) return;
+  state_->t0 = Clock::now();
+  state_->t0_wall = wall_now();
+  state_->data_wait_s = 0;
+}
+
+void Monitor::set_allocator_stats(const AllocatorStats& stats) noexcept {
+  if (active()) state_->next_mem = stats;
+}
+
+void Monitor::set_gpu_step_seconds(double seconds) noexcept {
+  if (active() && std::isfinite(seconds) && seconds >= 0) state_->next_gpu_s = seconds;
+}
+
+bool Monitor::allocator_stats_due() const noexcept {
+  return active() && Clock::now() >= state_->mem_next;
+}
+
+void Monitor::oom(std::int64_t requested_bytes) noexcept {
+  if (!active()) return;
+  GPUMON_GUARDED({
+    state_->send(client::oom_message(
+        state_->step, requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
+  })
+}
+
+void Monitor::close(std::chrono::milliseconds timeout) noexcept {
+  if (!active()) return;
+  state_->closed = true;
+  GPUMON_GUARDED({
+    state_->client->send(R"({"type":"bye"})");
+    state_->client->close(timeout);
+  })
+}
+
+MonitorStats Monitor::stats() const noexcept {
+  MonitorStats out;
+  if (!state_ || !state_->client) return out;
+  try {
+    const auto s = state_->client->stats();
+    out.steps = static_cast<std::uint64_t>(state_->step);
+    out.sent = s.sent;
+    out.dropped = s.dropped;
+    out.connects = s.connects;
+    out.disconnects = s.disconnects;
+    out.connected = s.connected;
+  } catch (...) {
+  }
+  return out;
+}
+
+}  // namespace gpumon

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+// gpumon::Monitor against a real AgentServer in this process: the hello, plain and scoped
+// steps, data wait, allocator stats, an agent that appears late, an agent that dies, and a
+// forked child that must stay silent.
+#include "gpumon/monitor.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "agent/agent_server.h"
+#include "agent/socket_path.h"
+
+namespace gpumon {
+namespace {
+
+using namespace std::chrono_literals;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = "/tmp/gpumon-client-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+    path_ = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// An agent server and what it received.
+class Agent {
+ public:
+  explicit Agent(const std::string& path) {
+    std::string error = agent::prepare_listen_path(path);
+    EXPECT_EQ(error, "");
+    agent::AgentSinks sinks{[this](const record::RecordedStep& s) {
+                              std::lock_guard l(mu_);
+                              steps_.push_back(s);
+                            },
+                            [this](const record::RecordedRankEvent& e) {
+                              std::lock_guard l(mu_);
+                              events_.push_back(e);
+                            },
+                            [](const std::string&) {}};
+    server_ = agent::AgentServer::start({path}, std::move(sinks), error);
+    EXPECT_NE(server_, nullptr) << error;
+  }
+  void stop() { server_->stop(); }
+  std::vector<record::RecordedStep> steps() {
+    std::lock_guard l(mu_);
+    return steps_;
+  }
+  std::vector<record::RecordedRankEvent> events() {
+    std::lock_guard l(mu_);
+    return events_;
+  }
+  // Waits until `n` steps arrived (or 5 s).
+  bool wait_steps(std::size_t n) {
+    for (int i = 0; i < 500 && steps().size() < n; ++i) std::this_thread::sleep_for(10ms);
+    return steps().size() >= n;
+  }
+  bool wait_event(const std::string& kind) {
+    for (int i = 0; i < 500; ++i) {
+      for (const auto& e : events())
+        if (e.kind == kind) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<record::RecordedStep> steps_;
+  std::vector<record::RecordedRankEvent> events_;
+  std::unique_ptr<agent::AgentServer> server_;
+};
+
+struct Warnings {
+  std::vector<std::string> lines;
+  std::function<void(std::string_view)> sink() {
+    return [this](std::string_view l) { lines.emplace_back(l); };
+  }
+};
+
+MonitorOptions options_for(const std::string& path, Warnings& w) {
+  MonitorOptions o;
+  o.socket_path = path;
+  o.on_warning = w.sink();
+  o.min_backoff = 10ms;
+  o.max_backoff = 20ms;
+  return o;
+}
+
+TEST(Monitor, HelloCarriesIdentityFromTheEnvironmentAndOptions) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  ::setenv("RANK", "3", 1);
+  ::setenv("LOCAL_RANK", "1", 1);
+  ::setenv("WORLD_SIZE", "8", 1);
+  Warnings w;
+  MonitorOptions o = options_for(dir.file("a.sock"), w);
+  o.device = "cuda:1";
+  o.torch_version = "1.13.1";
+  Monitor mon = Monitor::start(o);
+  ::unsetenv("RANK");
+  ::unsetenv("LOCAL_RANK");
+  ::unsetenv("WORLD_SIZE");
+  ASSERT_TRUE(mon.active());
+  mon.step();
+  mon.close();
+  ASSERT_TRUE(agent.wait_event("bye"));
+  const auto events = agent.events();
+  ASSERT_EQ(events.front().kind, "hello");
+  const auto hello = nlohmann::json::parse(events.front().detail);
+  EXPECT_EQ(hello["pid"], ::getpid());
+  EXPECT_EQ(hello["rank"], 3);
+  EXPECT_EQ(hello["local_rank"], 1);
+  EXPECT_EQ(hello["world_size"], 8);
+  EXPECT_EQ(hello["device"], "cuda:1");
+  EXPECT_EQ(hello["torch_version"], "1.13.1");
+  EXPECT_TRUE(hello["hostname"].is_string());
+  const auto steps = agent.steps();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].rank, 3);
+  EXPECT_EQ(steps[0].device, "cuda:1");
+  EXPECT_TRUE(w.lines.empty());
+}
+
+TEST(Monitor, PlainStepsAreBoundariesAndCountTheDataWait) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+  for (int i = 0; i < 3; ++i) {
+    const int batch = mon.fetch([&] {
+      std::this_thread::sleep_for(20ms);
+      return i;
+    });
+    EXPECT_EQ(batch, i);
+    std::this_thread::sleep_for(10ms);  // the "training"
+    mon.step();
+  }
+  mon.close();
+  ASSERT_TRUE(agent.wait_steps(3));
+  const auto steps = agent.steps();
+  for (int i = 0; i < 3; ++i) {
+    const auto& s = steps[i];
+    EXPECT_EQ(s.step, i);
+    EXPECT_GE(s.data_wait_s, 0.019);
+    EXPECT_GE(s.cpu_step_s, s.data_wait_s + 0.009);
+    EXPECT_LT(s.cpu_step_s, 1.0);
+    EXPECT_NEAR(s.t_end_s - s.t_start_s, s.cpu_step_s, 1e-6);  // epoch seconds: ~2e-7 apart
+    EXPECT_FALSE(s.gpu_step_s);
+    EXPECT_FALSE(s.allocated_bytes);
+    if (i > 0) {
+      EXPECT_EQ(s.t_start_s, steps[i - 1].t_end_s);  // contiguous
+    }
+  }
+  EXPECT_EQ(mon.stats().steps, 3u);  // still readable after close()
+}
+
+TEST(Monitor, ScopedStepTimesItsBodyOnly) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+  for (int i = 0; i < 2; ++i) {
+    mon.data_wait_begin();
+    std::this_thread::sleep_for(15ms);
+    mon.data_wait_end();
+    std::this_thread::sleep_for(50ms);  // outside the body: not counted
+    auto s = mon.scoped_step();
+    std::this_thread::sleep_for(10ms);
+  }
+  mon.set_gpu_step_seconds(0.004);
+  { auto s = mon.scoped_step(); }
+  mon.close();
+  ASSERT_TRUE(agent.wait_steps(3));
+  const auto steps = agent.steps();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_GE(steps[i].cpu_step_s, 0.009);
+    EXPECT_LT(steps[i].cpu_step_s, 0.045);
+    EXPECT_GE(steps[i].data_wait_s, 0.014);
+  }
+  EXPECT_EQ(steps[2].gpu_step_s, 0.004);
+  EXPECT_EQ(steps[2].data_wait_s, 0);
+}
+
+TEST(Monitor, AllocatorStatsAtABoundedRateAndOnDemand) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  MonitorOptions o = options_for(dir.file("a.sock"), w);
+  int reads = 0;
+  o.allocator_source = [&] {
+    AllocatorStats m;
+    m.allocated_bytes = 1000 + reads++;
+    m.num_ooms = 0;
+    return m;
+  };
+  o.allocator_interval_s = 3600;
+  Monitor mon = Monitor::start(o);
+  mon.step();  // reads (first one is due)
+  mon.step();  // not due
+  EXPECT_FALSE(mon.allocator_stats_due());
+  AllocatorStats given;
+  given.reserved_bytes = 4096;
+  mon.set_allocator_stats(given);
+  mon.step();  // the given ones
+  mon.close();
+  ASSERT_TRUE(agent.wait_steps(3));
+  const auto steps = agent.steps();
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(steps[0].allocated_bytes, 1000);
+  EXPECT_EQ(steps[0].num_ooms, 0);
+  EXPECT_FALSE(steps[0].reserved_bytes);
+  EXPECT_FALSE(steps[1].allocated_bytes);
+  EXPECT_EQ(steps[2].reserved_bytes, 4096);
+  EXPECT_FALSE(steps[2].allocated_bytes);
+}
+
+TEST(Monitor, OomIsARankEvent) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+  mon.step();
+  mon.oom(1 << 20);
+  mon.close();
+  ASSERT_TRUE(agent.wait_event("bye"));
+  bool found = false;
+  for (const auto& e : agent.events()) {
+    if (e.kind != "oom") continue;
+    found = true;
+    const auto j = nlohmann::json::parse(e.detail);
+    EXPECT_EQ(j["step"], 1);
+    EXPECT_EQ(j["requested_bytes"], 1 << 20);
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Monitor, AgentAbsentThenAppearingGetsTheQueuedSteps) {
+  TempDir dir;
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("late.sock"), w));
+  ASSERT_TRUE(mon.active());  // a given socket: queued and retried
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_NE(w.lines[0].find("cannot reach the agent"), std::string::npos) << w.lines[0];
+  mon.step();
+  mon.step();
+  Agent agent(dir.file("late.sock"));
+  std::this_thread::sleep_for(30ms);  // past the backoff
+  mon.step();
+  ASSERT_TRUE(agent.wait_steps(3));
+  EXPECT_EQ(agent.steps()[0].step, 0);
+  EXPECT_EQ(agent.events().front().kind, "hello");
+  mon.close();
+}
+
+TEST(Monitor, AgentKilledGivesOneWarningAndStepsGoOn) {
+  TempDir dir;
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+  {
+    Agent agent(dir.file("a.sock"));
+    std::this_thread::sleep_for(30ms);
+    mon.step();
+    ASSERT_TRUE(agent.wait_steps(1));
+    agent.stop();
+  }
+  w.lines.clear();
+  for (int i = 0; i < 50; ++i) {
+    mon.step();
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(mon.active());
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_NE(w.lines[0].find("lost the agent"), std::string::npos) << w.lines[0];
+  Agent again(dir.file("a.sock"));  // it comes back: the queued steps arrive
+  std::this_thread::sleep_for(30ms);
+  mon.step();
+  EXPECT_TRUE(again.wait_steps(1));
+  mon.close();
+}
+
+TEST(Monitor, ForkedChildIsInert) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+  mon.step();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    bool ok = !mon.active();
+    for (int i = 0; i < 10; ++i) {
+      mon.step();
+      auto s = mon.scoped_step();
+    }
+    mon.oom(1);
+    mon.close();
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  mon.step();
+  mon.close();
+  ASSERT_TRUE(agent.wait_event("bye"));
+  const auto steps = agent.steps();
+  ASSERT_EQ(steps.size(), 2u);
+  for (const auto& s : steps) EXPECT_EQ(s.pid, ::getpid());
+  int hellos = 0;
+  for (const auto& e : agent.events()) hellos += e.kind == "hello";
+  EXPECT_EQ(hellos, 1);
+}
+
+TEST(Monitor, NoAgentAndNoBinaryIsOneWarningAndANoOp) {
+  TempDir dir;
+  ::setenv("XDG_RUNTIME_DIR", dir.file("").c_str(), 1);
+  ::setenv("GPUMON_BINARY", dir.file("missing").c_str(), 1);
+  ::unsetenv("GPUMON_AGENT_SOCKET");
+  Warnings w;
+  MonitorOptions o;
+  o.on_warning = w.sink();
+  Monitor mon = Monitor::start(o);
+  ::unsetenv("GPUMON_BINARY");
+  ::unsetenv("XDG_RUNTIME_DIR");
+  EXPECT_FALSE(mon.active());
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_NE(w.lines[0].find("no gpumon binary"), std::string::npos) << w.lines[0];
+  mon.step();
+  { auto s = mon.scoped_step(); }
+  EXPECT_EQ(mon.fetch([] { return 5; }), 5);
+  mon.oom(1);
+  mon.close();
+  EXPECT_EQ(w.lines.size(), 1u);
+}
+
+TEST(Monitor, SocketFromTheEnvironment) {
+  TempDir dir;
+  Agent agent(dir.file("env.sock"));
+  ::setenv("GPUMON_AGENT_SOCKET", dir.file("env.sock").c_str(), 1);
+  Warnings w;
+  MonitorOptions o;
+  o.on_warning = w.sink();
+  Monitor mon = Monitor::start(o);
+  ::unsetenv("GPUMON_AGENT_SOCKET");
+  EXPECT_EQ(mon.socket_path(), dir.file("env.sock"));
+  mon.step();
+  mon.close();
+  EXPECT_TRUE(agent.wait_steps(1));
+}
+
+TEST(Monitor, AThrowingAllocatorSourceDisablesWithOneWarning) {
+  TempDir dir;
+  Agent agent(dir.file("a.sock"));
+  Warnings w;
+  MonitorOptions o = options_for(dir.file("a.sock"), w);
+  o.allocator_source = []() -> AllocatorStats { throw std::runtime_error("boom"); };
+  Monitor mon = Monitor::start(o);
+  mon.step();
+  mon.step();
+  EXPECT_FALSE(mon.active());
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_NE(w.lines[0].find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumon
