@@ -6,11 +6,13 @@ Contract (docs/python.md):
   GpumonWarning and the monitor becomes a no-op; errors of the user's own loader pass through.
 - Nothing here blocks on the agent: _gpumon.Client.send() queues and writes without waiting.
 - In a forked child (a DataLoader worker) every call does nothing (the client checks getpid()).
-- No thread and no signal handler is started in the training process. torch is never imported
-  by gpumon; it is used only when the training script has imported it.
+- No thread and no signal handler is started in the training process (a sys.excepthook is
+  chained, for the OOM forensics of _oom.py). torch is never imported by gpumon; it is used only
+  when the training script has imported it.
 """
 
 import atexit
+import collections
 import json
 import os
 import shutil
@@ -19,6 +21,8 @@ import subprocess
 import sys
 import time
 import warnings
+
+from gpumon import _device, _oom
 
 _perf = time.perf_counter
 _wall = time.time
@@ -71,7 +75,9 @@ class _StepContext:
         self._mon._enter_with()
         return None
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None:
+            self._mon._on_error(exc)
         self._mon._exit_with()
         return False
 
@@ -144,7 +150,8 @@ class Monitor:
     A Monitor whose `active` is False does nothing (no agent, or disabled after an error).
     """
 
-    def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None):
+    def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
+                 oom_dir=None, oom_steps=64):
         self._client = client
         self.socket_path = socket_path
         self._pid = os.getpid()
@@ -164,14 +171,29 @@ class Monitor:
         self._mem_next = 0.0
         self._disconnects = 0
         self._closed = False
+        # For the OOM bundle: the last step messages sent (appending is the only per-step cost).
+        self._ring = collections.deque(maxlen=max(int(oom_steps), 1))
+        self._oom_dir = oom_dir
+        self._torch = torch
+        self._device_index = None
+        self._device = None
+        self._rank = _env_int("RANK")
+        self._local_rank = _env_int("LOCAL_RANK")
+        self._world_size = _env_int("WORLD_SIZE")
         if client is not None and torch is not None:
             try:
                 if torch.cuda.is_available():
                     self._gpu_timer = _CudaTimer(torch)
                     device = torch.cuda.current_device()
+                    self._device_index, self._device = device, "cuda:%d" % device
                     self._mem_fn = lambda: torch.cuda.memory_stats(device)
             except Exception as e:  # a broken CUDA setup: steps without GPU time
                 _warn_once("cuda", "no GPU step time or allocator stats: %s" % e)
+            if self._device_index is not None:
+                try:
+                    _oom.attach_observer(torch)
+                except Exception as e:
+                    _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
         if self._gpu_timer is not None:
             self._gpu_begun = self._gpu_timer.begin()
 
@@ -209,6 +231,20 @@ class Monitor:
         except Exception as e:
             self._fail(e)
         self._client = None
+
+    def oom_report(self, exc=None):
+        """Writes the OOM forensics bundle for `exc`, a CUDA out-of-memory error you caught
+        (None: the last OOM torch's observer saw), tells the agent and prints the path on
+        stderr; returns the path, or None. Once per exception: gpumon's own hooks
+        (`with mon.step():`, the excepthook) report it too, and a second report of the same
+        exception returns the first path. Never raises."""
+        if not self.active:
+            return None
+        try:
+            return _oom.report(self, exc, _find_binary(), self._oom_folder())
+        except Exception as e:
+            _warn_once("oom", "no OOM forensics bundle: %r" % (e,))
+            return None
 
     def stats(self):
         """The client's counters (sent, dropped, connects, disconnects, ...); {} when inactive."""
@@ -306,7 +342,28 @@ class Monitor:
         stats = self._mem_fn()
         return {name: stats.get(key) for name, key in _MEM_KEYS}
 
+    def _on_error(self, exc):
+        """An exception leaves a `with mon.step():` body: report it when it is (or wraps) a CUDA
+        OOM. Only runs on exceptions, so it costs the steps nothing."""
+        oom = _oom.find_oom(exc) if self.active else None
+        if oom is not None:
+            self.oom_report(oom)
+
+    def _oom_folder(self):
+        return self._oom_dir or os.environ.get("GPUMON_OOM_DIR") or os.getcwd()
+
+    def _recent_steps(self):
+        lines = list(self._ring)
+        if self._gpu_waiting is not None:  # the last step, still waiting for its GPU time
+            lines.append(self._gpu_waiting[0] + "null" + self._gpu_waiting[1])
+        return [json.loads(line) for line in lines]
+
+    def _send_oom(self, line):
+        if self._client is not None:
+            self._client.send(line)
+
     def _send(self, line):
+        self._ring.append(line)
         client = self._client
         client.send(line)
         disconnects = client.disconnects()
@@ -387,16 +444,19 @@ def _start_agent_once(binary, path, record):
 
 
 def _hello(torch):
-    device = None
-    version = None
+    device = index = version = None
     if torch is not None:
         version = str(getattr(torch, "__version__", ""))
         try:
-            device = "cuda:%d" % torch.cuda.current_device() if torch.cuda.is_available() else "cpu"
+            if torch.cuda.is_available():
+                index = torch.cuda.current_device()
+                device = "cuda:%d" % index
+            else:
+                device = "cpu"
         except Exception:
             device = None
     return json.dumps(
-        {
+        dict({
             "type": "hello",
             "v": 1,
             "pid": os.getpid(),
@@ -406,12 +466,13 @@ def _hello(torch):
             "hostname": socket.gethostname(),
             "torch_version": version,
             "device": device,
-        },
+        }, **_device.identity(torch, index)),
         separators=(",", ":"),
     )
 
 
-def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0):
+def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
+          oom_dir=None, oom_steps=64):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
@@ -421,15 +482,17 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
     record: a recording file for an agent started here (default GPUMON_RECORD; none: the agent
       only counts steps).
     allocator_interval_s: read torch.cuda.memory_stats() at most this often (CUDA only).
+    oom_dir: where a CUDA OOM's forensics bundle goes (default GPUMON_OOM_DIR, else the
+      current directory); oom_steps: how many of the last steps it holds.
     """
     try:
-        return _start(socket_path, start_agent, record, allocator_interval_s)
+        return _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps)
     except Exception as e:
         _warn_once("start", "disabled: %r" % (e,))
         return Monitor()
 
 
-def _start(socket_path, start_agent, record, allocator_interval_s):
+def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps):
     try:
         from gpumon import _gpumon
     except ImportError as e:
@@ -458,7 +521,7 @@ def _start(socket_path, start_agent, record, allocator_interval_s):
     client = _gpumon.Client(path)
     client.set_hello(_hello(torch))
     client.flush()  # connects now when the agent is there; else retried with backoff
-    mon = Monitor(client, path, allocator_interval_s, torch)
+    mon = Monitor(client, path, allocator_interval_s, torch, oom_dir, oom_steps)
     if not client.stats()["connected"]:
         _warn_once(
             "connect",
@@ -466,4 +529,29 @@ def _start(socket_path, start_agent, record, allocator_interval_s):
             % (path, client.stats()["last_error"]),
         )
     atexit.register(mon.close)
+    _watch_uncaught(mon)
     return mon
+
+
+_latest = None  # the Monitor the excepthook reports an uncaught OOM to
+_previous_hook = None
+
+
+def _excepthook(exc_type, exc, tb):
+    try:
+        mon = _latest
+        oom = _oom.find_oom(exc)
+        if mon is not None and oom is not None:
+            mon.oom_report(oom)  # adds the path as a note before the traceback is printed
+    except Exception:
+        pass
+    (_previous_hook or sys.__excepthook__)(exc_type, exc, tb)
+
+
+def _watch_uncaught(mon):
+    """Chains _excepthook in front of the current sys.excepthook, once per process."""
+    global _latest, _previous_hook
+    _latest = mon
+    if _previous_hook is None and sys.excepthook is not _excepthook:
+        _previous_hook = sys.excepthook
+        sys.excepthook = _excepthook
