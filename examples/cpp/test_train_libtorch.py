@@ -66,6 +66,20 @@ def main():
         assert kinds[0] == "hello" and kinds[-1] == "bye", kinds
         print("ok: %d steps recorded, rank events %s" % (len(got), kinds))
 
+        # No socket given and none listening: Monitor::start() starts `gpumon agent` itself
+        # (GPUMON_BINARY, recording into GPUMON_RECORD), which exits once idle.
+        rec2 = os.path.join(tmp, "spawned.gpumon")
+        run = subprocess.run(
+            [args.example, "--steps", "5"], capture_output=True, text=True, timeout=90,
+            env=dict(env, GPUMON_BINARY=args.gpumon, GPUMON_RECORD=rec2,
+                     GPUMON_AGENT_IDLE_EXIT_S="1"))
+        assert run.returncode == 0 and "gpumon active" in run.stdout, run.stdout + run.stderr
+        default_sock = os.path.join(tmp, "gpumon", "agent.sock")
+        assert wait_for(lambda: not os.path.exists(default_sock), 20), "the agent did not exit"
+        got = export(args.gpumon, rec2, "--steps")
+        assert [s["step"] for s in got] == list(range(5)), got
+        print("ok: the agent started by the example recorded %d steps" % len(got))
+
 
 if __name__ == "__main__":
     main()
