@@ -134,7 +134,19 @@ TEST(RunReport, AGpuThatWasNotSampledLeavesAGapNotZeros) {
 
 TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   TempDir dir;
-  const RunReport run = load(write_recording(dir));
+  RunReport run = load(write_recording(dir));
+  // A process's device and a finding's text come from outside too.
+  RankSteps rank;
+  rank.pid = 7;
+  rank.steps = 1;
+  rank.device = kHostile;
+  rank.gpu = record::map_step_device(kHostile, std::nullopt, {});
+  run.ranks.push_back(rank);
+  ReportFinding f;
+  f.id = f.title = f.summary = f.advice = f.severity = kHostile;
+  f.evidence = {{kHostile, kHostile}};
+  f.start_ms = kStartMs;
+  run.diagnosis = ReportDiagnosis{50, {{kHostile, 50, kHostile}}, {f}};
   const std::string page = render_report(run, nullptr, report_asset());
   EXPECT_EQ(page.find("<img"), std::string::npos);
   EXPECT_EQ(page.find("\xFF"), std::string::npos);

@@ -168,7 +168,7 @@
     const yRange = (u, lo, hi) => {
       if (opts.range) return opts.range;
       if (lo === null || hi === null) return [0, 1];
-      const pad = Math.max((hi - lo) * 0.08, Math.abs(hi) * 0.02, 0.5);
+      const pad = Math.max((hi - lo) * 0.08, Math.abs(hi) * 0.02, opts.minPad === undefined ? 0.5 : opts.minPad);
       return [Math.max(0, lo - pad), hi + pad];
     };
     const list = opts.list;
@@ -191,7 +191,7 @@
   function rankCharts(box, mode) {
     for (const r of data.ranks) {
       const x = mode === 'step' ? r.x : t;
-      const common = { list: charts, sync: 'gpumon-report', time: mode === 'time', xLabel: 'step',
+      const common = { list: charts, sync: 'gpumon-report', time: mode === 'time', xLabel: 'step', minPad: 0.001,
                        width: data.width, owner: { findings: rankFindings(r) },
                        axis: mode === 'step' ? r.x : null };
       chart(box, 'Step time and data wait (s): ' + r.label,
