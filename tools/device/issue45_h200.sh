@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The PyTorch integration (issue 4) and the diagnoses' real cases (issue 5) on the GPU machine,
 # one part per device call:
-#   issue45_h200.sh runs      build; mon.step() cost (bench/step_cost.py); the examples on CUDA
-#                             (plain, DDP world 1, Lightning, Hugging Face, C++/libtorch when it
-#                             builds); a deliberate OOM (tools/device/oom_h200.py); the planted
-#                             single-GPU runs of tools/device/planted.py, each recorded
-#   issue45_h200.sh overhead  build; bench/training_overhead.py, gemm and launch loops, with the
-#                             `import gpumon` arm beside the seed's pynvml thread
+#   issue45_h200.sh planted   build; the planted single-GPU runs of tools/device/planted.py,
+#                             each recorded; mon.step() cost (bench/step_cost.py)
+#   issue45_h200.sh runs      build; the examples on CUDA (plain, DDP world 1, Lightning, Hugging
+#                             Face, C++/libtorch when it builds), each recorded; deliberate OOMs
+#                             (tools/device/oom_h200.py); bench/training_overhead.py on the gemm
+#                             loop with the `import gpumon` arm beside the seed's pynvml thread
 #   issue45_h200.sh ddp       (two-GPU kind) build; examples/train_ddp.py on 2 GPUs with NCCL;
 #                             planted imbalance and ddp-healthy with torchrun; a single-GPU run
 #                             on a two-GPU machine (GPU 1 left idle)
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
 # /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
 set -uo pipefail
-part=${1:-runs}
+part=${1:-planted}
 out=${OUT:-/tmp/issue45}; mkdir -p "$out/r"
 res="$out/r"
 src=$(pwd)
@@ -51,41 +51,40 @@ rec() {
   log "  $name: exit $? steps $("$g" export "$res/$name.gpumon" --steps --format jsonl 2>/dev/null | wc -l)"
 }
 
-if [ "$part" = runs ]; then
-  log "mon.step() cost"
-  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
-  timeout 150 python3 bench/step_cost.py --device cuda --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
-  log "  $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
-  unset XDG_RUNTIME_DIR
-  rec example-plain 90 python3 examples/train_plain.py --device cuda --steps 300
-  rec example-ddp1 90 python3 -m torch.distributed.run --standalone --nproc_per_node 1 examples/train_ddp.py --device cuda --steps 200
-  rec example-lightning 150 python3 examples/train_lightning.py --device cuda --steps 200
-  rec example-hf 150 python3 examples/train_hf.py --device cuda --steps 100
-  if [ -f tools/device/oom_h200.py ]; then
-    mkdir -p "$res/oom"
-    GPUMON_OOM_DIR="$res/oom" rec oom 120 python3 tools/device/oom_h200.py
-    ls -l "$res/oom" >>"$res/log.txt"
-  fi
+if [ "$part" = planted ]; then
   for k in healthy healthy-long slow-loader launch-bound leak cache fragmentation near-oom; do
     rec "planted-$k" 60 python3 tools/device/planted.py "$k" --seconds 25
   done
+  log "mon.step() cost"
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
+  unset XDG_RUNTIME_DIR
+elif [ "$part" = runs ]; then
+  rec example-plain 60 python3 examples/train_plain.py --device cuda --steps 300
+  rec example-ddp1 60 python3 -m torch.distributed.run --standalone --nproc_per_node 1 examples/train_ddp.py --device cuda --steps 200
+  rec example-lightning 90 python3 examples/train_lightning.py --device cuda --steps 200
+  rec example-hf 90 python3 examples/train_hf.py --device cuda --steps 100
+  if [ -f tools/device/oom_h200.py ]; then
+    log "deliberate OOMs"
+    mkdir -p "$res/oom"
+    timeout 100 python3 tools/device/oom_h200.py --out "$res/oom" >"$res/oom.txt" 2>&1
+    log "  oom_h200.py exit $?; $(ls "$res/oom" | tr '\n' ' ')"
+  fi
+  log "overhead gemm"
+  timeout 150 python3 bench/training_overhead.py --gpumon "$g" --loop gemm --blocks 8 \
+    --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
+    >"$res/overhead-gemm.txt" 2>&1
+  log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-gemm.json" | tr -d '\n ' | head -c 300)"
   # The C++ client's libtorch example, if the pip torch's CMake package builds here.
   tp=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
-  if cmake -S "$src" -B "$bdir" -DCMAKE_PREFIX_PATH="$tp" >"$res/cmake-torch.txt" 2>&1 &&
-     cmake --build "$bdir" -j 16 --target train_libtorch >"$res/build-torch.txt" 2>&1; then
+  if timeout 120 cmake -S "$src" -B "$bdir" -DCMAKE_PREFIX_PATH="$tp" >"$res/cmake-torch.txt" 2>&1 &&
+     timeout 120 cmake --build "$bdir" -j 16 --target train_libtorch >"$res/build-torch.txt" 2>&1; then
     ex=$(find "$bdir" -name train_libtorch -type f -perm -u+x | head -1)
-    rec example-libtorch 120 "$ex" --steps 300
+    rec example-libtorch 40 "$ex" --steps 300
   else
     log "libtorch example not built here (see cmake-torch.txt, build-torch.txt)"
   fi
-elif [ "$part" = overhead ]; then
-  for loop in gemm launch; do
-    log "overhead $loop"
-    timeout 280 python3 bench/training_overhead.py --gpumon "$g" --loop "$loop" --blocks 10 \
-      --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
-      >"$res/overhead-$loop.txt" 2>&1
-    log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-$loop.json" | tr -d '\n ' | head -c 300)"
-  done
 elif [ "$part" = ddp ]; then
   rec example-ddp2 150 python3 -m torch.distributed.run --standalone --nproc_per_node 2 examples/train_ddp.py --device cuda --steps 300
   for k in ddp-healthy imbalance; do
