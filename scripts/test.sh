@@ -14,16 +14,19 @@ echo "== ASan+UBSan build and tests"
 scripts/build.sh asan
 ctest --preset asan -j "$jobs"
 
-echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server, agent)"
+echo "== ThreadSanitizer: the threaded parts (sampler, ring buffer, exporter state, HTTP server, agent,"
+echo "   live diagnoser)"
 cmake --preset tsan >/dev/null
 tsan_targets=(gpumon_sampler_test gpumon_fake_nvml)
 # (grep over a saved list: `ninja ... | grep -q` dies of SIGPIPE under pipefail.)
 all_targets=$(ninja -C build-tsan -t targets all)
-for t in gpumon_exporter_test gpumon_http_test gpumon_agent_test; do  # absent without their libs
+for t in gpumon_exporter_test gpumon_http_test gpumon_agent_test \
+    gpumon_live_diagnoser_test; do  # absent without their libs
   grep -q "^$t:" <<<"$all_targets" && tsan_targets+=("$t")
 done
 cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
-ctest --preset tsan -j "$jobs" -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.|^agent\.'
+ctest --preset tsan -j "$jobs" \
+  -R 'Sampler|RingBuffer|ExporterState|ExporterFakeNvml|^http\.|^agent\.|^diagnose\.live\.'
 
 echo "== fuzz targets over their corpora (regression)"
 scripts/build.sh fuzz
