@@ -109,20 +109,28 @@ class _Wrapped:
 
 
 class _CudaTimer:
-    """GPU time of a step from two CUDA events, read on a later step with query() (no sync)."""
+    """GPU time of a step from CUDA events, read on a later step with query() (no sync).
+
+    Events come from a small ring and are re-recorded, never created per step (creating one
+    costs more than recording it), and a step's end event is the next step's start, so a plain
+    mon.step() records one event. A ring slot is reused only after the step that used it was
+    read, which happens one step later: at most 3 events are in use at a time.
+    """
+
+    RING = 8
 
     def __init__(self, torch):
-        self._cuda = torch.cuda
+        self._ring = [torch.cuda.Event(enable_timing=True) for _ in range(self.RING)]
+        self._next = 0
 
     def begin(self):
-        ev = self._cuda.Event(enable_timing=True)
+        ev = self._ring[self._next]
+        self._next = (self._next + 1) % self.RING
         ev.record()
         return ev
 
     def end(self, begun):
-        ev = self._cuda.Event(enable_timing=True)
-        ev.record()
-        return (begun, ev)
+        return (begun, self.begin())
 
     def seconds(self, token):
         """The elapsed seconds once the GPU has passed the end event, else None."""
@@ -323,7 +331,7 @@ class Monitor:
             self._send(head + "null" + tail)
             return
         token = self._gpu_timer.end(self._gpu_begun)
-        self._gpu_begun = self._gpu_timer.begin()
+        self._gpu_begun = token[1]  # this step's end is the next one's start: one event a step
         self._send_waiting()
         self._gpu_waiting = (head, tail, token)
 
