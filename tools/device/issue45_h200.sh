@@ -35,7 +35,7 @@ if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]
 fi
 log "build ($part)"
 cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
-  cmake --build "$bdir" -j 16 --target gpumon gpumon_python >"$res/build.txt" 2>&1 ||
+  cmake --build "$bdir" -j 16 --target gpumon gpumon_python gpumon_fake_nvml >"$res/build.txt" 2>&1 ||
   { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
 g=$bdir/gpumon
 export PYTHONPATH="$src/python" GPUMON_BINARY="$g"
@@ -65,6 +65,10 @@ elif [ "$part" = runs ]; then
   rec example-ddp1 60 python3 -m torch.distributed.run --standalone --nproc_per_node 1 examples/train_ddp.py --device cuda --steps 200
   rec example-lightning 90 python3 examples/train_lightning.py --device cuda --steps 200
   rec example-hf 90 python3 examples/train_hf.py --device cuda --steps 100
+  log "callback tests with the real Lightning and transformers"
+  GPUMON_TEST_BINARY="$g" GPUMON_TEST_FAKE_NVML="$bdir/fake-nvml/libnvidia-ml.so.1" timeout 120 \
+    python3 -m pytest -q -p no:cacheprovider python/tests/test_callbacks.py >"$res/callbacks-real.txt" 2>&1
+  log "  $(tail -1 "$res/callbacks-real.txt")"
   if [ -f tools/device/oom_h200.py ]; then
     log "deliberate OOMs"
     mkdir -p "$res/oom"
