@@ -102,20 +102,40 @@ def throttled_power_cap():
     run = Run("throttled_power_cap", 20, 1, seed=26)
     run.add_rank(0, 0, 1, mem=steady_mem(60 * GIB, 66 * GIB))
     onset = 5.0
-    run.busy_level_at[0]["power_draw_mw"] = lambda t: 640000 if t < onset else 699000
+    # From 5 s the enforced limit drops to 450 W (nvidia-smi -pl, or the node's power budget):
+    # the clock falls to 1305 MHz (66 % of max), far below what the default cap costs.
+    run.busy_level_at[0]["power_draw_mw"] = lambda t: 640000 if t < onset else 449000
     run.fields[0] = {
+        "power_limit_mw": {"step": [[0, 700000], [onset, 450000]]},
         "clock_event_reasons": {"step": [[0, 0], [onset, 4]]},
-        "sm_clock_mhz": {"step": [[0, 1980], [onset, 1695]]},
-        "graphics_clock_mhz": {"step": [[0, 1980], [onset, 1695]]},
+        "sm_clock_mhz": {"step": [[0, 1980], [onset, 1305]]},
+        "graphics_clock_mhz": {"step": [[0, 1980], [onset, 1305]]},
     }
 
     def plan(k, t):
-        clock = 1980 if t < onset else 1695
-        return [{"wait": 0.003, "compute": run.jitter(0.30 * 1980 / clock, 0.01), "host": 0.004}]
+        clock = 1980 if t < onset else 1305
+        return [{"wait": 0.003, "compute": run.jitter(0.25 * 1980 / clock, 0.01), "host": 0.004}]
     run.run_steps(1.0, 19.2, plan)
-    return run, {"planted": "from 5 s power at the 700 W cap, SW power cap reason (0x4), SM "
-                            "clock 1695 MHz, steps 17 % longer", "onset_s": onset}, \
+    return run, {"planted": "from 5 s the enforced power limit drops to 450 W: SW power cap "
+                            "reason (0x4) at 449 W, SM clock 1305 MHz (66 % of max), steps 50 % "
+                            "longer", "onset_s": onset}, \
         expect([finding("throttled", gpus=[0], mentions=["power"])])
+
+
+def healthy_power_capped_dense():
+    run = Run("healthy_power_capped_dense", 20, 1, seed=28)
+    run.add_rank(0, 0, 1, mem=steady_mem(60 * GIB, 66 * GIB))
+    # What a real H200 does under dense bf16 GEMMs at its default 700 W limit
+    # (testdata/recordings/h200-gemm-10hz.gpumon): capped all the time at ~88 % of max clock.
+    run.levels[0]["power_draw_mw"] = (698000, 128000)
+    run.fields[0] = {"clock_event_reasons": {"step": [[0, 0], [1.0, 4]]},
+                     "sm_clock_mhz": {"constant": 1740, "noise": 15}}
+    run.run_steps(1.0, 19.2, lambda k, t: [{"wait": 0.003, "compute": run.jitter(0.30),
+                                            "host": 0.004}])
+    return run, {"planted": "nothing: dense GEMMs at the default 700 W limit, power cap reason "
+                            "(0x4) all along at ~1740 MHz (88 % of max), as the real H200 "
+                            "recording shows", "onset_s": None}, \
+        expect(forbidden=["throttled"], max_health=100, min_health=90)
 
 
 def rank_wait_rotating():
@@ -139,4 +159,4 @@ def rank_wait_rotating():
 
 
 CASES = [data_loader_stall_sawtooth, data_loader_stall_ddp, launch_bound_gpm, launch_bound_gaps,
-         throttled_thermal, throttled_power_cap, rank_wait_rotating]
+         throttled_thermal, throttled_power_cap, healthy_power_capped_dense, rank_wait_rotating]

@@ -52,7 +52,7 @@ def straggler_throttled_gpu():
     run.run_steps(1.0, 19.2, plan)
     return run, {"planted": "from 5 s GPU 2 throttles (sw thermal, 1500 MHz): rank 2 computes "
                             "0.32 s, the others 0.24 s and wait for it", "onset_s": onset}, \
-        expect([finding("straggler", ranks=[2], mentions=["thermal"]),
+        expect([finding("straggler", ranks=[2], mentions=["throttl"]),
                 finding("throttled", gpus=[2])],
                allowed=["rank_wait", "imbalance"])
 
