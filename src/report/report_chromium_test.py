@@ -80,6 +80,15 @@ STEP_PAGE = r"""(() => {
            ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent) };
 })()"""
 
+FINDINGS = r"""(() => {
+  const row = [...document.querySelectorAll('#summary tr')].find((tr) => tr.textContent.startsWith('Health score'));
+  return { health: row ? row.querySelector('td').textContent : '',
+           ids: [...document.querySelectorAll('#findings article.finding')].map((a) => a.dataset.id),
+           evidence: document.querySelectorAll('#findings table.evidence tr').length,
+           advice: document.querySelectorAll('#findings p.advice').length,
+           markers: JSON.parse(document.getElementById('report-data').textContent).findings };
+})()"""
+
 BASELINE_CHARTS = r"""(() => {
   const canvases = [...document.querySelectorAll('#baseline .charts canvas')];
   return { state: window.gpumonReport.state().baseCharts, canvases: canvases.length,
@@ -101,6 +110,14 @@ def element_shot(browser, path, selector):
 
 def check_steps_page(browser, html, out_dir):
     rep = open_report(browser, html, out_dir, "steps")
+    found = browser.eval(FINDINGS)
+    check(found["health"].endswith(")") and "/ 100 (-" in found["health"],
+          "findings: the health score with its deductions in the summary (%r)" % found["health"])
+    check("throttled" in found["ids"] and found["evidence"] > 0 and found["advice"] > 0,
+          "findings: the throttled finding with evidence and advice (%s)" % found["ids"])
+    check(any(5 in m["gpus"] for m in found["markers"]),
+          "findings: a marker for GPU 5's charts (%s)" % found["markers"])
+    element_shot(browser, os.path.join(out_dir, "gpu5-time.png"), '.gpu[data-gpu="5"]')
     st = browser.eval(STEP_PAGE)
     ranks = st["ranks"]
     check(len(ranks) == 3 and "GPU 2 (PCI bus id" in ranks[0] and "GPU 5 (CUDA_DEVICE_ORDER=PCI_BUS_ID" in ranks[1]
@@ -124,6 +141,8 @@ def check_steps_page(browser, html, out_dir):
     check(all("no process is known to drive this GPU" in t for t in st["gpu0"]),
           "step axis: GPU 0's charts say no process is known to drive it (%s)" % st["gpu0"][:1])
     element_shot(browser, os.path.join(out_dir, "steps-step-axis.png"), "#steps")
+    check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu5-step-axis.png"),
+                                        '.gpu[data-gpu="5"]')), "step axis: GPU 5's screenshot is not blank")
     check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu2-step-axis.png"),
                                         '.gpu[data-gpu="2"]')), "step axis: GPU 2's screenshot is not blank")
     browser.eval("document.getElementById('axis-toggle').click()")
@@ -175,10 +194,10 @@ def png_is_blank(path):
     return True
 
 
-def record(gpumon, fake, scenario, path, seconds, scale):
+def record(gpumon, fake, scenario, path, seconds, scale, interval_ms=100):
     env = dict(os.environ, GPUMON_NVML_LIBRARY=fake, GPUMON_FAKE_SCENARIO=scenario,
                GPUMON_FAKE_TIME_SCALE=str(scale))
-    subprocess.run([gpumon, "record", "-o", path, "--interval", "100", "--", "sleep", str(seconds)],
+    subprocess.run([gpumon, "record", "-o", path, "--interval", str(interval_ms), "--", "sleep", str(seconds)],
                    env=env, check=True, stderr=subprocess.DEVNULL)
 
 
@@ -263,7 +282,9 @@ def run(args):
     browser = None
     try:
         demo, lost = os.path.join(work, "demo.gpumon"), os.path.join(work, "lost.gpumon")
-        record(g, args.fake_nvml, "demo", demo, 3, 10)  # 30 s of scenario: GPU 5 throttles
+        # 50 s of scenario at 20 Hz: GPU 5 throttles and GPU 3 reports an ECC error, enough
+        # samples for the diagnosis to find both.
+        record(g, args.fake_nvml, "demo", demo, 5, 10, 50)
         record(g, args.fake_nvml, "gpu-lost", lost, 2, 4)  # 8 s: GPU 1 lost from 5 s
         empty, hostile = os.path.join(work, "empty.gpumon"), os.path.join(work, "hostile.gpumon")
         derive(demo, empty, "DELETE FROM sample_chunks; DELETE FROM events; DELETE FROM processes;")

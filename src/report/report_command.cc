@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "report/report_diagnosis.h"
 #include "report/report_html.h"
 #include "report/summary.h"
 #include "util/option_cursor.h"
@@ -131,7 +132,15 @@ int run_report_command(const std::vector<std::string>& args, std::ostream& out, 
     }
     baseline = std::get<RunReport>(std::move(b));
   }
-  const auto& r = std::get<RunReport>(run);
+  auto& r = std::get<RunReport>(run);
+  // The diagnosis reads the recording again (its own bounded form); a failure there costs the
+  // page its findings, not the page.
+  auto diagnosis = diagnose_recording(a.path);
+  if (auto* e = std::get_if<std::string>(&diagnosis)) {
+    err << "gpumon report: no diagnosis: " << *e << '\n';
+  } else {
+    r.diagnosis = std::get<ReportDiagnosis>(std::move(diagnosis));
+  }
   const std::string page = render_report(r, baseline ? &*baseline : nullptr, report_asset());
   if (auto e = write_atomically(a.output, page); !e.empty()) {
     err << "gpumon report: " << e << '\n';
