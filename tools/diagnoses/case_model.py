@@ -11,7 +11,10 @@ files of a case follow, so that the fake GPUs and the step stream always tell th
 - The step stream is what the Python client sends (python/gpumon/_monitor.py): a hello, then
   one step per step with allocator stats at most every `allocator_interval_s` (read at the step's
   end), sent at the next step's end when a CUDA timer is used (GPU time read a step late, never
-  a synchronize), else right after the step. gpu_step_s is the GPU time of the step's kernels.
+  a synchronize), else right after the step. gpu_step_s is the GPU time of the step's kernels
+  (Run.gpu_timing "kernel": what `with mon.step():` measures when nothing else runs in the
+  body), or (gpu_timing "events") what a plain mon.step() measures since cdf6ce1: the time
+  between the GPU passing the previous step's end event and this one's, idle gaps included.
 
 All times are seconds from the case's start (scenario time 0 = the agent's nvmlInit, which the
 runner starts at the same moment as the replay clock). No third-party modules.
@@ -103,6 +106,8 @@ class Run:
         # gpumon.start(allocator_interval_s=...): 1 s by default; 0 sends allocator stats with
         # every step (the memory cases, so that a 20 s case has enough samples to judge).
         self.allocator_interval_s = 1.0
+        # How gpu_step_s is measured (module docstring): "kernel" or "events".
+        self.gpu_timing = "kernel"
         self.spans = [[] for _ in range(n_gpus)]  # (a, b, {field: value}) besides the steps
 
     def add_span(self, gpu, a, b, levels):
@@ -254,10 +259,21 @@ class Run:
 
     # ---- the step stream ----
 
+    def _gpu_seconds(self, r, k, s):
+        if not r.gpu_timer:
+            return None
+        if self.gpu_timing == "kernel":
+            return round(s["compute"] + 0.0004, 6)
+
+        def passed(step):  # when the GPU passes the end event recorded at the step's end
+            return max(step["t_end"], max(b for _, b in step["busy"]))
+        start = passed(r.steps[k - 1]) if k else s["t_start"]
+        return round(passed(s) - start, 6)
+
     def _step_message(self, r, k, s, mem):
         return {"type": "step", "step": k, "t_start": round(s["t_start"], 6),
                 "t_end": round(s["t_end"], 6), "cpu_step_s": round(s["t_end"] - s["t_start"], 6),
-                "gpu_step_s": round(s["compute"] + 0.0004, 6) if r.gpu_timer else None,
+                "gpu_step_s": self._gpu_seconds(r, k, s),
                 "data_wait_s": round(s["wait"], 6), "mem": mem}
 
     def stream(self, allocator_interval_s=1.0):
@@ -308,7 +324,7 @@ def write_case(folder, run, case, expected, description):
             f.write(json.dumps(line, separators=(",", ":")) + "\n")
     meta = {"name": run.name, "duration_s": run.duration_s,
             "gpus": run.n_gpus, "ranks": len(run.ranks),
-            "allocator_interval_s": run.allocator_interval_s,
+            "allocator_interval_s": run.allocator_interval_s, "gpu_timing": run.gpu_timing,
             "generator": "tools/diagnoses/make_cases.py"}
     meta.update(case)
     with open(os.path.join(folder, "case.json"), "w") as f:

@@ -55,8 +55,9 @@ def launch_bound_gpm():
         expect([finding("launch_bound", gpus=[0])], forbidden=["data_loader_stall"])
 
 
-def launch_bound_gaps():
-    run = Run("launch_bound_gaps", 20, 1, seed=24)
+def launch_bound_gaps(name="launch_bound_gaps", gpu_timing="kernel"):
+    run = Run(name, 20, 1, seed=24)
+    run.gpu_timing = gpu_timing
     run.gpu_names = ["NVIDIA A100-SXM4-80GB"]  # no GPM: only the gaps tell
     run.device_extra[0] = {"memory_total_bytes": 85899345920, "memory_reserved_bytes": 563085312,
                            "power_limit_mw": 400000}
@@ -74,6 +75,13 @@ def launch_bound_gaps():
                             "host work with no data wait (no GPM on this A100)",
                  "onset_s": onset}, \
         expect([finding("launch_bound", gpus=[0])], forbidden=["data_loader_stall"])
+
+
+def launch_bound_gaps_plain_timing():
+    """The same run as a plain mon.step() reports it: gpu_step_s spans the idle gaps."""
+    run, case, expected = launch_bound_gaps("launch_bound_gaps_plain_timing", "events")
+    case["planted"] += "; gpu_step_s as a plain mon.step() measures it (= the step)"
+    return run, case, expected
 
 
 def throttled_thermal():
@@ -159,4 +167,4 @@ def rank_wait_rotating():
 
 
 CASES = [data_loader_stall_sawtooth, data_loader_stall_ddp, launch_bound_gpm, launch_bound_gaps,
-         throttled_thermal, throttled_power_cap, healthy_power_capped_dense, rank_wait_rotating]
+         launch_bound_gaps_plain_timing, throttled_thermal, throttled_power_cap, healthy_power_capped_dense, rank_wait_rotating]

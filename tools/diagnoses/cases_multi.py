@@ -33,8 +33,9 @@ def imbalance_utilization():
                allowed=["rank_wait"])
 
 
-def straggler_throttled_gpu():
-    run = Run("straggler_throttled_gpu", 20, 4, seed=53)
+def straggler_throttled_gpu(name="straggler_throttled_gpu", gpu_timing="kernel"):
+    run = Run(name, 20, 4, seed=53)
+    run.gpu_timing = gpu_timing
     onset = 5.0
     for r in range(4):
         run.add_rank(r, r, 4, mem=steady_mem(50 * GIB, 56 * GIB))
@@ -55,6 +56,14 @@ def straggler_throttled_gpu():
         expect([finding("straggler", ranks=[2], mentions=["throttl"]),
                 finding("throttled", gpus=[2])],
                allowed=["rank_wait", "imbalance"])
+
+
+def straggler_throttled_gpu_plain_timing():
+    """The same run as a plain mon.step() reports it: every rank's gpu_step_s is the step."""
+    run, case, expected = straggler_throttled_gpu("straggler_throttled_gpu_plain_timing",
+                                                  "events")
+    case["planted"] += "; gpu_step_s as a plain mon.step() measures it (= the step)"
+    return run, case, expected
 
 
 def straggler_slow_loader():
@@ -127,5 +136,6 @@ def hang_single_gpu_idle():
         expect([finding("hang", ranks=[0])], forbidden=["data_loader_stall", "idle_gpu"])
 
 
-CASES = [imbalance_memory, imbalance_utilization, straggler_throttled_gpu, straggler_slow_loader,
+CASES = [imbalance_memory, imbalance_utilization, straggler_throttled_gpu,
+         straggler_throttled_gpu_plain_timing, straggler_slow_loader,
          idle_gpu_unused, idle_gpu_same_device, hang_collective, hang_single_gpu_idle]
