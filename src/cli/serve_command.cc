@@ -287,7 +287,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
 #ifdef GPUMON_HAVE_RECORD
   if (agent_server) {
     const agent::AgentServerStats as = agent_server->stats();
-    console.err << "; " << as.steps << " steps from " << as.clients_accepted << " rank(s)";
+    console.err << "; " << as.steps << " steps from " << as.clients_accepted << " client(s)";
   }
 #endif
 #ifdef GPUMON_HAVE_RECORD
