@@ -125,8 +125,9 @@ Usage:
   gpumon report FILE [-o REPORT.html] [--baseline OTHER] [--force]
                       one self-contained HTML page of a recording (docs/report.md)
   gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]
-               [--web.config.file FILE] [--record FILE]
-                      Prometheus /metrics, JSON API and live web dashboard over HTTP
+               [--web.config.file FILE] [--record FILE] [--agent-socket PATH | --no-agent]
+                      Prometheus /metrics, JSON API and live web dashboard over HTTP; hosts
+                      the agent socket, so training steps appear as gpumon_training_*
                       (default http://127.0.0.1:9477/; gpumon serve --help)
   gpumon --version
   gpumon --help
