@@ -158,8 +158,14 @@ class Monitor:
     A Monitor whose `active` is False does nothing (no agent, or disabled after an error).
     """
 
+    # GPU step time is measured on at most one step every gpu_interval_s seconds (the others
+    # carry gpu_step_s = null): recording and reading CUDA events costs tens of microseconds of
+    # CPU a step on a slow host, too much for a 10 ms step (docs/PERFORMANCE.md).
+    _gpu_next = 0.0
+
     def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
-                 oom_dir=None, oom_steps=64):
+                 oom_dir=None, oom_steps=64, gpu_interval_s=0.1):
+        self._gpu_interval = gpu_interval_s
         self._client = client
         self.socket_path = socket_path
         self._pid = os.getpid()
@@ -202,8 +208,7 @@ class Monitor:
                     _oom.attach_observer(torch)
                 except Exception as e:
                     _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
-        if self._gpu_timer is not None:
-            self._gpu_begun = self._gpu_timer.begin()
+        self._gpu_maybe_begin(_perf())
 
     @property
     def active(self):
@@ -276,8 +281,7 @@ class Monitor:
             if not self._fetched and self._with_start is None:
                 self._t0, self._t0_wall = _perf(), _wall()  # before the first batch: not a step
                 self._data_wait = 0.0
-                if self._gpu_timer is not None:
-                    self._gpu_begun = self._gpu_timer.begin()
+                self._gpu_restart(self._t0)
         except Exception as e:
             self._fail(e)
 
@@ -294,8 +298,7 @@ class Monitor:
         try:
             self._pending = None  # step() just before this was the start, not a boundary
             self._with_start = (_perf(), _wall())
-            if self._gpu_timer is not None:
-                self._gpu_begun = self._gpu_timer.begin()  # the body only, like the CPU time
+            self._gpu_restart(self._with_start[0])  # the body only, like the CPU time
         except Exception as e:
             self._fail(e)
 
@@ -327,13 +330,35 @@ class Monitor:
         self._t0, self._t0_wall = end, end_wall
         self._data_wait = 0.0
         self._fetched = False
-        if self._gpu_timer is None:
+        timer = self._gpu_timer
+        if timer is None:
             self._send(head + "null" + tail)
             return
-        token = self._gpu_timer.end(self._gpu_begun)
-        self._gpu_begun = token[1]  # this step's end is the next one's start: one event a step
-        self._send_waiting()
+        self._send_waiting()  # the previous timed step first: steps go out in order
+        begun, self._gpu_begun = self._gpu_begun, None
+        if begun is None:  # this step was not timed
+            self._send(head + "null" + tail)
+            self._gpu_maybe_begin(end)
+            return
+        token = timer.end(begun)
         self._gpu_waiting = (head, tail, token)
+        if end >= self._gpu_next:  # this step's end event also starts the next timed step
+            self._gpu_next = end + self._gpu_interval
+            self._gpu_begun = token[1]
+
+    def _gpu_maybe_begin(self, now):
+        """Starts timing the step that begins now on the GPU, when one is due."""
+        if self._gpu_timer is not None and now >= self._gpu_next:
+            self._gpu_next = now + self._gpu_interval
+            self._gpu_begun = self._gpu_timer.begin()
+
+    def _gpu_restart(self, now):
+        """The step really starts now (first batch, `with` body): a timed step restarts its
+        start event here rather than counting the time before it."""
+        if self._gpu_begun is not None:
+            self._gpu_begun = self._gpu_timer.begin()
+        else:
+            self._gpu_maybe_begin(now)
 
     def _send_waiting(self):
         if self._gpu_waiting is None:
@@ -480,7 +505,7 @@ def _hello(torch):
 
 
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
-          oom_dir=None, oom_steps=64):
+          oom_dir=None, oom_steps=64, gpu_interval_s=0.1):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
@@ -492,15 +517,18 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
     allocator_interval_s: read torch.cuda.memory_stats() at most this often (CUDA only).
     oom_dir: where a CUDA OOM's forensics bundle goes (default GPUMON_OOM_DIR, else the
       current directory); oom_steps: how many of the last steps it holds.
+    gpu_interval_s: time a step on the GPU (CUDA events) at most this often (CUDA only).
     """
     try:
-        return _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps)
+        return _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps,
+                      gpu_interval_s)
     except Exception as e:
         _warn_once("start", "disabled: %r" % (e,))
         return Monitor()
 
 
-def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps):
+def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps,
+           gpu_interval_s):
     try:
         from gpumon import _gpumon
     except ImportError as e:
@@ -529,7 +557,7 @@ def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_
     client = _gpumon.Client(path)
     client.set_hello(_hello(torch))
     client.flush()  # connects now when the agent is there; else retried with backoff
-    mon = Monitor(client, path, allocator_interval_s, torch, oom_dir, oom_steps)
+    mon = Monitor(client, path, allocator_interval_s, torch, oom_dir, oom_steps, gpu_interval_s)
     if not client.stats()["connected"]:
         _warn_once(
             "connect",
