@@ -80,6 +80,21 @@ STEP_PAGE = r"""(() => {
            ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent) };
 })()"""
 
+HOVER = r"""(() => {
+  const over = document.querySelector('.gpu[data-gpu="2"] .chart-power .u-over');
+  over.scrollIntoView();
+  const r = over.getBoundingClientRect();
+  const at = { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true };
+  over.dispatchEvent(new MouseEvent('mouseenter', at));
+  over.dispatchEvent(new MouseEvent('mousemove', at));
+  return true;
+})()"""
+
+LEGENDS = r"""(() => {
+  const val = (sel) => [...document.querySelectorAll(sel + ' .u-legend .u-value')].map((e) => e.textContent);
+  return { power2: val('.gpu[data-gpu="2"] .chart-power'), util5: val('.gpu[data-gpu="5"] .chart-util') };
+})()"""
+
 FINDINGS = r"""(() => {
   const row = [...document.querySelectorAll('#summary tr')].find((tr) => tr.textContent.startsWith('Health score'));
   return { health: row ? row.querySelector('td').textContent : '',
@@ -141,6 +156,11 @@ def check_steps_page(browser, html, out_dir):
     check(all("no process is known to drive this GPU" in t for t in st["gpu0"]),
           "step axis: GPU 0's charts say no process is known to drive it (%s)" % st["gpu0"][:1])
     element_shot(browser, os.path.join(out_dir, "steps-step-axis.png"), "#steps")
+    browser.eval(HOVER)
+    time.sleep(0.3)
+    hover = browser.eval(LEGENDS)
+    check(any(v not in ("--", "") for v in hover["power2"]) and any(v not in ("--", "") for v in hover["util5"]),
+          "step axis: hovering GPU 2's power chart shows its values and, synced, GPU 5's (%s)" % hover)
     check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu5-step-axis.png"),
                                         '.gpu[data-gpu="5"]')), "step axis: GPU 5's screenshot is not blank")
     check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu2-step-axis.png"),
