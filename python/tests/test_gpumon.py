@@ -362,12 +362,33 @@ class _FakeCuda:
         raise AssertionError("gpumon must never synchronize")
 
 
+def test_gpu_time_is_measured_at_a_bounded_rate():
+    from gpumon._monitor import Monitor
+    import types
+    client = _FakeClient()
+    _FakeCuda.events = []
+    fake_torch = types.SimpleNamespace(cuda=_FakeCuda, __version__="9.9")
+    mon = Monitor(client, "fake.sock", allocator_interval_s=60.0, torch=fake_torch,
+                  gpu_interval_s=3600.0)
+    for _ in range(50):
+        for ev in _FakeCuda.events:
+            ev.done = True
+        mon.step()
+    mon.close()
+    steps = [m for m in client.lines if m["type"] == "step"]
+    assert len(steps) == 50
+    assert steps[0]["gpu_step_s"] is not None  # the first step is timed ...
+    assert all(s["gpu_step_s"] is None for s in steps[1:])  # ... then none within the interval
+    assert len(_FakeCuda.events) == 2  # two events recorded in all, not two a step
+
+
 def test_cuda_path_reads_gpu_time_a_step_later_without_a_sync():
     from gpumon._monitor import Monitor
     import types
     client = _FakeClient()
     fake_torch = types.SimpleNamespace(cuda=_FakeCuda, __version__="9.9")
-    mon = Monitor(client, "fake.sock", allocator_interval_s=0.0, torch=fake_torch)
+    mon = Monitor(client, "fake.sock", allocator_interval_s=0.0, torch=fake_torch,
+                  gpu_interval_s=0.0)  # time every step (default: at most every 0.1 s)
     _FakeCuda.clock = 1.0
     mon.step()
     _FakeCuda.clock = 2.0

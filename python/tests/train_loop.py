@@ -52,7 +52,7 @@ class FakeGpuTimer:
         self.n = 0
 
     def begin(self):
-        return None
+        return "start"
 
     def end(self, begun):
         self.n += 1
@@ -79,6 +79,7 @@ with warnings.catch_warnings(record=True) as caught:
         MON._mem_interval = 0.0
     if a.gpu_timer:
         MON._gpu_timer = FakeGpuTimer()
+        MON._gpu_interval = 0.0  # every step (default: at most every 0.1 s)
     print("pid", os.getpid(), flush=True)
     loader = DataLoader(Slow(), batch_size=2, num_workers=2, multiprocessing_context="fork")
     model = torch.nn.Linear(4, 1)
