@@ -43,8 +43,9 @@ struct Thresholds {
   /// Busy by NVML (>= busy_util_pct) but GPM SM activity below this: kernels are tiny or sparse;
   /// dense training keeps SMs > 50% active.
   double launch_sm_active = 0.25;
-  /// Busy samples needed for the SM-activity test (one minute at 10 Hz).
-  int launch_min_samples = 600;
+  /// Busy time (s) the SM-activity test needs: a minute of steady low activity is the kernels'
+  /// nature, not a phase (start-up, evaluation).
+  double launch_min_busy_s = 60;
 
   // --- throttled ---
   /// Share of busy samples held below max clock by thermal/power/hw-slowdown reasons: brief
@@ -88,9 +89,10 @@ struct Thresholds {
   /// Steps of allocated-at-step-end a leak needs (after warm-up).
   int leak_min_steps = 20;
   /// Growth over the steps (Theil-Sen slope x steps) a leak needs, in bytes and relative to the
-  /// first allocated value: a few MiB are allocator rounding; 10% keeps big models honest.
+  /// first allocated value: a few MiB are allocator rounding; at the same point of each step
+  /// allocated memory is normally identical, so a steady 2% of it is no noise.
   double leak_min_growth_bytes = 64 * kMiB;
-  double leak_min_growth_ratio = 0.1;
+  double leak_min_growth_ratio = 0.02;
   /// Reserved - allocated above this (bytes and share of reserved) while reserved stays flat:
   /// caching worth knowing about (info).
   double cache_min_bytes = 1 * kGiB;

@@ -40,6 +40,9 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
   // (rank_wait / straggler).
   double best = 0, worst = 1, n = 0;
   for (const auto& rr : ratios) best = std::max(best, rr.gpu_ratio);
+  // Ranks in lock-step whose slow rank changes each step: some GPU is busy every step.
+  if (const auto a = align_gpu_steps(v, t); !a.busiest_share.empty())
+    best = std::max(best, *median_of(a.busiest_share));
   if (!ratios.empty() && best < t.launch_gpu_ratio) {
     for (const auto& rr : ratios) {
       if (rr.wait_share > t.launch_max_data_wait_share) continue;
@@ -60,7 +63,7 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
     // NVML busy, SMs idle (needs GPM). Judged on the samples with the GPU busy.
     double worst_sm = 1, samples = 0;
     for (const auto& g : v.run.gpus) {
-      double busy = 0, sm_sum = 0;
+      double busy = 0, sm_sum = 0;  // GPM samples (often read less often than utilization)
       std::int64_t t0 = 0, t1 = 0;
       for (const auto& p : g.points) {
         if (!p.util_pct || !p.sm_active || *p.util_pct < t.busy_util_pct) continue;
@@ -68,7 +71,8 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
         t1 = p.t_ms + p.span_ms;
         busy += p.samples, sm_sum += *p.sm_active * p.samples;
       }
-      if (busy < t.launch_min_samples) continue;
+      // Enough busy time (GPM may be read once a second, so time, not a sample count).
+      if (busy < 10 || static_cast<double>(t1 - t0) / 1000 < t.launch_min_busy_s) continue;
       const double sm = sm_sum / busy;
       if (sm >= t.launch_sm_active) continue;
       f.gpus.push_back(g.gpu);
@@ -79,8 +83,7 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
     for (const auto& r : v.ranks)
       if (r.info->gpu && std::count(f.gpus.begin(), f.gpus.end(), *r.info->gpu))
         f.ranks.push_back(r.label);
-    f.confidence =
-        confidence_of(samples, 10.0 * t.launch_min_samples, worst_sm, t.launch_sm_active, false);
+    f.confidence = confidence_of(samples, 100, worst_sm, t.launch_sm_active, false);
     f.summary = "NVML reports the GPU busy but only " + fmt(worst_sm * 100, 0) +
                 "% of SMs are active (GPM): kernels are too small or too sparse";
     f.add("sm_active_while_busy", worst_sm);

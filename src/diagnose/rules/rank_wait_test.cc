@@ -39,6 +39,22 @@ TEST(RankWait, NoConsistentStragglerIsAWarning) {
   EXPECT_EQ(find(d, "straggler"), nullptr);
 }
 
+TEST(RankWait, RotatingSlowRankIsNotLaunchBound) {
+  // Each step one rank (in turn) computes 0.30 s, the others 0.14 s and wait: every GPU is
+  // half idle at the median, but some GPU is busy the whole step.
+  RunData run;
+  for (unsigned g = 0; g < 4; ++g) add_gpu(run, g, 1200);
+  for (int r = 0; r < 4; ++r)
+    add_rank(run, 10 + r, r, 4, 400, 0.31,
+             [r](record::RecordedStep& s, int i) { s.gpu_step_s = i % 4 == r ? 0.30 : 0.14; });
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "rank_wait");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(find(d, "launch_bound"), nullptr);
+  EXPECT_EQ(find(d, "straggler"), nullptr);
+}
+
 TEST(RankWait, FastRankWaitsOnSlowOne) {
   auto run = lockstep(0.03, 0.09, false);
   const auto d = run_diagnose(run);

@@ -72,4 +72,14 @@ struct Straggler {
 };
 std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t);
 
+/// Steps every rank (>= 2, with GPU times) reported, aligned by step number: per step, each
+/// rank's GPU time over the slowest rank's GPU time that step, and the slowest GPU time over
+/// the step's longest CPU time (how busy the busiest GPU was).
+struct AlignedGpuSteps {
+  std::vector<const RankSteps*> ranks;
+  std::vector<std::vector<double>> share_of_slowest;  ///< [rank][aligned step]
+  std::vector<double> busiest_share;                  ///< [aligned step]
+};
+AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t);
+
 }  // namespace gpumon::diagnose

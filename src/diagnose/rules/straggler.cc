@@ -92,4 +92,37 @@ std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
       [](const record::RecordedStep& s) { return std::optional<double>(s.cpu_step_s); }, false);
 }
 
+AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t) {
+  AlignedGpuSteps a;
+  std::vector<std::map<std::int64_t, const record::RecordedStep*>> by_step;
+  for (const auto& r : v.ranks) {
+    std::map<std::int64_t, const record::RecordedStep*> m;
+    for (const auto* s : r.steady)
+      if (s->gpu_step_s && std::isfinite(*s->gpu_step_s) && *s->gpu_step_s >= 0) m[s->step] = s;
+    if (static_cast<int>(m.size()) < t.min_steps) continue;
+    a.ranks.push_back(&r);
+    by_step.push_back(std::move(m));
+  }
+  if (a.ranks.size() < 2) return {};
+  a.share_of_slowest.resize(a.ranks.size());
+  for (const auto& [step, first] : by_step[0]) {
+    std::vector<const record::RecordedStep*> row;
+    for (const auto& m : by_step) {
+      const auto it = m.find(step);
+      if (it == m.end()) break;
+      row.push_back(it->second);
+    }
+    if (row.size() != by_step.size()) continue;
+    double slowest = 0, longest = 0;
+    for (const auto* s : row)
+      slowest = std::max(slowest, *s->gpu_step_s), longest = std::max(longest, s->cpu_step_s);
+    if (slowest <= 0 || longest <= 0) continue;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      a.share_of_slowest[i].push_back(*row[i]->gpu_step_s / slowest);
+    a.busiest_share.push_back(std::min(slowest / longest, 1.0));
+  }
+  if (static_cast<int>(a.busiest_share.size()) < t.min_steps) return {};
+  return a;
+}
+
 }  // namespace gpumon::diagnose
