@@ -125,7 +125,11 @@ StepDevice map_step_device(std::optional<std::string_view> torch_device,
   const auto cuda = cuda_index(*torch_device);
   if (!cuda) return unmapped("the steps ran on " + std::string(*torch_device) + ", not a GPU");
   const bool same_device = hello && (!hello->device || *hello->device == *torch_device);
-  if (same_device && hello->pci_bus_id) return by_bus_id(*hello->pci_bus_id, devices);
+  // A recording whose GPUs have no bus id (NVML did not give one) cannot use rule 1.
+  const bool bus_ids_recorded = std::any_of(devices.begin(), devices.end(),
+                                            [](const RecordedDevice& d) { return d.pci_bus_id; });
+  if (same_device && hello->pci_bus_id && bus_ids_recorded)
+    return by_bus_id(*hello->pci_bus_id, devices);
   if (*cuda == 0 && devices.size() == 1)
     return {devices.front().index, DeviceRule::kSingleGpu, "the only GPU recorded"};
   // The environment is the process's, whichever device its hello named.

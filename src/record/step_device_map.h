@@ -45,7 +45,8 @@ struct StepDevice {
 
 /// Maps `torch_device` (a step's `device`) to a recorded GPU. Rules, first that applies:
 /// 1. the hello (of the same process, naming the same device or none) has a PCI bus id: the
-///    recorded GPU with that id (case and the 4- or 8-digit domain ignored), else unmapped;
+///    recorded GPU with that id (case and the 4- or 8-digit domain ignored), else unmapped
+///    (skipped when no recorded GPU has a bus id);
 /// 2. "cuda:0" and exactly one recorded GPU: that GPU;
 /// 3. CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES unset or numeric ids: cuda:N is the
 ///    N-th visible id, which is that position among the GPUs in PCI bus order; used only when

@@ -47,6 +47,13 @@ TEST(StepDeviceMap, ABusIdNotRecordedIsUnmappedEvenOnASingleGpuRecording) {
   EXPECT_NE(m.why.find("not a recorded GPU"), std::string::npos);
 }
 
+TEST(StepDeviceMap, ABusIdIsNoUseWhenTheRecordingHasNone) {
+  const auto m =
+      map_step_device("cuda:0", hello("cuda:0", "00000000:18:00.0"), {gpu(0, std::nullopt)});
+  EXPECT_EQ(m.gpu, 0u);
+  EXPECT_EQ(m.rule, DeviceRule::kSingleGpu);
+}
+
 TEST(StepDeviceMap, SingleGpuRecordingTakesCuda0Only) {
   const std::vector<RecordedDevice> one{gpu(0, std::nullopt)};
   const auto m = map_step_device("cuda:0", std::nullopt, one);
