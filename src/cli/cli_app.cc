@@ -18,6 +18,9 @@
 #ifdef GPUMON_HAVE_REPORT
 #include "report/report_command.h"
 #endif
+#ifdef GPUMON_HAVE_DIAGNOSE
+#include "cli/doctor_command.h"
+#endif
 #ifdef GPUMON_HAVE_SERVE
 #include "cli/serve_command.h"
 #endif
@@ -62,6 +65,18 @@ int run_report(const std::vector<std::string>& args, const Console& console) {
 #endif
 }
 
+// `doctor` needs src/diagnose (built wherever src/record is).
+int run_doctor(const std::vector<std::string>& args, const Console& console) {
+#ifdef GPUMON_HAVE_DIAGNOSE
+  return run_doctor_command(args, console.out, console.err);
+#else
+  (void)args;
+  console.err << "gpumon: `doctor` is not part of this build (install libsqlite3-dev libzstd-dev "
+                 "and rebuild)\n";
+  return kExitUsage;
+#endif
+}
+
 // `serve` needs src/http and src/exporter (libmicrohttpd, GnuTLS, libcrypt, yaml-cpp).
 int run_serve(const std::vector<std::string>& args, const Console& console) {
 #ifdef GPUMON_HAVE_SERVE
@@ -83,6 +98,7 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   if (first == "record" || first == "export" || first == "agent")
     return run_recording_command(first, rest, console);
   if (first == "report") return run_report(rest, console);
+  if (first == "doctor") return run_doctor(rest, console);
   if (first == "serve") return run_serve(rest, console);
   if (first == "watch" || first == "-w" || first == "--watch")
     return run_watch_command(rest, console);
@@ -95,9 +111,9 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
     return 0;
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
-  console.err
-      << "gpumon: unknown command '" << first
-      << "'. Commands: watch, query, record, export, report, serve, agent (run 'gpumon --help').\n";
+  console.err << "gpumon: unknown command '" << first
+              << "'. Commands: watch, query, record, export, report, doctor, serve, agent (run "
+                 "'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -124,6 +140,8 @@ Usage:
                       the per-node agent `import gpumon` talks to (docs/python.md)
   gpumon report FILE [-o REPORT.html] [--baseline OTHER] [--force]
                       one self-contained HTML page of a recording (docs/report.md)
+  gpumon doctor FILE [--json] [--min-severity info|warning|critical]
+                      a recording's findings and health score (docs/DIAGNOSES.md)
   gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]
                [--web.config.file FILE] [--record FILE] [--agent-socket PATH | --no-agent]
                       Prometheus /metrics, JSON API and live web dashboard over HTTP; hosts

@@ -42,7 +42,7 @@ TEST(CliApp, UnknownCommandIsAUsageError) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "gpumon: unknown command 'frobnicate'. Commands: watch, query, record, export, report, "
-            "serve, agent (run 'gpumon --help').\n");
+            "doctor, serve, agent (run 'gpumon --help').\n");
 }
 
 TEST(CliApp, RecordAndExportAreDispatched) {

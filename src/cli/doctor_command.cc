@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#include "cli/doctor_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/diagnosis.h"
+#include "diagnose/run_data_loader.h"
+#include "util/option_cursor.h"
+
+namespace gpumon {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpumon doctor RUN.gpumon [--json] [--min-severity info|warning|critical]\n"
+    "  the findings and health score of a recording (docs/DIAGNOSES.md)\n";
+
+struct DoctorArgs {
+  std::string path;
+  bool json = false, help = false;
+  diagnose::Severity min_severity = diagnose::Severity::kInfo;
+};
+
+std::string parse_args(const std::vector<std::string>& args, DoctorArgs& a) {
+  for (util::OptionCursor c(args); c.next();) {
+    const std::string& opt = c.name();
+    const bool inline_value = c.has_inline_value();
+    if ((opt == "-h" || opt == "--help") && !inline_value) {
+      a.help = true;
+    } else if (opt == "--json" && !inline_value) {
+      a.json = true;
+    } else if (opt == "--min-severity") {
+      const auto v = c.value();
+      const auto s = v ? diagnose::parse_severity(*v) : std::nullopt;
+      if (!s) return "--min-severity needs info, warning or critical";
+      a.min_severity = *s;
+    } else if (!opt.starts_with("-") && a.path.empty() && !inline_value) {
+      a.path = opt;
+    } else {
+      return "unexpected argument '" + c.arg() + "'";
+    }
+  }
+  if (a.path.empty() && !a.help) return "which recording? give its path";
+  return {};
+}
+
+}  // namespace
+
+int run_doctor_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    DoctorArgs a;
+    if (const auto e = parse_args(args, a); !e.empty()) {
+      err << "gpumon doctor: " << e << "\n" << kUsage;
+      return kDoctorUsage;
+    }
+    if (a.help) {
+      out << kUsage;
+      return kDoctorOk;
+    }
+    auto loaded = diagnose::load_run_data(a.path);
+    if (const auto* e = std::get_if<std::string>(&loaded)) {
+      err << "gpumon doctor: " << *e << "\n";
+      return kDoctorFailed;
+    }
+    const auto d = diagnose::diagnose(std::get<diagnose::RunData>(loaded));
+    if (a.json)
+      out << diagnose::to_json(d, a.path, a.min_severity).dump() << "\n";
+    else
+      out << diagnose::render_text(d, a.path, a.min_severity);
+    return kDoctorOk;
+  } catch (const std::exception& e) {  // out of memory and the like: a message, not a crash
+    err << "gpumon doctor: " << e.what() << "\n";
+    return kDoctorFailed;
+  }
+}
+
+}  // namespace gpumon

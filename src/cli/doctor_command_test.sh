@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# `gpumon doctor` end to end: the real H200 GEMM recording is healthy (no warning, score 100);
+# 45 s of the demo scenario finds GPU 5's thermal throttling and GPU 3's corrected ECC errors
+# (its counter steps at 40 s); bad use and unreadable files give 2 and 1.
+# usage: doctor_command_test.sh GPUMON FAKE_NVML_LIBRARY H200_RECORDING
+g=$1
+fake=$2
+h200=$3
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*"; cat "$d/out" "$d/err" 2>/dev/null; exit 1; }
+py() { /usr/bin/python3 -c "$1" "$d/out" || fail "$2"; }
+
+"$g" doctor "$h200" --json >"$d/out" 2>"$d/err" || fail "doctor on the H200 recording"
+py 'import json,sys; j=json.load(open(sys.argv[1])); assert j["schema"]==1 and j["health_score"]==100, j; assert not [f for f in j["findings"] if f["severity"]!="info"], j' \
+  "the healthy H200 run has a warning"
+"$g" doctor "$h200" >"$d/out" 2>"$d/err" || fail "text doctor"
+grep -q "health score: 100/100" "$d/out" || fail "no score line"
+
+GPUMON_NVML_LIBRARY=$fake GPUMON_FAKE_SCENARIO=demo \
+  "$g" record -o "$d/demo.gpumon" --interval 100 -- sleep 45 2>"$d/err" || fail "record demo"
+"$g" doctor "$d/demo.gpumon" --json >"$d/out" 2>"$d/err" || fail "doctor on demo"
+py 'import json,sys
+j=json.load(open(sys.argv[1])); w={f["id"]:f for f in j["findings"] if f["severity"]!="info"}
+assert set(w)=={"throttled","ecc_errors"}, sorted(w)
+assert w["throttled"]["gpus"]==[5] and w["throttled"]["evidence"]["cause"]=="thermal", w["throttled"]
+assert w["ecc_errors"]["gpus"]==[3], w["ecc_errors"]
+assert 0 < j["health_score"] < 100' "demo findings"
+"$g" doctor "$d/demo.gpumon" --min-severity critical --json >"$d/out" || fail "--min-severity"
+py 'import json,sys; assert json.load(open(sys.argv[1]))["findings"]==[]' "--min-severity critical"
+
+"$g" doctor 2>"$d/err"
+[ $? = 2 ] || fail "no file must be a usage error"
+"$g" doctor "$h200" --min-severity loud 2>"$d/err"
+[ $? = 2 ] || fail "a bad severity must be a usage error"
+"$g" doctor "$d/none.gpumon" 2>"$d/err"
+[ $? = 1 ] || fail "a missing file must give 1"
+grep -q "none.gpumon" "$d/err" || fail "the message must name the file"
+echo "not a recording" >"$d/bad.gpumon"
+"$g" doctor "$d/bad.gpumon" 2>"$d/err"
+[ $? = 1 ] || fail "a file that is not a recording must give 1"
+echo "doctor: ok"
