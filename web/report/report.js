@@ -186,6 +186,10 @@
 
   const chartWidth = (box) => Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
   const findingsFor = (pick) => (data.findings || []).filter(pick);
+  // A finding names its GPUs; one that names only ranks goes on the GPUs they drive; one that
+  // names neither is about the whole run.
+  const onGpu = (f, gpu) => (f.gpus.length ? f.gpus.includes(gpu.gpu)
+    : !f.ranks.length || gpu.ranks.some((ri) => f.ranks.includes(data.ranks[ri].rank)));
   const rankFindings = (r) => findingsFor((f) => !f.ranks.length || f.ranks.includes(r.rank));
 
   function rankCharts(box, mode) {
@@ -214,7 +218,7 @@
       ? 'step axis: ' + axisRank.label + ', which drives this GPU'
       : 'step axis: ' + axisRank.label + ' (no process is known to drive this GPU)';
     const owner = { throttled: gpu.throttled, lost: gpu.lost, events: gpu.events,
-                    findings: findingsFor((f) => !f.gpus.length || f.gpus.includes(gpu.gpu)) };
+                    findings: findingsFor((f) => onGpu(f, gpu)) };
     for (const def of CHARTS) {
       const lines = def.series.map((key) => ({ label: LABELS[key], colour: COLOURS[key], s: gpu.series[key] }));
       if (def.allocator) {
