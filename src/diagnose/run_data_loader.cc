@@ -62,35 +62,42 @@ struct GpuLoad {
   BucketAcc acc;
 };
 
-// The sample at `i` of `chunk` as a raw point.
-GpuPoint raw_point(const record::ChunkData& chunk, std::size_t i,
-                   const std::vector<std::optional<record::RecordedMetric>>& metrics) {
-  GpuPoint p;
-  p.t_ms = chunk.time_ms[i];
+// The samples of `chunk` as raw points, column by column (one pass per metric, not per tick).
+void chunk_points(const record::ChunkData& chunk,
+                  const std::vector<std::optional<record::RecordedMetric>>& metrics,
+                  std::vector<GpuPoint>& pts) {
+  const std::size_t n = chunk.time_ms.size();
+  pts.assign(n, GpuPoint{});
+  for (std::size_t i = 0; i < n; ++i) pts[i].t_ms = chunk.time_ms[i];
   for (const auto& col : chunk.columns) {
-    if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric] ||
-        !col.present[i])
+    if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric])
       continue;
-    const double v = record::dequantize(col.values[i], metrics[col.metric]->quantum);
+    const double q = metrics[col.metric]->quantum;
+    std::optional<double> GpuPoint::*field = nullptr;
     switch (static_cast<M>(col.metric)) {
-      case M::kUtilizationGpuPct: p.util_pct = v; break;
-      case M::kSmActiveRatio: p.sm_active = v; break;
-      case M::kMemoryUsedBytes: p.mem_used_bytes = v; break;
-      case M::kMemoryTotalBytes: p.mem_total_bytes = v; break;
-      case M::kPowerDrawW: p.power_w = v; break;
-      case M::kPowerLimitW: p.power_limit_w = v; break;
-      case M::kTemperatureGpuC: p.temp_c = v; break;
-      case M::kSmClockMhz: p.sm_clock_mhz = v; break;
+      case M::kUtilizationGpuPct: field = &GpuPoint::util_pct; break;
+      case M::kSmActiveRatio: field = &GpuPoint::sm_active; break;
+      case M::kMemoryUsedBytes: field = &GpuPoint::mem_used_bytes; break;
+      case M::kMemoryTotalBytes: field = &GpuPoint::mem_total_bytes; break;
+      case M::kPowerDrawW: field = &GpuPoint::power_w; break;
+      case M::kPowerLimitW: field = &GpuPoint::power_limit_w; break;
+      case M::kTemperatureGpuC: field = &GpuPoint::temp_c; break;
+      case M::kSmClockMhz: field = &GpuPoint::sm_clock_mhz; break;
+      case M::kEccCorrectedVolatile: field = &GpuPoint::ecc_corrected; break;
+      case M::kEccUncorrectedVolatile: field = &GpuPoint::ecc_uncorrected; break;
       case M::kClockEventReasons:
-        p.clock_reasons = static_cast<std::uint64_t>(col.values[i]);
-        break;
-      case M::kEccCorrectedVolatile: p.ecc_corrected = v; break;
-      case M::kEccUncorrectedVolatile: p.ecc_uncorrected = v; break;
-      case M::kLost: p.lost = v != 0; break;
-      default: break;
+        for (std::size_t i = 0; i < n; ++i)
+          if (col.present[i]) pts[i].clock_reasons = static_cast<std::uint64_t>(col.values[i]);
+        continue;
+      case M::kLost:
+        for (std::size_t i = 0; i < n; ++i)
+          if (col.present[i]) pts[i].lost = col.values[i] != 0;
+        continue;
+      default: continue;
     }
+    for (std::size_t i = 0; i < n; ++i)
+      if (col.present[i]) pts[i].*field = record::dequantize(col.values[i], q);
   }
-  return p;
 }
 
 void add_to_bucket(const GpuPoint& s, const std::optional<double>& max_clock, BucketAcc& a) {
@@ -179,15 +186,17 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
     }
   }
   const auto& metrics = reader->metrics();
+  std::vector<GpuPoint> pts;
   for (const auto& ref : refs) {
     auto chunk = take(reader->read_chunk(ref), error);
     if (!error.empty()) return path + ": " + error;
     auto& g = series(ref.gpu);
     auto& l = load[ref.gpu];
     const std::int64_t skip = l.total - static_cast<std::int64_t>(limits.max_raw_points);
-    for (std::size_t i = 0; i < chunk.time_ms.size(); ++i, ++l.seen) {
-      GpuPoint p = raw_point(chunk, i, metrics);
-      if (l.seen >= skip) {
+    chunk_points(chunk, metrics, pts);
+    for (auto& p : pts) {
+      ++l.seen;
+      if (l.seen > skip) {
         if (l.acc.open) g.points.push_back(l.acc.finish());
         g.points.push_back(std::move(p));
         continue;
