@@ -185,6 +185,13 @@ class Monitor:
         self._mem_next = 0.0
         self._disconnects = 0
         self._closed = False
+        # The agent's live findings (docs/DIAGNOSES.md "Live"): parsed only when they changed.
+        self._findings_seq = 0
+        self._findings = []
+        self._health_score = None
+        self._finding_callbacks = []
+        self._callback_seq = 0
+        self._callback_keys = {}
         # For the OOM bundle: the last step messages sent (appending is the only per-step cost).
         self._ring = collections.deque(maxlen=max(int(oom_steps), 1))
         self._oom_dir = oom_dir
@@ -265,6 +272,32 @@ class Monitor:
             return dict(self._client.stats(), steps=self._step) if self.active else {}
         except Exception:
             return {}
+
+    def findings(self):
+        """The agent's live findings now: a list of dicts (id, severity, title, summary,
+        confidence, gpus, ranks, start_ms, end_ms), [] when none, no agent or inactive."""
+        if not self.active:
+            return []
+        try:
+            self._client.receive()
+            self._load_findings()
+            return [dict(f) for f in self._findings]
+        except Exception as e:
+            _warn_once("findings", "live findings unavailable: %r" % (e,))
+            return []
+
+    def health_score(self):
+        """The agent's live health score (0-100), None before the agent sent one."""
+        self.findings()
+        return self._health_score if self.active else None
+
+    def on_finding(self, callback):
+        """Calls `callback(event)` for each finding that appears or clears, where `event` is
+        the finding's dict plus "state": "appeared" or "cleared". It runs in this thread, from
+        the next gpumon call (a step, or findings()) after the agent's list changed; an exception
+        in it becomes one GpumonWarning and training goes on."""
+        if callable(callback):
+            self._finding_callbacks.append(callback)
 
     def __enter__(self):
         return self
@@ -395,10 +428,46 @@ class Monitor:
         if self._client is not None:
             self._client.send(line)
 
+    def _load_findings(self):
+        seq = self._client.findings_seq()
+        if seq == self._findings_seq:
+            return
+        self._findings_seq = seq
+        line = self._client.findings_line()
+        if line:
+            message = json.loads(line)
+            self._findings = message.get("findings") or []
+            self._health_score = message.get("health_score")
+        else:  # the agent went away
+            self._findings, self._health_score = [], None
+        self._run_finding_callbacks()
+
+    def _run_finding_callbacks(self):
+        if not self._finding_callbacks or self._callback_seq == self._findings_seq:
+            return
+        self._callback_seq = self._findings_seq
+        now = {}
+        for f in self._findings:
+            now[(f.get("id"), tuple(f.get("gpus") or ()), tuple(f.get("ranks") or ()))] = f
+        events = [dict(f, state="appeared") for k, f in now.items() if k not in self._callback_keys]
+        events += [dict(f, state="cleared") for k, f in self._callback_keys.items() if k not in now]
+        self._callback_keys = now
+        for event in events:
+            for callback in list(self._finding_callbacks):
+                try:
+                    callback(event)
+                except Exception as e:
+                    _warn_once("finding-callback", "an on_finding callback raised %r" % (e,))
+
     def _send(self, line):
         self._ring.append(line)
         client = self._client
         client.send(line)
+        if self._finding_callbacks and client.findings_seq() != self._findings_seq:
+            try:
+                self._load_findings()
+            except Exception as e:
+                _warn_once("findings", "live findings unavailable: %r" % (e,))
         disconnects = client.disconnects()
         if disconnects != self._disconnects:
             self._disconnects = disconnects

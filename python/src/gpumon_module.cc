@@ -48,6 +48,12 @@ PYBIND11_MODULE(_gpumon, m) {
           py::arg("timeout_s") = 1.0)
       .def("in_owner_process", &AgentClient::in_owner_process)
       .def("disconnects", &AgentClient::disconnects)
+      .def("receive", &AgentClient::receive,
+           "Reads the agent's lines that have arrived (never blocks).")
+      .def("findings_seq", &AgentClient::findings_seq,
+           "Changes each time the agent's latest findings line changes.")
+      .def("findings_line", &AgentClient::findings_line,
+           "The agent's latest findings line (JSON text), '' when none.")
       .def("stats", [](const AgentClient& c) {
         const auto s = c.stats();
         py::dict d;

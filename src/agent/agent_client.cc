@@ -87,14 +87,61 @@ bool AgentClient::send(std::string_view line) {
   queue_.append(line);
   if (!line.ends_with('\n')) queue_ += '\n';
   write_locked();
+  receive_locked(false);
   return true;
 }
 
 bool AgentClient::flush() {
   if (!in_owner_process()) return false;
   std::lock_guard lock(mu_);
-  if (!closed_) write_locked();
+  if (!closed_) write_locked(), receive_locked(false);
   return queue_.size() == written_;
+}
+
+void AgentClient::receive() {
+  if (!in_owner_process()) return;
+  std::lock_guard lock(mu_);
+  if (!closed_) receive_locked(true);
+}
+
+std::string AgentClient::findings_line() const {
+  std::lock_guard lock(mu_);
+  return findings_;
+}
+
+void AgentClient::receive_locked(bool now) {
+  if (fd_ < 0) return;
+  const auto t = std::chrono::steady_clock::now();
+  if (!now && t < next_receive_) return;
+  next_receive_ = t + kReceiveInterval;
+  char chunk[8192];
+  for (int reads = 0; reads < 16; ++reads) {  // at most 128 KiB per call
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n == 0) {
+      disconnect_locked("the agent closed the connection", true);
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        disconnect_locked(std::string("read: ") + std::strerror(errno), true);
+      return;
+    }
+    in_.append(chunk, static_cast<std::size_t>(n));
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = in_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      const std::string_view line = std::string_view(in_).substr(start, nl - start);
+      if (skipping_line_) {
+        skipping_line_ = false;
+      } else if (line.starts_with(R"({"type":"findings")") && line != findings_) {
+        findings_.assign(line);
+        findings_seq_.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+    in_.erase(0, start);
+    if (in_.size() > kMaxReceiveBytes) in_.clear(), skipping_line_ = true;
+    if (static_cast<std::size_t>(n) < sizeof chunk) return;
+  }
 }
 
 void AgentClient::close(std::chrono::milliseconds timeout) {
@@ -194,6 +241,12 @@ void AgentClient::disconnect_locked(const std::string& why, bool broken) {
   registry_slot_ = -1;
   ::close(fd_);
   fd_ = -1;
+  in_.clear();
+  skipping_line_ = false;
+  if (!findings_.empty()) {  // stale without the agent
+    findings_.clear();
+    findings_seq_.fetch_add(1, std::memory_order_relaxed);
+  }
   if (broken) {
     ++stats_.disconnects;
     disconnects_.store(stats_.disconnects, std::memory_order_relaxed);

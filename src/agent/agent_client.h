@@ -12,6 +12,11 @@
 // handler closes the inherited socket in the child so workers do not keep the connection open.
 // No signal handler is installed (SIGPIPE is avoided with MSG_NOSIGNAL).
 //
+// The agent talks back with whole lines (its live findings, docs/python.md "Protocol"): send()
+// and flush() read what has arrived, without blocking and at most every kReceiveInterval, into a
+// bounded buffer (kMaxReceiveBytes; a longer line is skipped) and keep the latest findings line.
+// The findings are cleared (and findings_seq() bumped) when the connection breaks.
+//
 // Thread-safety: every member may be called from any thread (one mutex).
 #pragma once
 
@@ -43,6 +48,10 @@ struct AgentClientStats {
   std::string last_error;  ///< why the last connection attempt or write failed
 };
 
+/// How often send()/flush() look for lines from the agent, and how much they buffer.
+inline constexpr std::chrono::milliseconds kReceiveInterval{100};
+inline constexpr std::size_t kMaxReceiveBytes = 64 * 1024;
+
 class AgentClient {
  public:
   explicit AgentClient(AgentClientOptions options);
@@ -64,11 +73,18 @@ class AgentClient {
   std::uint64_t disconnects() const { return disconnects_.load(std::memory_order_relaxed); }
   /// False in a forked child: the client is inert there.
   bool in_owner_process() const;
+  /// Reads what the agent sent now (not waiting for kReceiveInterval); never blocks.
+  void receive();
+  /// Bumped each time the latest findings line changes (lock-free: checked after every step).
+  std::uint64_t findings_seq() const { return findings_seq_.load(std::memory_order_relaxed); }
+  /// The latest `{"type":"findings",...}` line from the agent (no newline); empty when none.
+  std::string findings_line() const;
 
  private:
   bool connect_locked();
   void write_locked();
   void disconnect_locked(const std::string& why, bool broken);
+  void receive_locked(bool now);
 
   const AgentClientOptions options_;
   const pid_t owner_pid_;
@@ -83,6 +99,11 @@ class AgentClient {
   std::chrono::milliseconds backoff_;
   AgentClientStats stats_;
   std::atomic<std::uint64_t> disconnects_{0};  // mirrors stats_.disconnects
+  std::string in_;                             // bytes from the agent after the last complete line
+  bool skipping_line_ = false;  // the current line outgrew kMaxReceiveBytes: drop to its end
+  std::chrono::steady_clock::time_point next_receive_{};
+  std::string findings_;
+  std::atomic<std::uint64_t> findings_seq_{0};
 };
 
 }  // namespace gpumon::agent

@@ -37,8 +37,10 @@ struct AgentServer::Client {
   bool hello = false;
   bool bye = false;
   Hello info;
-  pid_t peer_pid = 0;       // SO_PEERCRED, for messages before the hello
-  std::string dropped_for;  // why we closed it; empty when the client left by itself
+  pid_t peer_pid = 0;          // SO_PEERCRED, for messages before the hello
+  std::string dropped_for;     // why we closed it; empty when the client left by itself
+  std::string out;             // pushed lines not yet written
+  std::uint64_t push_seq = 0;  // the pushed line it has (queued or written)
 };
 
 std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& options, AgentSinks sinks,
@@ -82,6 +84,17 @@ AgentServer::~AgentServer() {
   stop();
 }
 
+void AgentServer::push(std::string line) {
+  {
+    std::lock_guard lock(push_mutex_);
+    push_line_ = std::move(line);
+    push_line_ += '\n';
+    ++push_seq_;
+  }
+  const std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
+}
+
 void AgentServer::stop() {
   std::lock_guard lock(stop_mutex_);
   if (!thread_.joinable()) return;
@@ -117,17 +130,23 @@ void AgentServer::run() noexcept {
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
-    for (const auto& c : clients) fds.push_back({c->fd, POLLIN, 0});
+    for (const auto& c : clients)
+      fds.push_back({c->fd, static_cast<short>(c->out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
     if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (fds[0].revents != 0) break;
+    if (fds[0].revents != 0) {  // stop(), or a push
+      std::uint64_t count = 0;
+      [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
+      if (stopping_.load()) break;
+    }
     std::vector<std::unique_ptr<Client>> keep;
     for (std::size_t i = 0; i < clients.size(); ++i) {
       bool alive = true;
       try {
-        if (fds[i + 2].revents != 0) alive = read_client(*clients[i]);
+        if (fds[i + 2].revents & ~POLLOUT) alive = read_client(*clients[i]);
+        if (alive) alive = write_client(*clients[i]);
       } catch (...) {  // bad_alloc, or a sink that threw: drop that client, never the agent
         drop(*clients[i], "internal error while reading");
         alive = false;
@@ -242,6 +261,32 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
   } else if (std::holds_alternative<Bye>(m)) {
     c.bye = true;
     event("bye", "{}");
+  }
+  return true;
+}
+
+bool AgentServer::write_client(Client& c) {
+  if (!c.hello) return true;
+  {
+    std::lock_guard lock(push_mutex_);
+    if (c.push_seq != push_seq_) {
+      c.push_seq = push_seq_;
+      std::lock_guard stats_lock(stats_mutex_);
+      if (c.out.size() + push_line_.size() <= kMaxPushBacklog) {
+        c.out += push_line_;
+        ++stats_.pushed;
+      } else {
+        ++stats_.push_dropped;
+      }
+    }
+  }
+  while (!c.out.empty()) {
+    const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK;  // full: poll() says when it drains
+    }
+    c.out.erase(0, static_cast<std::size_t>(n));
   }
   return true;
 }

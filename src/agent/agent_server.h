@@ -5,8 +5,14 @@
 // or a message before its hello is dropped (its connection closed, counted); the server and the
 // other clients carry on. A client that dies mid-message loses only that partial message.
 //
+// The agent also talks back: push() sends one line (live findings, docs/python.md "Protocol")
+// to every client that said hello, and the latest pushed line to each client right after its
+// hello. Writes never block the server: a client that does not read keeps at most
+// kMaxPushBacklog bytes queued and loses the updates beyond that (counted in push_dropped).
+//
 // Thread-safety: the sinks are called on the server's thread, one call at a time, and must
-// return quickly (RecordingWriter::on_step only queues). stats() and stop() from any thread.
+// return quickly (RecordingWriter::on_step only queues). stats(), push() and stop() from any
+// thread.
 #pragma once
 
 #include <atomic>
@@ -43,7 +49,12 @@ struct AgentServerStats {
   std::uint64_t unknown = 0;           ///< messages of a type this agent does not know (ignored)
   std::uint64_t partial_at_close = 0;  ///< clients that closed in the middle of a message
   std::string last_error;              ///< why the last client was dropped
+  std::uint64_t pushed = 0;            ///< pushed lines written to a client's queue
+  std::uint64_t push_dropped = 0;      ///< lost: that client's queue was over kMaxPushBacklog
 };
+
+/// Bytes of pushed lines kept for a client whose socket is full.
+inline constexpr std::size_t kMaxPushBacklog = 64 * 1024;
 
 class AgentServer {
  public:
@@ -59,6 +70,9 @@ class AgentServer {
   /// dropped for bad input gets "dropped" with {"reason": ...} instead), the
   /// listening socket, removes the socket file and joins. Idempotent.
   void stop();
+  /// Sends `line` (no newline; one is added) to every hello'd client, and to later ones after
+  /// their hello; replaces the previously pushed line. Never blocks.
+  void push(std::string line);
   const std::string& socket_path() const { return options_.socket_path; }
   AgentServerStats stats() const;
   /// Seconds since the last client left (0 while one is connected or none ever came).
@@ -74,6 +88,9 @@ class AgentServer {
   bool handle_line(Client& c, std::string_view line);
   void drop(Client& c, const std::string& why);
   void finish_client(Client& c);
+  /// Queues the latest pushed line if `c` has not had it, and writes what the socket takes.
+  /// False when the connection broke.
+  bool write_client(Client& c);
 
   AgentServerOptions options_;
   AgentSinks sinks_;
@@ -84,6 +101,9 @@ class AgentServer {
   std::atomic<bool> stopping_{false};
   mutable std::mutex stats_mutex_;
   AgentServerStats stats_;
+  std::mutex push_mutex_;
+  std::string push_line_;           // guarded by push_mutex_
+  std::uint64_t push_seq_ = 0;      // guarded by push_mutex_; 0: nothing pushed yet
   std::int64_t idle_since_ms_ = 0;  // guarded by stats_mutex_; 0: a client is here or never came
 };
 

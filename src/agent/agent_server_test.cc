@@ -254,6 +254,63 @@ TEST(AgentServer, StopClosesClientsAndRemovesTheSocket) {
   server->stop();  // idempotent
 }
 
+// Reads what has arrived on `fd` within `limit` (the server pushes lines without being asked).
+std::string read_for(int fd, std::chrono::milliseconds limit) {
+  std::string got;
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end && got.find('\n') == std::string::npos) {
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0)
+      got.append(buf, static_cast<std::size_t>(n));
+    else
+      std::this_thread::sleep_for(2ms);
+  }
+  return got;
+}
+
+TEST(AgentServer, PushesTheLatestLineToHelloedClientsAndNewcomers) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("a.sock"), r);
+  const int a = raw_connect(server->socket_path());
+  put(a, hello(1, 0));
+  ASSERT_TRUE(eventually([&] { return r.count_events("hello") == 1; }));
+  server->push(R"({"type":"findings","health_score":100,"findings":[]})");
+  EXPECT_EQ(read_for(a, 2s), "{\"type\":\"findings\",\"health_score\":100,\"findings\":[]}\n");
+  server->push("second");
+  EXPECT_EQ(read_for(a, 2s), "second\n");
+  const int b = raw_connect(server->socket_path());
+  EXPECT_EQ(read_for(b, 100ms), "") << "nothing before the hello";
+  put(b, hello(2, 1));
+  EXPECT_EQ(read_for(b, 2s), "second\n") << "the latest line right after the hello";
+  ::close(a);
+  ::close(b);
+  server->stop();
+}
+
+TEST(AgentServer, AClientThatNeverReadsLosesPushesAndNeverBlocksTheServer) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("a.sock"), r);
+  const int a = raw_connect(server->socket_path());
+  put(a, hello(1, 0));
+  ASSERT_TRUE(eventually([&] { return r.count_events("hello") == 1; }));
+  const std::string big(4000, 'x');
+  for (int i = 0; i < 400; ++i) {  // ~1.6 MB never read; the pause lets the server see each
+    server->push(big + std::to_string(i));
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_TRUE(eventually([&] {
+    const auto st = server->stats();
+    return st.push_dropped > 0;
+  }));
+  put(a, step(1));  // the server still reads it
+  EXPECT_TRUE(eventually([&] { return r.step_count() == 1; }));
+  ::close(a);
+  server->stop();
+}
+
 TEST(AgentServer, RefusesClientsBeyondTheLimit) {
   TempDir dir;
   Received r;
@@ -369,6 +426,37 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   client.close(1s);
   EXPECT_FALSE(client.send(step(21)));
   server->stop();  // before r2, which its thread writes to, goes out of scope
+}
+
+TEST(AgentClient, KeepsTheLatestFindingsLineFromTheAgent) {
+  TempDir dir;
+  const std::string path = dir.file("agent.sock");
+  Received r;
+  auto server = start_server(path, r);
+  server->push(R"({"type":"findings","health_score":100,"findings":[]})");
+  AgentClient client(client_options(path));
+  client.set_hello(hello(getpid(), 0));
+  EXPECT_EQ(client.findings_seq(), 0U);
+  ASSERT_TRUE(eventually([&] {
+    client.flush();  // connects
+    client.receive();
+    return client.findings_seq() == 1;
+  })) << "the latest line comes right after the hello";
+  EXPECT_EQ(client.findings_line(), R"({"type":"findings","health_score":100,"findings":[]})");
+  server->push("not findings: ignored");
+  server->push(R"({"type":"findings","health_score":80,"findings":[{"id":"xid"}]})");
+  ASSERT_TRUE(eventually([&] {
+    client.send(step(1));  // send() reads too, at most every kReceiveInterval
+    return client.findings_seq() == 2;
+  }));
+  EXPECT_NE(client.findings_line().find("\"health_score\":80"), std::string::npos);
+  server->stop();  // the agent goes: its findings are stale
+  ASSERT_TRUE(eventually([&] {
+    client.receive();
+    client.send(step(2));
+    return client.findings_seq() == 3;
+  }));
+  EXPECT_EQ(client.findings_line(), "");
 }
 
 TEST(AgentClient, DropsAndCountsWhenTheQueueIsFull) {

@@ -13,6 +13,7 @@
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/version.h"
+#include "diagnose/live/live_findings.h"
 #include "sampler/sampler.h"
 
 namespace gpumon::cli {
@@ -28,13 +29,19 @@ struct AgentOptions {
   std::string output;  // empty: no recording
   std::chrono::milliseconds interval{1000};
   double exit_when_idle_s = 0;  // 0: never
+  bool diagnose = true;
+  std::chrono::milliseconds diagnose_period{5000};
 };
 
 constexpr const char* kUsage =
     "usage: gpumon agent [--socket PATH] [-o FILE] [--interval MS] [--exit-when-idle SECONDS]\n"
+    "                    [--no-diagnose] [--diagnose-period MS]\n"
     "  Listens for the step events of training processes (`import gpumon`, docs/python.md) on\n"
     "  PATH (default $XDG_RUNTIME_DIR/gpumon/agent.sock, else /tmp/gpumon-UID/agent.sock).\n"
-    "  With -o it records every GPU (every MS ms, default 1000) and the steps into FILE.\n"
+    "  Samples every GPU (every MS ms, default 1000) and diagnoses the last 10 minutes every\n"
+    "  5 s (MS): findings are logged here as they appear and clear, and pushed to the training\n"
+    "  processes (docs/DIAGNOSES.md, \"Live\"); --no-diagnose turns that off.\n"
+    "  With -o it also records the samples and the steps into FILE.\n"
     "  Runs until Ctrl-C or SIGTERM, or after SECONDS without any client connected.\n";
 
 std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
@@ -63,6 +70,15 @@ std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
           std::from_chars(v.data(), v.data() + v.size(), s).ptr != v.data() + v.size() || !(s > 0))
         return "--exit-when-idle takes seconds (> 0)";
       o.exit_when_idle_s = s;
+    } else if (a == "--no-diagnose") {
+      o.diagnose = false;
+    } else if (a == "--diagnose-period") {
+      long ms = 0;
+      if (!value(v) ||
+          std::from_chars(v.data(), v.data() + v.size(), ms).ptr != v.data() + v.size() ||
+          ms < 100 || ms > 600000)
+        return "--diagnose-period takes whole milliseconds from 100 to 600000";
+      o.diagnose_period = std::chrono::milliseconds(ms);
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -77,13 +93,18 @@ std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
 
 std::unique_ptr<agent::AgentServer> open_agent_socket(
     const std::string& path, std::shared_ptr<record::RecordingWriter> writer,
-    const Console& console, const std::string& prefix, std::string& error) {
+    const Console& console, const std::string& prefix, std::string& error,
+    std::shared_ptr<diagnose::LiveDiagnoser> live) {
   if (error = agent::prepare_listen_path(path); !error.empty()) return nullptr;
   agent::AgentSinks sinks;
-  if (writer) {
-    sinks.on_step = [writer](const record::RecordedStep& s) { writer->on_step(s); };
-    sinks.on_rank_event = [writer](const record::RecordedRankEvent& e) {
-      writer->on_rank_event(e);
+  if (writer || live) {
+    sinks.on_step = [writer, live](const record::RecordedStep& s) {
+      if (writer) writer->on_step(s);
+      if (live) live->on_step(s);
+    };
+    sinks.on_rank_event = [writer, live](const record::RecordedRankEvent& e) {
+      if (writer) writer->on_rank_event(e);
+      if (live) live->on_rank_event(e);
     };
   }
   auto err_mutex = std::make_shared<std::mutex>();
@@ -93,6 +114,26 @@ std::unique_ptr<agent::AgentServer> open_agent_socket(
     *err << prefix << w << '\n' << std::flush;
   };
   return agent::AgentServer::start({.socket_path = path}, std::move(sinks), error);
+}
+
+diagnose::LiveDiagnoser::Listener findings_reporter(const Console& console,
+                                                    const std::string& prefix,
+                                                    agent::AgentServer* push_to) {
+  auto err_mutex = std::make_shared<std::mutex>();
+  std::ostream* err = &console.err;
+  return [err, err_mutex, prefix, push_to](const diagnose::Diagnosis& d,
+                                           const diagnose::FindingChange& c) {
+    const std::int64_t now = record::to_unix_ms(std::chrono::system_clock::now());
+    {
+      std::lock_guard lock(*err_mutex);
+      for (const auto& f : c.appeared)
+        *err << prefix << diagnose::finding_log_line(f, false, now) << '\n';
+      for (const auto& f : c.cleared)
+        *err << prefix << diagnose::finding_log_line(f, true, now) << '\n';
+      *err << std::flush;
+    }
+    if (push_to) push_to->push(diagnose::findings_message(d));
+  };
 }
 
 int run_agent_command(const std::vector<std::string>& args, const Console& console) {
@@ -108,22 +149,44 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
 
   std::shared_ptr<record::RecordingWriter> writer;
   std::unique_ptr<Sampler> sampler;
-  if (!o.output.empty()) {  // the agent owns NVML only to record; nothing else reads it yet
-    NvmlOpenError open_error;
-    std::unique_ptr<NvmlBackend> backend = open_backend(console, &open_error);
-    if (!backend) return kExitNoGpu;
+  std::shared_ptr<diagnose::LiveDiagnoser> live;
+  if (o.diagnose)
+    live = std::make_shared<diagnose::LiveDiagnoser>(
+        diagnose::LiveDiagnoserOptions{.period = o.diagnose_period});
+  // Without -o the socket comes first: the ranks that started this agent give it 5 s to
+  // listen, and opening NVML can take a while on a busy node.
+  std::unique_ptr<agent::AgentServer> server;
+  auto listen = [&] {
+    std::string error;
+    server = open_agent_socket(o.socket, writer, console, "gpumon agent: ", error, live);
+    if (!server) console.err << "gpumon agent: " << error << "\n";
+    return server != nullptr;
+  };
+  if (o.output.empty() && !listen()) return 1;
+  NvmlOpenError open_error;
+  std::unique_ptr<NvmlBackend> backend;
+  if (!o.output.empty() || live) {
+    backend = open_backend(console, &open_error);
+    if (!backend && !o.output.empty()) return kExitNoGpu;
+    if (!backend)
+      console.err << "gpumon agent: no GPU samples: diagnosing the training steps only\n";
+  }
+  if (backend) {
     std::vector<DeviceStatic> devices;
     for (unsigned i = 0; i < backend->device_count(); ++i) {
       backend->sample(i, MetricGroup::kStaticDetails);
       devices.push_back(backend->device(i));
     }
+    if (live) live->set_devices(devices);
     std::string error;
-    writer = record::RecordingWriter::create(
-        {.path = o.output}, record::make_run_info(backend->system(), version_number(), "agent"),
-        devices, error);
-    if (!writer) {
-      console.err << "gpumon agent: " << error << "\n";
-      return 1;
+    if (!o.output.empty()) {
+      writer = record::RecordingWriter::create(
+          {.path = o.output}, record::make_run_info(backend->system(), version_number(), "agent"),
+          devices, error);
+      if (!writer) {
+        console.err << "gpumon agent: " << error << "\n";
+        return 1;
+      }
     }
     if (!backend->system().simulated_scenario.empty())
       console.err << "gpumon agent: SIMULATED GPUs (scenario "
@@ -131,13 +194,11 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
     SamplerConfig config;
     config.interval = o.interval;
     sampler = std::make_unique<Sampler>(std::move(backend), config);
-    sampler->add_sink(writer);
+    if (writer) sampler->add_sink(writer);
+    if (live) sampler->add_sink(live);
   }
 
-  std::string error;
-  auto server = open_agent_socket(o.socket, writer, console, "gpumon agent: ", error);
-  if (!server) {
-    console.err << "gpumon agent: " << error << "\n";
+  if (!server && !listen()) {
     if (writer) writer->close();
     return 1;
   }
@@ -149,6 +210,11 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  if (live) {
+    live->add_listener(findings_reporter(console, "gpumon agent: ", server.get()));
+    server->push(diagnose::findings_message(*live->latest()));
+    live->start();
+  }
   if (sampler) sampler->start();
   console.err << "gpumon agent: listening on " << o.socket
               << (writer ? ", recording into " + o.output : std::string()) << "\n"
@@ -168,6 +234,7 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
       reported_stop = true;
     }
   }
+  if (live) live->stop();  // before the server its listener pushes to
   server->stop();
   if (sampler) sampler->stop();
   if (writer) writer->close();
