@@ -153,6 +153,7 @@ TEST(LiveFindings, CompactMessageAndLogLine) {
   EXPECT_EQ(j["findings"][0]["severity"], "critical");
   EXPECT_EQ(j["findings"][0]["gpus"][0], 1);
   EXPECT_EQ(findings_message(d).find('\n'), std::string::npos);
+  EXPECT_TRUE(findings_message(d).starts_with(R"({"type":"findings","health_score":72,)"));
   EXPECT_EQ(finding_log_line(f, false, kT0Ms),
             "2025-11-29T23:46:40.000Z critical xid gpu 1 rank 3: XID 79 on GPU 1");
   EXPECT_EQ(finding_log_line(f, true, kT0Ms).substr(25, 12), "cleared xid ");

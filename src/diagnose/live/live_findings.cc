@@ -23,8 +23,11 @@ nlohmann::json compact_finding(const Finding& f) {
 std::string findings_message(const Diagnosis& d) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& f : d.findings) list.push_back(compact_finding(f));
-  const nlohmann::json m = {
-      {"type", "findings"}, {"health_score", d.health_score}, {"findings", std::move(list)}};
+  // "type" first: clients recognise the line by its start (agent_client.h).
+  nlohmann::ordered_json m;
+  m["type"] = "findings";
+  m["health_score"] = d.health_score;
+  m["findings"] = std::move(list);
   return m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -35,7 +38,10 @@ std::string finding_log_line(const Finding& f, bool cleared, std::int64_t now_ms
   auto list = [&](const char* what, const auto& v) {
     if (v.empty()) return;
     line += std::string(" ") + what + " ";
-    for (std::size_t i = 0; i < v.size(); ++i) line += (i ? "," : "") + std::to_string(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (i != 0) line += ',';
+      line += std::to_string(v[i]);
+    }
   };
   list("gpu", f.gpus);
   list("rank", f.ranks);

@@ -15,7 +15,8 @@ namespace gpumon::diagnose {
 
 /// {"id", "severity", "title", "summary", "confidence", "gpus", "ranks", "start_ms"?, "end_ms"?}
 nlohmann::json compact_finding(const Finding& f);
-/// `{"type":"findings","health_score":N,"findings":[compact...]}` (no newline).
+/// `{"type":"findings","health_score":N,"findings":[compact...]}` (no newline), in that
+/// order: clients recognise the line by its first bytes.
 std::string findings_message(const Diagnosis& d);
 /// "2026-11-30T01:02:03.456Z warning data_loader_stall gpu 0 rank 0: <summary>", or with
 /// "cleared" in place of the severity when `cleared`. `now_ms`: ms since the epoch.
