@@ -9,7 +9,8 @@
 #                             loop with the `import gpumon` arm beside the seed's pynvml thread
 #   issue45_h200.sh ddp       (two-GPU kind) build; examples/train_ddp.py on 2 GPUs with NCCL;
 #                             planted imbalance and ddp-healthy with torchrun; a single-GPU run
-#                             on a two-GPU machine (GPU 1 left idle)
+#                             on a two-GPU machine (GPU 1 left idle); the leak, near-oom and
+#                             fragmentation runs again
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
 # /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
 set -uo pipefail
@@ -95,5 +96,8 @@ elif [ "$part" = ddp ]; then
     rec "planted-$k" 90 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 25
   done
   rec planted-idle-gpu 60 python3 tools/device/planted.py healthy --seconds 25
+  for k in leak near-oom fragmentation; do  # the second design of these (time-based growth)
+    rec "planted-$k" 60 python3 tools/device/planted.py "$k" --seconds 25
+  done
 fi
 log "done"

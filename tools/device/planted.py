@@ -11,13 +11,15 @@ KIND (what the run does, and the finding it should produce):
   slow-loader    a DataLoader with one worker that needs ~40 ms per batch against ~10 ms of
                  GPU work: data_loader_stall
   launch-bound   a 48-layer 64-wide MLP, a host sync each step: launch_bound
-  leak           each step keeps a 64 MiB activation in a list (a history kept by mistake):
-                 memory_leak (and oom_forecast)
+  leak           every 100 ms a step keeps 256 MiB alive in a list (a history kept by
+                 mistake), ~64 GiB over 25 s: memory_leak (and oom_forecast)
   cache          the allocator caches 20 GiB freed after warm-up, allocated stays flat:
                  allocator_cache (info) only
-  fragmentation  a per-process memory cap of 16 GiB, mixed-size tensors freed in an order that
-                 leaves split blocks: fragmentation (inactive split, alloc retries)
-  near-oom       memory grows towards the GPU's total and stops at 93 %: oom_forecast
+  fragmentation  a per-process cap of 13 GiB; 24 cached 512 MiB blocks each split by a kept
+                 300 MiB tensor (5 GiB inactive split), then every step asks for 1.5 GiB, which
+                 only the split blocks could give: alloc retries and caught OOMs: fragmentation
+  near-oom       every 100 ms memory grows by 0.4 % of the GPU's total, up to 93 % at the end
+                 of the run: oom_forecast
   imbalance      (2 ranks) rank 1 does 2x the work of rank 0 each step, then they all-reduce:
                  straggler rank 1 / rank_wait on rank 0
   ddp-healthy    (2 ranks) equal work and an all-reduce: no finding
@@ -90,13 +92,14 @@ kept = []  # the leak
 cache_done = False
 frag_keep = []
 if a.kind == "fragmentation":
-    cap = 16 * GiB / torch.cuda.get_device_properties(dev).total_memory
+    cap = 13 * GiB / torch.cuda.get_device_properties(dev).total_memory
     torch.cuda.set_per_process_memory_fraction(cap, dev)
 total = torch.cuda.get_device_properties(dev).total_memory
 grow = []
 grad = torch.zeros(8 * MiB, device=dev)
 
 mon = gpumon.start()
+next_grow = time.time()
 print("rank", rank, "monitor active", mon.active, flush=True)
 end = time.time() + a.seconds
 step = 0
@@ -115,8 +118,10 @@ for batch in mon.wrap(batches()):
         mlp(batch).square().mean().backward()
         opt.step()
     elif a.kind == "leak":
-        y = gemm_step(4096, 4)
-        kept.append(torch.empty(64 * MiB // 4, device=dev).fill_(float(step)))  # kept forever
+        gemm_step(4096, 4)
+        if time.time() >= next_grow:
+            next_grow += 0.1
+            kept.append(torch.empty(256 * MiB // 4, device=dev).fill_(float(step)))  # forever
     elif a.kind == "cache":
         if not cache_done and step == 20:  # a warm-up that needed 20 GiB, then freed
             tmp = [torch.empty(GiB // 4, device=dev) for _ in range(20)]
@@ -124,23 +129,23 @@ for batch in mon.wrap(batches()):
             cache_done = True
         gemm_step(4096, 8)
     elif a.kind == "fragmentation":
-        # Mixed sizes; free every other one and keep a few long-lived small blocks between them.
-        sizes = [(3 + (step * 7 + i * 5) % 29) * MiB for i in range(24)]
-        ts = [torch.empty(s // 4, device=dev) for s in sizes]
-        frag_keep.extend(ts[1::6])
-        del ts
-        if len(frag_keep) > 400:
-            frag_keep = frag_keep[100:]
-        try:
-            big = torch.empty(int(1.5 * GiB) // 4, device=dev)
-            del big
-        except torch.cuda.OutOfMemoryError:
-            pass  # the retry and the failure are what the allocator counts
+        if step == 20:  # after a warm-up: the split blocks
+            blocks = [torch.empty(512 * MiB // 4, device=dev) for _ in range(24)]
+            del blocks  # cached, not returned
+            frag_keep = [torch.empty(300 * MiB // 4, device=dev) for _ in range(24)]
+        if step >= 20:
+            try:
+                big = torch.empty(int(1.5 * GiB) // 4, device=dev)
+                del big
+            except torch.cuda.OutOfMemoryError:
+                pass  # the retry and the failure are what the allocator counts
         gemm_step(4096, 4)
     elif a.kind == "near-oom":
-        used = torch.cuda.mem_get_info(dev)
-        if (used[1] - used[0]) < 0.93 * total:
-            grow.append(torch.empty(int(0.004 * total) // 4, device=dev))  # ~0.4 % a step
+        if time.time() >= next_grow:
+            next_grow += 0.1
+            free, _ = torch.cuda.mem_get_info(dev)
+            if total - free < 0.93 * total:
+                grow.append(torch.empty(int(0.004 * total) // 4, device=dev))
         gemm_step(4096, 8)
     elif a.kind in ("imbalance", "ddp-healthy"):
         reps = 16 if (a.kind == "imbalance" and rank == 1) else 8
