@@ -370,8 +370,8 @@ def run(args):
         check(len(pairs) == 8 and [p[0] for p in pairs[:2]] == [2, 2]
               and all("not in the baseline" in p[1] for p in pairs[2:]),
               "baseline: GPUs 0-1 side by side with the baseline's, GPUs 2-7 only in this run")
-        check(len(rep["verdicts"]) == 13 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
-              "baseline: 13 compared figures with verdicts (%s)" % rep["verdicts"])
+        check(len(rep["verdicts"]) == 14 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
+              "baseline: 14 compared figures with verdicts (%s)" % rep["verdicts"])
 
         # The CSP is in force: an injected inline script does not run, and it is reported.
         mark = browser.event_count()

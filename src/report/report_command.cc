@@ -130,12 +130,15 @@ int run_report_command(const std::vector<std::string>& args, std::ostream& out, 
   }
   std::optional<RunReport> baseline;
   if (!a.baseline.empty()) {
+    auto base_diagnosis = std::async(std::launch::async, diagnose_recording, a.baseline);
     auto b = load_run_report(a.baseline, a.buckets);
     if (auto* e = std::get_if<std::string>(&b)) {
       err << "gpumon report: baseline " << *e << '\n';
       return kReportFailed;
     }
     baseline = std::get<RunReport>(std::move(b));
+    if (auto d = base_diagnosis.get(); auto* ok = std::get_if<ReportDiagnosis>(&d))
+      baseline->diagnosis = std::move(*ok);  // for the health score's verdict only
   }
   auto& r = std::get<RunReport>(run);
   // A diagnosis that fails costs the page its findings, not the page.

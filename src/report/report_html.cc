@@ -81,7 +81,8 @@ void write_comparison(std::string& out, const RunReport& run, const RunReport& b
   out +=
       "<p class=\"note\">Better or worse beyond: 2 % of mean step time, 1 percentage point "
       "of time waiting on data or throttled, 5 % of energy (per step), 2 points of utilization "
-      "or SM activity, 2 C, any XID or lost GPU; duration, memory and power are shown, not "
+      "or SM activity, 2 C, any XID or lost GPU, 2 points of health score; duration, memory and "
+      "power are shown, not "
       "judged (docs/report.md).</p></section>\n";
 }
 

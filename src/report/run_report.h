@@ -117,6 +117,7 @@ struct RunTotals {
   std::optional<double> mean_step_s;        ///< CPU-side step time, every process
   std::optional<double> data_wait_share;    ///< time blocked on the data loader / step time
   std::optional<double> energy_per_step_j;  ///< all GPUs' energy / steps
+  std::optional<double> health_score;       ///< the diagnosis's, 0-100; nullopt without one
 };
 RunTotals run_totals(const RunReport& run);
 

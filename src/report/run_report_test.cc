@@ -250,6 +250,7 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   a.xids = 0, b.xids = 2;
   a.mean_step_s = 0.5, b.mean_step_s = 0.505;  // 1 %: same
   a.data_wait_share = 0.2, b.data_wait_share = 0.1;
+  a.health_score = 90, b.health_score = 70;
   const auto rows = compare_runs(a, b);
   auto verdict = [&](std::string_view label) {
     for (const auto& r : rows)
@@ -267,6 +268,7 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   EXPECT_EQ(verdict("Mean step time"), Verdict::kSame);
   EXPECT_EQ(verdict("Time waiting on data"), Verdict::kWorse);
   EXPECT_EQ(verdict("Energy per step"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Health score"), Verdict::kBetter);
   for (const auto& r : rows) {
     if (r.label == "Mean GPU utilization") {
       EXPECT_EQ(r.change, "+10.0 % (14.3 %)");

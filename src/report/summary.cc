@@ -150,6 +150,7 @@ std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& b
       {"XID events", as_double(run.xids), as_double(base.xids), Better::kLower, 0, false, count},
       {"GPUs lost", as_double(run.lost_gpus), as_double(base.lost_gpus), Better::kLower, 0, false,
        count},
+      {"Health score", run.health_score, base.health_score, Better::kHigher, 2, false, count},
   };
   std::vector<ComparisonRow> rows;
   for (const auto& f : figures) rows.push_back(judge(f));
