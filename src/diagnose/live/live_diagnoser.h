@@ -9,10 +9,10 @@
 //
 // Cost of one evaluation (copy of the window + finish_run_data + diagnose) for 8 GPUs x 10 Hz
 // x 10 min (48,000 samples) + 8 ranks x 10 steps/s x 10 min (48,000 steps), measured by the
-// LiveDiagnoserCost test (docs/PERFORMANCE.md, "Live diagnoses"): ~0.4 s of one core in a
-// Debug build (8% of a core at the default 5 s period). The sinks only append to the window
-// under its mutex (amortised O(1)); an evaluation holds that mutex only while it copies the
-// window, and runs diagnose() without it.
+// LiveDiagnoserCost test (docs/PERFORMANCE.md, "Live diagnoses"): 86-107 ms wall in a Release
+// build on a loaded 2-core container (about 2% of a core at the default 5 s period), ~0.4 s in
+// a Debug build. The sinks only append to the window under its mutex (amortised O(1)); an
+// evaluation holds that mutex only while it copies the window, and runs diagnose() without it.
 //
 // Thread-safety: every member may be called from any thread. Listeners run on the diagnoser's
 // thread (or the caller of evaluate_now()), one call at a time, and must not call stop().
