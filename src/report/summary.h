@@ -19,8 +19,9 @@ struct SummaryRow {
   std::string value;
 };
 
-/// Duration, GPUs, samples, utilization, SM activity, memory, energy, throttling, XIDs, lost
-/// GPUs; steps, data wait and health score say "not recorded" (recordings do not hold them yet).
+/// Duration, GPUs, samples, steps, utilization, SM activity, memory, energy, throttling, XIDs,
+/// lost GPUs, health score; what the run did not record says "not recorded" (the page writer
+/// fills the health score's deductions in from the diagnosis).
 std::vector<SummaryRow> summary_rows(const RunTotals& t);
 
 enum class Verdict { kBetter, kWorse, kSame, kInfo, kNotComparable };
