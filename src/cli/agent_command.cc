@@ -150,9 +150,9 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   std::shared_ptr<record::RecordingWriter> writer;
   std::unique_ptr<Sampler> sampler;
   std::shared_ptr<diagnose::LiveDiagnoser> live;
-  if (o.diagnose)
-    live = std::make_shared<diagnose::LiveDiagnoser>(
-        diagnose::LiveDiagnoserOptions{.period = o.diagnose_period});
+  diagnose::LiveDiagnoserOptions live_options;
+  live_options.period = o.diagnose_period;
+  if (o.diagnose) live = std::make_shared<diagnose::LiveDiagnoser>(live_options);
   // Without -o the socket comes first: the ranks that started this agent give it 5 s to
   // listen, and opening NVML can take a while on a busy node.
   std::unique_ptr<agent::AgentServer> server;

@@ -18,8 +18,13 @@
 #include "util/option_cursor.h"
 
 #ifdef GPUMON_HAVE_RECORD
+#include <nlohmann/json.hpp>
+
 #include "agent/socket_path.h"
+#include "cli/agent_command.h"
 #include "cli/serve_agent.h"
+#include "diagnose/live/live_findings.h"
+#include "diagnose/live/live_metrics.h"
 #include "record/recording_writer.h"
 #endif
 
@@ -57,16 +62,19 @@ bool uses_tls(const std::string& web_config_file) {
 std::string serve_usage() {
   return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
          "                    [--web.config.file FILE] [--record FILE]\n"
-         "                    [--agent-socket PATH | --no-agent]\n"
+         "                    [--agent-socket PATH | --no-agent] [--no-diagnose]\n"
          "  Samples every GPU and serves it over HTTP until Ctrl-C or SIGTERM:\n"
          "    /metrics          Prometheus text format (gpumon_* names)\n"
          "    /health           200 while sampling, 503 with the reason when stale\n"
          "    /api/v1/devices, /api/v1/current, /api/v1/history?seconds=N&metrics=a,b   JSON\n"
          "    /                 the live web dashboard\n"
          "    /api/v1/training  JSON of the training processes attached to the agent socket\n"
+         "    /api/v1/diagnoses JSON of the live diagnoses of the last 10 minutes\n"
          "  Scrapes read the latest samples; they never call NVML. Training processes\n"
          "  (`import gpumon`) attach to the agent socket serve hosts; their steps appear as\n"
-         "  gpumon_training_* in /metrics.\n"
+         "  gpumon_training_* in /metrics. The live diagnoses (every 5 s) are logged here,\n"
+         "  pushed to the training processes and served as gpumon_diagnosis_active and\n"
+         "  gpumon_health_score.\n"
          "\n"
          "  --listen ADDR       host:port, [v6]:port or :port (every interface); port 0 picks a\n"
          "                      free one (default 127.0.0.1:9477, loopback only)\n"
@@ -84,6 +92,7 @@ std::string serve_usage() {
          "                      /tmp/gpumon-UID/agent.sock); when another agent already\n"
          "                      serves it, serve warns and goes on without it\n"
          "  --no-agent          host no agent socket\n"
+         "  --no-diagnose       run no live diagnoses\n"
          "See docs/exporter.md.\n";
 }
 
@@ -130,6 +139,8 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
       if (err = take("a socket path"); err.empty()) o.agent_socket = value;
     } else if (name == "--no-agent") {
       if (err = flag(); err.empty()) o.no_agent = true;
+    } else if (name == "--no-diagnose") {
+      if (err = flag(); err.empty()) o.no_diagnose = true;
     } else {
       return "unknown option '" + c.arg() + "'";
     }
@@ -188,6 +199,19 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   }
 #endif
 
+#ifdef GPUMON_HAVE_RECORD
+  std::shared_ptr<diagnose::LiveDiagnoser> live;
+  if (!o.no_diagnose) {
+    live = std::make_shared<diagnose::LiveDiagnoser>();
+    std::vector<DeviceStatic> devices;
+    for (unsigned i = 0; i < backend->device_count(); ++i) {
+      backend->sample(i, MetricGroup::kStaticDetails);
+      devices.push_back(backend->device(i));
+    }
+    live->set_devices(devices);
+  }
+#endif
+
   SamplerConfig config;
   config.interval = o.interval;
   config.pcie = o.pcie;
@@ -217,6 +241,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   sampler.add_sink(state);
 #ifdef GPUMON_HAVE_RECORD
   if (writer) sampler.add_sink(writer);
+  if (live) sampler.add_sink(live);
 #endif
 
   ServerOptions server_options;
@@ -227,7 +252,14 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   server_options.log = [&console](std::string_view line) {
     console.err << "gpumon serve: " << line << std::endl;
   };
-  HttpServer server(server_options, make_serve_handler(state));
+  DiagnosesSource diagnoses;
+#ifdef GPUMON_HAVE_RECORD
+  if (live) {
+    diagnoses.metrics_text = [live] { return diagnose::diagnosis_metrics_text(*live->latest()); };
+    diagnoses.json = [live] { return diagnose::to_json(*live->latest(), "live").dump() + "\n"; };
+  }
+#endif
+  HttpServer server(server_options, make_serve_handler(state, diagnoses));
   if (std::string error = server.start(); !error.empty()) {
     console.err << "gpumon serve: " << error << "\n";
     if (error.starts_with("cannot listen on "))
@@ -242,13 +274,18 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   if (training) {
     const std::string path = o.agent_socket.empty() ? agent::default_socket_path() : o.agent_socket;
     std::string error;
-    agent_server = start_serve_agent(path, training, writer, console, error);
+    agent_server = start_serve_agent(path, training, writer, console, error, live);
     if (agent_server) {
       console.err << "gpumon serve: training processes attach on " << path << "\n";
     } else {  // the exporter serves on: its GPU metrics do not need the socket
       console.err << "gpumon serve: warning: no agent socket (" << error
                   << "); serving the GPUs without it (no gpumon_training_* here)\n";
     }
+  }
+  if (live) {
+    live->add_listener(findings_reporter(console, "gpumon serve: ", agent_server.get()));
+    if (agent_server) agent_server->push(diagnose::findings_message(*live->latest()));
+    live->start();
   }
 #endif
 
@@ -277,6 +314,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   (void)reported_record_stop;
 
 #ifdef GPUMON_HAVE_RECORD
+  if (live) live->stop();                  // before the server its listener pushes to
   if (agent_server) agent_server->stop();  // before the writer closes: no step after it
 #endif
   server.stop();  // no handler runs after this, so the state can go

@@ -21,9 +21,10 @@ struct ServeOptions {
   bool show_uuid = false;    ///< --uuid
   bool pcie = false;         ///< --pcie
   std::string web_config_file;
-  std::string record_path;  ///< --record FILE: also write a recording
+  std::string record_path;   ///< --record FILE: also write a recording
   std::string agent_socket;  ///< --agent-socket PATH; empty: the default path
   bool no_agent = false;     ///< --no-agent: host no agent socket
+  bool no_diagnose = false;  ///< --no-diagnose: run no live diagnoses
 };
 
 /// Parses the arguments after `serve`. Returns "" when they parsed, "help" for -h/--help, or

@@ -283,6 +283,51 @@ def test_agent(args, failures):
     check(none.stop() == 0, "--no-agent: exit 0", failures)
 
 
+def test_diagnoses(args, failures):
+    # The "xid" scenario: XID 13 on GPU 0 at 3 s. serve diagnoses every 5 s.
+    serve = Serve(args.gpumon, args.fake_nvml, "xid", ["--interval", "100"])
+    serve.wait_listening()
+    rank = Rank(serve.agent_socket, pid=5002, rank=0)
+    deadline = time.monotonic() + 30
+    found = []
+    while time.monotonic() < deadline and not found:
+        d = json.loads(http_get(serve.base + "/api/v1/diagnoses")[2])
+        found = [f for f in d.get("findings", []) if f["id"] == "xid"]
+        time.sleep(0.5)
+    check(found and 0 in found[0]["gpus"] and d["recording"] == "live" and d["health_score"] < 100,
+          "/api/v1/diagnoses has the XID on GPU 0: %s" % found, failures)
+    body = http_get(serve.base + "/metrics")[2].decode()
+    check(re.search(r'^gpumon_diagnosis_active\{id="xid",severity="\w+",gpu="0"\} 1$', body, re.M)
+          is not None, "/metrics has gpumon_diagnosis_active for the XID", failures)
+    check(re.search(r"^gpumon_health_score \d+$", body, re.M) is not None,
+          "/metrics has gpumon_health_score", failures)
+    # The rank got the findings lines: the first right after its hello, then the change.
+    rank.sock.settimeout(5)
+    got = b""
+    try:
+        while b'"id":"xid"' not in got:
+            chunk = rank.sock.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    except OSError:
+        pass
+    check(got.startswith(b'{"type":"findings"') and b'"id":"xid"' in got,
+          "the rank received the findings: %r" % got[:300], failures)
+    check(any(" xid gpu 0" in l for l in serve.lines), "serve logs the finding: %s" % serve.lines,
+          failures)
+    rank.bye()
+    check(serve.stop() == 0, "serve with diagnoses exits 0", failures)
+
+    off = Serve(args.gpumon, args.fake_nvml, "xid", ["--no-diagnose", "--no-agent"])
+    off.wait_listening()
+    check(json.loads(http_get(off.base + "/api/v1/diagnoses")[2]) == {"enabled": False},
+          "--no-diagnose: /api/v1/diagnoses is disabled", failures)
+    check("gpumon_health_score" not in http_get(off.base + "/metrics")[2].decode(),
+          "--no-diagnose: no gpumon_health_score", failures)
+    check(off.stop() == 0, "--no-diagnose: exit 0", failures)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpumon", required=True)
@@ -296,8 +341,9 @@ def main():
                            ("slowloris", lambda: test_slowloris(args, failures)),
                            ("failures", lambda: test_failures(args, failures, work)),
                            ("record", lambda: test_record(args, failures, work)),
-                           ("agent", lambda: test_agent(args, failures))):
-            if name in ("record", "agent") and args.no_record:
+                           ("agent", lambda: test_agent(args, failures)),
+                           ("diagnoses", lambda: test_diagnoses(args, failures))):
+            if name in ("record", "agent", "diagnoses") and args.no_record:
                 continue
             before = len(failures)
             try:

@@ -54,7 +54,8 @@ std::vector<std::string> serve_paths() {
           "/api/v1/devices",
           "/api/v1/current",
           "/api/v1/history",
-          "/api/v1/training"};
+          "/api/v1/training",
+          "/api/v1/diagnoses"};
 }
 
 std::vector<std::string> split_metric_list(const std::string& text) {
@@ -68,17 +69,25 @@ std::vector<std::string> split_metric_list(const std::string& text) {
   return out;
 }
 
-Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state) {
+Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
+                           DiagnosesSource diagnoses) {
   // The page is the same for every request: one shared copy, sent without copying.
   auto page = std::make_shared<const std::string>(dashboard_html());
   const std::string csp(dashboard_csp());
-  return [state = std::move(state), page, csp](const Request& request) -> Response {
+  return [state = std::move(state), page, csp,
+          diagnoses = std::move(diagnoses)](const Request& request) -> Response {
     const std::string& path = request.path;
     if (path == "/metrics") {
       Response r;
       r.content_type = std::string(exporter::kPrometheusContentType);
       r.body = state->metrics_text();
+      if (diagnoses.metrics_text)
+        r.body = std::make_shared<const std::string>(*r.body + diagnoses.metrics_text());
       return r;
+    }
+    if (path == "/api/v1/diagnoses") {
+      if (!diagnoses.json) return Response::text(200, "{\"enabled\":false}\n", kJson);
+      return Response::text(200, diagnoses.json(), kJson);
     }
     if (path == "/health") {
       const exporter::Health h = state->health();

@@ -7,6 +7,7 @@
 // render members are thread-safe). Lifetime: `state` is shared, so it outlives the handler.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,11 +21,20 @@ namespace gpumon::cli {
 /// the server, before the handler).
 std::vector<std::string> serve_paths();
 
+/// The live diagnoses (src/diagnose/live) as serve shows them, kept apart from the exporter's
+/// state. Both unset: serve runs none (/metrics has no diagnosis families, /api/v1/diagnoses
+/// answers {"enabled": false}). Called on the HTTP worker threads: must be thread-safe.
+struct DiagnosesSource {
+  std::function<std::string()> metrics_text;  ///< appended to the /metrics body
+  std::function<std::string()> json;          ///< the /api/v1/diagnoses body
+};
+
 /// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history`,
-/// `/api/v1/training` and `/`.
+/// `/api/v1/training`, `/api/v1/diagnoses` and `/`.
 /// `/api/v1/history?seconds=N&metrics=a,b`: N a number >= 0 (default 600), metrics catalog
 /// names; anything else is a 400 with a JSON `{"error": ...}` body.
-Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state);
+Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
+                           DiagnosesSource diagnoses = {});
 
 /// Splits "a,b,,c" into {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_metric_list(const std::string& text);

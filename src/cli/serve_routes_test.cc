@@ -167,11 +167,31 @@ TEST_F(ServeRoutes, DashboardCarriesItsContentSecurityPolicy) {
   EXPECT_NE(header(r, "Content-Security-Policy").find("frame-ancestors 'none'"), std::string::npos);
 }
 
+TEST_F(ServeRoutes, DiagnosesAreOffWithoutASource) {
+  const Response r = handler_(get("/api/v1/diagnoses"));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(*r.body)["enabled"], false);
+  EXPECT_EQ(handler_(get("/metrics")).body->find("gpumon_health_score"), std::string::npos);
+}
+
+TEST_F(ServeRoutes, DiagnosesFromTheLiveSource) {
+  DiagnosesSource source;
+  source.metrics_text = [] { return std::string("gpumon_health_score 77\n"); };
+  source.json = [] { return std::string(R"({"health_score":77})"); };
+  Handler h = make_serve_handler(state_, source);
+  const std::string metrics = *h(get("/metrics")).body;
+  EXPECT_NE(metrics.find("gpumon_gpu_info{"), std::string::npos) << "the exporter's body first";
+  EXPECT_TRUE(metrics.ends_with("gpumon_health_score 77\n"));
+  const Response r = h(get("/api/v1/diagnoses"));
+  EXPECT_EQ(r.content_type, "application/json");
+  EXPECT_EQ(json::parse(*r.body)["health_score"], 77);
+}
+
 TEST(ServePaths, EveryRouteIsOnTheAllowList) {
   const auto paths = serve_paths();
-  EXPECT_EQ(paths.size(), 7U);
+  EXPECT_EQ(paths.size(), 8U);
   for (const char* p : {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current",
-                        "/api/v1/history", "/api/v1/training"})
+                        "/api/v1/history", "/api/v1/training", "/api/v1/diagnoses"})
     EXPECT_NE(std::find(paths.begin(), paths.end(), p), paths.end()) << p;
 }
 
