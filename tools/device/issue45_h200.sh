@@ -90,6 +90,14 @@ elif [ "$part" = runs ]; then
   else
     log "libtorch example not built here (see cmake-torch.txt, build-torch.txt)"
   fi
+elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
+  for k in ddp-healthy imbalance; do
+    rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
+  done
+  log "mon.step() cost"
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
 elif [ "$part" = ddp ]; then
   rec example-ddp2 150 python3 -m torch.distributed.run --standalone --nproc_per_node 2 examples/train_ddp.py --device cuda --steps 300
   for k in ddp-healthy imbalance; do

@@ -103,8 +103,14 @@ next_grow = time.time()
 print("rank", rank, "monitor active", mon.active, flush=True)
 end = time.time() + a.seconds
 step = 0
+stop = torch.zeros(1, device=dev)
 for batch in mon.wrap(batches()):
-    if time.time() > end:
+    if world > 1:  # every rank stops at the same step, or the last all-reduce would hang
+        stop.fill_(float(time.time() > end))
+        dist.all_reduce(stop, op=dist.ReduceOp.MAX)
+        if stop.item() > 0:
+            break
+    elif time.time() > end:
         break
     if a.kind == "healthy":
         gemm_step(4096, 8)
