@@ -61,12 +61,21 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
     f.add("steps", n);
   } else {
     // NVML busy, SMs idle (needs GPM). Judged on the samples with the GPU busy.
+    // With steps, only while steps progress: a hung collective spins at 100% "busy" with idle
+    // SMs, which is the hang finding, not launch overhead.
+    std::optional<std::pair<std::int64_t, std::int64_t>> span;
+    for (const auto& r : v.ranks) {
+      const auto [a0, a1] = step_span_ms(r);
+      span = span ? std::make_pair(std::min(span->first, a0), std::max(span->second, a1))
+                  : std::make_pair(a0, a1);
+    }
     double worst_sm = 1, samples = 0;
     for (const auto& g : v.run.gpus) {
       double busy = 0, sm_sum = 0;  // GPM samples (often read less often than utilization)
       std::int64_t t0 = 0, t1 = 0;
       for (const auto& p : g.points) {
         if (!p.util_pct || !p.sm_active || *p.util_pct < t.busy_util_pct) continue;
+        if (span && (p.t_ms < span->first || p.t_ms > span->second)) continue;
         if (busy == 0) t0 = p.t_ms;
         t1 = p.t_ms + p.span_ms;
         busy += p.samples, sm_sum += *p.sm_active * p.samples;
