@@ -27,12 +27,22 @@ struct ProcessRow {
   host::HostProcessInfo host;
 };
 
+/// A finding of the diagnoses (docs/DIAGNOSES.md) that one reading supports
+/// (snapshot_findings.h).
+struct SnapshotFinding {
+  std::string id;
+  std::string severity;  ///< "info", "warning", "critical"
+  std::vector<unsigned> gpus;
+  std::string summary;
+};
+
 struct Snapshot {
   SystemInfo system;
   std::string hostname;
   std::chrono::system_clock::time_point taken_at{};
   std::vector<GpuSnapshot> gpus;
   std::vector<ProcessRow> processes;  ///< ordered by GPU index, then PID
+  std::vector<SnapshotFinding> findings;
 };
 
 }  // namespace gpumon::cli

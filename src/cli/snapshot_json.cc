@@ -126,6 +126,11 @@ json snapshot_to_json(const Snapshot& snap, const JsonOptions& options) {
   json procs = json::array();
   for (const ProcessRow& p : snap.processes) procs.push_back(process_json(p));
   o["processes"] = std::move(procs);
+  json findings = json::array();
+  for (const SnapshotFinding& f : snap.findings)
+    findings.push_back(
+        {{"id", f.id}, {"severity", f.severity}, {"gpus", f.gpus}, {"summary", f.summary}});
+  o["findings"] = std::move(findings);
   return o;
 }
 

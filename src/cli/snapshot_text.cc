@@ -156,6 +156,16 @@ std::string format_snapshot_text(const Snapshot& snap, const TextOptions& option
   for (StyledLine& l : gpu_table(snap, options)) lines.push_back(std::move(l));
   lines.emplace_back();
   for (StyledLine& l : process_table(snap)) lines.push_back(std::move(l));
+  if (!snap.findings.empty()) {  // what one reading supports (snapshot_findings.h)
+    lines.emplace_back();
+    lines.emplace_back().add("Findings", Tone::kBold);
+    for (const SnapshotFinding& f : snap.findings) {
+      StyledLine& l = lines.emplace_back();
+      l.add("  ");
+      l.add(f.severity, f.severity == "critical" ? Tone::kBad : Tone::kWarn);
+      l.add("  " + f.id + ": " + f.summary);
+    }
+  }
   std::string out;
   for (const StyledLine& l : lines) {
     out += l.render(options.style, options.width);
