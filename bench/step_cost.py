@@ -68,7 +68,7 @@ def with_form():
 
 
 def no_events():
-    mon._gpu_timer = None
+    mon._gpu_timer, mon._gpu_begun, mon._gpu_waiting = None, None, None
     try:
         plain()
     finally:

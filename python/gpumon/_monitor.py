@@ -388,6 +388,8 @@ class Monitor:
     def _gpu_restart(self, now):
         """The step really starts now (first batch, `with` body): a timed step restarts its
         start event here rather than counting the time before it."""
+        if self._gpu_timer is None:
+            return
         if self._gpu_begun is not None:
             self._gpu_begun = self._gpu_timer.begin()
         else:
