@@ -62,6 +62,8 @@
     firstRenderMs: null,
     lastTickMs: null, // time to ingest and draw the last /api/v1/current
     lastError: null,
+    liveDiagnoses: false, // serve's /api/v1/diagnoses answered: its findings replace current's
+    diagnosesNextMs: 0,
   };
 
   // ---------- small helpers ----------
@@ -493,7 +495,9 @@
       } else {
         const sev = str(f.severity || f.level, '');
         if (sev) li.append(el('span', 'badge sev sev-' + sev.replace(/[^a-z]/gi, '').toLowerCase(), sev));
-        const gpu = isNum(f.gpu) ? 'GPU ' + f.gpu + ': ' : '';
+        const gpus = Array.isArray(f.gpus) ? f.gpus.filter(isNum) : [];
+        const gpu = isNum(f.gpu) ? 'GPU ' + f.gpu + ': '
+          : gpus.length ? 'GPU ' + gpus.join(',') + ': ' : '';
         const text = str(f.title || f.summary || f.message || f.id || f.name, JSON.stringify(f));
         li.append(el('span', 'finding-text', gpu + text));
         const detail = f.detail || f.details || f.evidence || f.suggestion;
@@ -504,6 +508,14 @@
     if (items.length === 0) items.push(el('li', 'muted', 'No active diagnoses.'));
     ui.diagList.replaceChildren(...items);
     ui.diag.hidden = false;
+  }
+
+  // serve's live diagnoses (docs/DIAGNOSES.md, "Live"): the doctor JSON, every 5 s. An older
+  // server without the route (or with --no-diagnose) leaves the area to /api/v1/current.
+  function applyDiagnoses(d) {
+    if (!d || typeof d !== 'object' || !Array.isArray(d.findings)) return;
+    state.liveDiagnoses = true;
+    updateFindings(d);
   }
 
   function ingestCurrent(cur) {
@@ -518,7 +530,7 @@
     } else {
       ui.sim.hidden = true;
     }
-    updateFindings(cur);
+    if (!state.liveDiagnoses) updateFindings(cur);
 
     const t = cur.time;
     const touched = [];
@@ -588,6 +600,10 @@
       const cur = await getJSON('current');
       const t0 = performance.now();
       ingestCurrent(cur);
+      if (t0 >= state.diagnosesNextMs) {
+        state.diagnosesNextMs = t0 + 5000;
+        getJSON('diagnoses').then(applyDiagnoses, () => {}); // not awaited: never holds a tick
+      }
       // uPlot draws in a microtask after setData: a task later, the whole tick is done.
       setTimeout(() => { state.lastTickMs = performance.now() - t0; }, 0);
       if (state.failures) state.failures = 0;

@@ -187,6 +187,8 @@ class StubServer:
                     obj = fx.current()
                     if stub.findings is not None:
                         obj["findings"] = stub.findings
+                elif url.path == "/api/v1/diagnoses":
+                    obj = {"enabled": False}  # as serve --no-diagnose: findings stay current's
                 elif url.path == "/api/v1/history":
                     seconds = int(q.get("seconds", ["600"])[0])
                     metrics = [m for m in q.get("metrics", [""])[0].split(",") if m]
