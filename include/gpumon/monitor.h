@@ -72,6 +72,9 @@ struct MonitorOptions {
   std::size_t max_queue_bytes = 256 * 1024;    ///< steps kept while the agent is away
   std::chrono::milliseconds min_backoff{100};  ///< reconnection delay, doubling up to max
   std::chrono::milliseconds max_backoff{5000};
+  /// Steps are written to the socket at most this often (they wait in the queue meanwhile),
+  /// so most steps cost no system call; close() writes the rest. 0: every step writes.
+  std::chrono::milliseconds write_interval{200};
 };
 
 /// The client's counters.

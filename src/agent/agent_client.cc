@@ -86,7 +86,11 @@ bool AgentClient::send(std::string_view line) {
   }
   queue_.append(line);
   if (!line.ends_with('\n')) queue_ += '\n';
-  write_locked();
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_write_ || queue_.size() - written_ >= options_.write_batch_bytes) {
+    next_write_ = now + options_.write_interval;
+    write_locked();
+  }
   receive_locked(false);
   return true;
 }

@@ -386,7 +386,30 @@ AgentClientOptions client_options(const std::string& path) {
   o.min_backoff = 10ms;
   o.max_backoff = 40ms;
   o.max_queue_bytes = 64 * 1024;
+  o.write_interval = 0ms;  // these tests follow every write; coalescing has its own test
   return o;
+}
+
+TEST(AgentClient, CoalescesWritesUntilTheIntervalOrAFlush) {
+  TempDir dir;
+  const std::string path = dir.file("agent.sock");
+  Received r;
+  auto server = start_server(path, r);
+  AgentClientOptions o = client_options(path);
+  o.write_interval = 1h;
+  AgentClient client(o);
+  client.set_hello(hello(getpid(), 0));
+  EXPECT_TRUE(client.send(step(0)));  // the first send is due: connects and writes
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 1; }));
+  for (int n = 1; n < 10; ++n) EXPECT_TRUE(client.send(step(n)));  // queued, not written
+  EXPECT_GT(client.stats().queued_bytes, 0U);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(r.step_count(), 1U);
+  EXPECT_TRUE(client.flush());  // flush writes at once
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 10; }));
+  EXPECT_EQ(client.stats().sent, 10U);
+  client.close(1s);
+  server->stop();
 }
 
 TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {

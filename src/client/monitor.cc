@@ -181,6 +181,7 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     co.max_queue_bytes = s.options.max_queue_bytes;
     co.min_backoff = s.options.min_backoff;
     co.max_backoff = s.options.max_backoff;
+    co.write_interval = s.options.write_interval;
     s.client = std::make_unique<agent::AgentClient>(co);
     client::HelloFields h;
     h.pid = s.pid;

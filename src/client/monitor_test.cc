@@ -97,6 +97,7 @@ MonitorOptions options_for(const std::string& path, Warnings& w) {
   o.on_warning = w.sink();
   o.min_backoff = 10ms;
   o.max_backoff = 20ms;
+  o.write_interval = 0ms;  // the tests follow each step to the agent
   return o;
 }
 
