@@ -93,10 +93,10 @@ elif [ "$part" = runs ]; then
 elif [ "$part" = final ]; then  # after the client's write coalescing and GPU-timing rate
   log "mon.step() cost"
   export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
-  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 8 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
   unset XDG_RUNTIME_DIR
   log "overhead gemm"
-  timeout 150 python3 bench/training_overhead.py --gpumon "$g" --loop gemm --blocks 8 \
+  timeout 110 python3 bench/training_overhead.py --gpumon "$g" --loop gemm --blocks 6 \
     --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
     >"$res/overhead-gemm.txt" 2>&1
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
