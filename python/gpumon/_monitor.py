@@ -511,21 +511,26 @@ def _listening(path):
 
 
 def _start_agent(binary, path, record):
-    """Starts `gpumon agent` in its own session (it outlives this process until idle)."""
+    """Starts `gpumon agent` in its own session (it outlives this process until idle).
+
+    A shell starts it in the background and exits at once, so the agent is not our child: it
+    does not linger as a zombie when it exits before us, and Python never warns about a
+    running subprocess."""
     idle = os.environ.get("GPUMON_AGENT_IDLE_EXIT_S", "30")
     cmd = [binary, "agent", "--socket", path, "--exit-when-idle", idle]
     if record:
         cmd += ["-o", record]
     log = os.environ.get("GPUMON_AGENT_LOG")  # where its messages go; default nowhere
     with open(log or os.devnull, "ab") as err:
-        subprocess.Popen(
-            cmd,
+        shell = subprocess.Popen(
+            ["/bin/sh", "-c", '"$@" &', "sh"] + cmd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
             close_fds=True,
         )
+        shell.wait(timeout=5.0)
     deadline = _perf() + 5.0
     while _perf() < deadline:
         if os.path.exists(path) and _listening(path):
