@@ -118,6 +118,30 @@ TEST(LiveWindow, HelloOutlivesTheWindowUntilTheProcessLeaves) {
   EXPECT_TRUE(w.run_data().rank_events.empty()) << "gone once its bye left the window";
 }
 
+TEST(LiveDiagnoser, AHangOutlastsTheWindow) {
+  LiveDiagnoserOptions o;
+  o.window.span = std::chrono::minutes(10);
+  LiveDiagnoser live(o);
+  RunData run;
+  add_gpu(run, 0, 100, 1000);         // samples every second ...
+  add_rank(run, 10, 0, 1, 300, 0.1);  // ... 30 s of steps, then nothing
+  feed(live, run);
+  RunData later;  // 20 minutes of samples after the last step: the steps left the window
+  add_gpu(later, 0, 1200, 1000, [](GpuPoint& p, int) { p.t_ms += 100000; });
+  feed(live, later);
+  live.evaluate_now();
+  const Finding* f = find(*live.latest(), "hang", Severity::kCritical);
+  ASSERT_NE(f, nullptr) << warnings(*live.latest());
+  EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
+
+  live.on_rank_event({kT0Ms + 1400000, 10, 0, "disconnect", "{}"});  // it leaves; 10 min on
+  RunData gone;
+  add_gpu(gone, 0, 700, 1000, [](GpuPoint& p, int) { p.t_ms += 1401000; });
+  feed(live, gone);
+  live.evaluate_now();
+  EXPECT_EQ(find(*live.latest(), "hang", Severity::kInfo), nullptr) << warnings(*live.latest());
+}
+
 TEST(LiveWindow, BoundedWhateverTheRate) {
   LiveWindowLimits l;
   l.max_points = 1000, l.max_steps = 500;

@@ -141,7 +141,17 @@ void LiveWindow::prune() {
     points_ -= before - pts.size();
   }
   drop_before(events_, cutoff, [](const record::RecordedEvent& e) { return e.time_ms; });
-  drop_before(steps_, cutoff, [](const record::RecordedStep& s) { return s.received_ms; });
+  // Steps that age out are kept, the last kept_steps of each process that said hello, until it
+  // leaves (below).
+  while (!steps_.empty() && steps_.front().received_ms < cutoff) {
+    const record::RecordedStep& s = steps_.front();
+    if (hellos_.count(s.pid) && limits_.kept_steps > 0) {
+      auto& kept = kept_[s.pid];
+      kept.push_back(s);
+      if (kept.size() > limits_.kept_steps) kept.pop_front();
+    }
+    steps_.pop_front();
+  }
   for (auto it = processes_.begin(); it != processes_.end();)
     it = it->second.last_seen_ms < cutoff ? processes_.erase(it) : std::next(it);
   // A process's hello goes once it has left (bye / disconnect / dropped) and that left the
@@ -154,7 +164,7 @@ void LiveWindow::prune() {
       bool later = false;  // a later event of the same pid keeps it alive
       for (std::size_t i = 1; i < rank_events_.size() && !later; ++i)
         later = rank_events_[i].pid == e.pid;
-      if (!later) hellos_.erase(e.pid);
+      if (!later) hellos_.erase(e.pid), kept_.erase(e.pid);
     }
     rank_events_.pop_front();
   }
@@ -175,7 +185,10 @@ RunData LiveWindow::run_data() const {
   for (const auto& [key, p] : processes_) run.processes.push_back(p);
   std::sort(run.processes.begin(), run.processes.end(),
             [](const auto& a, const auto& b) { return a.first_seen_ms < b.first_seen_ms; });
-  run.steps.assign(steps_.begin(), steps_.end());
+  for (const auto& [pid, kept] : kept_) run.steps.insert(run.steps.end(), kept.begin(), kept.end());
+  run.steps.insert(run.steps.end(), steps_.begin(), steps_.end());
+  std::stable_sort(run.steps.begin(), run.steps.end(),
+                   [](const auto& a, const auto& b) { return a.received_ms < b.received_ms; });
   for (const auto& [pid, h] : hellos_) run.rank_events.push_back(h);
   run.rank_events.insert(run.rank_events.end(), rank_events_.begin(), rank_events_.end());
   std::stable_sort(run.rank_events.begin(), run.rank_events.end(),

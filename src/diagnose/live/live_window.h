@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // LiveWindow: the recent past of a live run (GPU samples, GPU events, process stretches, steps,
-// rank events) from which LiveDiagnoser builds RunData. Everything older than `span` before the
-// newest item is dropped by prune().
+// rank events) from which LiveDiagnoser builds RunData. prune() drops what is older than `span`
+// before the newest item, except each connected process's hello and its last `kept_steps`
+// steps, kept however old until the process leaves: its rank keeps its GPU, and a rank that
+// stopped stepping still shows as a hang after the window has moved past its last step.
 //
 // Bounded memory whatever the GPU count or rates: at most `max_points` GPU samples in all
 // (shared evenly between the GPUs seen; a GPU over its share loses its oldest samples, so a very
 // fast sampler shortens the window rather than growing it), `max_steps` steps, `max_events`
-// GPU events, `max_rank_events` rank events besides one hello per process (`max_ranks`), and
-// `max_processes` process stretches. With the defaults (48,000 points of ~330 bytes, 48,000
-// steps of ~260 bytes) that is about 30 MB at most.
+// GPU events, `max_rank_events` rank events, `max_processes` process stretches, and per process
+// (at most `max_ranks`) one hello and `kept_steps` steps. With the defaults (48,000 points of
+// ~330 bytes, 48,000 + 1,024 x 32 steps of ~260 bytes) that is about 40 MB at most.
 //
 // Thread-safety: none; LiveDiagnoser guards it with its mutex.
 #pragma once
@@ -34,6 +36,7 @@ struct LiveWindowLimits {
   std::size_t max_rank_events = 4096;
   std::size_t max_ranks = 1024;  ///< processes whose hello is kept however old it is
   std::size_t max_processes = 1024;
+  std::size_t kept_steps = 32;  ///< per process that has not left (bounded by max_ranks)
 };
 
 class LiveWindow {
@@ -70,8 +73,9 @@ class LiveWindow {
   std::deque<record::RecordedEvent> events_;
   std::map<std::pair<unsigned, unsigned>, record::RecordedProcess> processes_;  // (gpu, pid)
   std::deque<record::RecordedStep> steps_;
-  std::deque<record::RecordedRankEvent> rank_events_;         // without hellos
-  std::map<std::int64_t, record::RecordedRankEvent> hellos_;  // by pid: the latest
+  std::deque<record::RecordedRankEvent> rank_events_;              // without hellos
+  std::map<std::int64_t, record::RecordedRankEvent> hellos_;       // by pid: the latest
+  std::map<std::int64_t, std::deque<record::RecordedStep>> kept_;  // by pid: aged-out steps
 };
 
 /// One GPU sample as a raw RunData point.
