@@ -187,6 +187,7 @@ class Monitor:
         self._closed = False
         # The agent's live findings (docs/DIAGNOSES.md "Live"): parsed only when they changed.
         self._findings_seq = 0
+        self._findings_check_at = 0.0  # perf time of the next look for new findings (callbacks)
         self._findings = []
         self._health_score = None
         self._finding_callbacks = []
@@ -360,6 +361,10 @@ class Monitor:
         tail = ',"data_wait_s":%r,"mem":%s}' % (
             self._data_wait, "null" if mem is None else json.dumps(mem, separators=(",", ":")))
         self._step += 1
+        if self._finding_callbacks and end >= self._findings_check_at:
+            # At most every 0.1 s, like the client's reads: a step pays a float comparison.
+            self._findings_check_at = end + 0.1
+            self._check_findings()
         self._t0, self._t0_wall = end, end_wall
         self._data_wait = 0.0
         self._fetched = False
@@ -461,15 +466,17 @@ class Monitor:
                 except Exception as e:
                     _warn_once("finding-callback", "an on_finding callback raised %r" % (e,))
 
+    def _check_findings(self):
+        try:
+            if self._client.findings_seq() != self._findings_seq:
+                self._load_findings()
+        except Exception as e:
+            _warn_once("findings", "live findings unavailable: %r" % (e,))
+
     def _send(self, line):
         self._ring.append(line)
         client = self._client
         client.send(line)
-        if self._finding_callbacks and client.findings_seq() != self._findings_seq:
-            try:
-                self._load_findings()
-            except Exception as e:
-                _warn_once("findings", "live findings unavailable: %r" % (e,))
         disconnects = client.disconnects()
         if disconnects != self._disconnects:
             self._disconnects = disconnects
