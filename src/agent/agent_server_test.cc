@@ -13,99 +13,24 @@
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "agent/agent_client.h"
 #include "agent/agent_protocol.h"
 #include "agent/socket_path.h"
+#include "agent/testing/agent_test_support.h"
 
 namespace gpumon::agent {
 namespace {
 
 using namespace std::chrono_literals;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = "/tmp/gpumon-agent-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-// What the sinks received.
-struct Received {
-  std::mutex mu;
-  std::vector<record::RecordedStep> steps;
-  std::vector<record::RecordedRankEvent> events;
-  std::vector<std::string> warnings;
-
-  AgentSinks sinks() {
-    return {[this](const record::RecordedStep& s) {
-              std::lock_guard l(mu);
-              steps.push_back(s);
-            },
-            [this](const record::RecordedRankEvent& e) {
-              std::lock_guard l(mu);
-              events.push_back(e);
-            },
-            [this](const std::string& w) {
-              std::lock_guard l(mu);
-              warnings.push_back(w);
-            }};
-  }
-  // Copies under the lock: the server's thread may still be adding (disconnects, byes).
-  std::vector<record::RecordedStep> all_steps() {
-    std::lock_guard l(mu);
-    return steps;
-  }
-  std::vector<record::RecordedRankEvent> all_events() {
-    std::lock_guard l(mu);
-    return events;
-  }
-  std::size_t warning_count() {
-    std::lock_guard l(mu);
-    return warnings.size();
-  }
-  std::size_t step_count() {
-    std::lock_guard l(mu);
-    return steps.size();
-  }
-  std::size_t count_events(const std::string& kind) {
-    std::lock_guard l(mu);
-    std::size_t n = 0;
-    for (const auto& e : events) n += e.kind == kind;
-    return n;
-  }
-};
-
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit = 5s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
-
-std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,
-                                          std::size_t max_clients = 256) {
-  if (auto e = prepare_listen_path(path); !e.empty()) ADD_FAILURE() << e;
-  std::string error;
-  auto server = AgentServer::start({path, max_clients}, r.sinks(), error);
-  EXPECT_NE(server, nullptr) << error;
-  return server;
-}
+using testing::eventually;
+using testing::Received;
+using testing::start_server;
+using testing::TempDir;
 
 int raw_connect(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -151,7 +76,7 @@ TEST(AgentServer, EightRanksSendInterleavedSteps) {
     for (int fd : fds) put(fd, step(n));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 400; })) << r.step_count();
   std::map<std::int64_t, std::vector<std::int64_t>> by_rank;
-  for (const auto& s : r.all_steps()) {
+  for (const auto& s : r.steps()) {
     by_rank[*s.rank].push_back(s.step);
     EXPECT_EQ(s.pid, 1000 + *s.rank);
     EXPECT_EQ(s.local_rank, s.rank);
@@ -203,14 +128,14 @@ TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
     EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
   put(good, step(1));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
-  const auto steps = r.all_steps();
+  const auto steps = r.steps();
   EXPECT_EQ(steps[0].step, 0);
   EXPECT_EQ(steps[1].step, 1);
   EXPECT_EQ(r.warning_count(), 5U);
   EXPECT_EQ(r.count_events("dropped"), 4U);  // the hello'd ones, with the reason
   EXPECT_EQ(r.count_events("disconnect"), 0U);
   bool reason_seen = false;
-  for (const auto& e : r.all_events())
+  for (const auto& e : r.events())
     reason_seen |= e.kind == "dropped" && e.detail.find(R"({"reason":"not JSON)") == 0;
   EXPECT_TRUE(reason_seen);
   for (int fd : {good, garbage, oversized, long_line, no_hello, bad_field}) ::close(fd);
@@ -426,7 +351,7 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   ASSERT_TRUE(eventually([&] { return client.flush(); }));
   ASSERT_TRUE(eventually([&] { return r.step_count() == 10; }));
   EXPECT_EQ(r.count_events("hello"), 1U);
-  EXPECT_EQ(r.all_steps().front().rank, 0);
+  EXPECT_EQ(r.steps().front().rank, 0);
 
   server->stop();  // the agent goes away mid-run
   server.reset();
@@ -439,7 +364,7 @@ TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   ASSERT_TRUE(eventually([&] { return client.flush() && client.stats().connected; }));
   // The queued steps arrive, the last one last.
   ASSERT_TRUE(eventually([&] {
-    const auto steps = r2.all_steps();
+    const auto steps = r2.steps();
     return !steps.empty() && steps.back().step == 19;
   }));
   EXPECT_EQ(r2.count_events("hello"), 1U);  // the new connection starts with the hello
@@ -517,7 +442,7 @@ TEST(AgentClient, AForkedChildSendsNothingAndDoesNotHoldTheConnection) {
   ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(r.step_count(), 2U);
-  EXPECT_EQ(r.all_steps()[1].step, 1);
+  EXPECT_EQ(r.steps()[1].step, 1);
   EXPECT_EQ(r.count_events("hello"), 1U);
   client.close(1s);
   // Closing in the parent ends the connection: no copy survives in the (exited) child.

@@ -8,79 +8,41 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <mutex>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
 #include "agent/agent_server.h"
-#include "agent/socket_path.h"
+#include "agent/testing/agent_test_support.h"
 
 namespace gpumon {
 namespace {
 
 using namespace std::chrono_literals;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = "/tmp/gpumon-client-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    path_ = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
+using agent::testing::eventually;
+using agent::testing::TempDir;
 
- private:
-  std::string path_;
-};
-
-// An agent server and what it received.
+// An agent server in this process and what it received.
 class Agent {
  public:
-  explicit Agent(const std::string& path) {
-    std::string error = agent::prepare_listen_path(path);
-    EXPECT_EQ(error, "");
-    agent::AgentSinks sinks{[this](const record::RecordedStep& s) {
-                              std::lock_guard l(mu_);
-                              steps_.push_back(s);
-                            },
-                            [this](const record::RecordedRankEvent& e) {
-                              std::lock_guard l(mu_);
-                              events_.push_back(e);
-                            },
-                            [](const std::string&) {}};
-    server_ = agent::AgentServer::start({path}, std::move(sinks), error);
-    EXPECT_NE(server_, nullptr) << error;
-  }
+  explicit Agent(const std::string& path)
+      : server_(agent::testing::start_server(path, received_)) {}
   void stop() { server_->stop(); }
-  std::vector<record::RecordedStep> steps() {
-    std::lock_guard l(mu_);
-    return steps_;
-  }
-  std::vector<record::RecordedRankEvent> events() {
-    std::lock_guard l(mu_);
-    return events_;
-  }
-  // Waits until `n` steps arrived (or 5 s).
+  std::vector<record::RecordedStep> steps() { return received_.steps(); }
+  std::vector<record::RecordedRankEvent> events() { return received_.events(); }
+  // Wait until `n` steps / an event of `kind` arrived (or 5 s).
   bool wait_steps(std::size_t n) {
-    for (int i = 0; i < 500 && steps().size() < n; ++i) std::this_thread::sleep_for(10ms);
-    return steps().size() >= n;
+    return eventually([&] { return received_.step_count() >= n; });
   }
   bool wait_event(const std::string& kind) {
-    for (int i = 0; i < 500; ++i) {
-      for (const auto& e : events())
-        if (e.kind == kind) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
+    return eventually([&] { return received_.count_events(kind) > 0; });
   }
 
  private:
-  std::mutex mu_;
-  std::vector<record::RecordedStep> steps_;
-  std::vector<record::RecordedRankEvent> events_;
+  agent::testing::Received received_;  // before server_: outlives the server's thread
   std::unique_ptr<agent::AgentServer> server_;
 };
 

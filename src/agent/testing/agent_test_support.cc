@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#include "agent/testing/agent_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "agent/socket_path.h"
+
+namespace gpumon::agent::testing {
+
+AgentSinks Received::sinks() {
+  return {[this](const record::RecordedStep& s) {
+            std::lock_guard l(mu_);
+            steps_.push_back(s);
+          },
+          [this](const record::RecordedRankEvent& e) {
+            std::lock_guard l(mu_);
+            events_.push_back(e);
+          },
+          [this](const std::string& w) {
+            std::lock_guard l(mu_);
+            warnings_.push_back(w);
+          }};
+}
+
+std::vector<record::RecordedStep> Received::steps() {
+  std::lock_guard l(mu_);
+  return steps_;
+}
+
+std::vector<record::RecordedRankEvent> Received::events() {
+  std::lock_guard l(mu_);
+  return events_;
+}
+
+std::size_t Received::step_count() {
+  std::lock_guard l(mu_);
+  return steps_.size();
+}
+
+std::size_t Received::warning_count() {
+  std::lock_guard l(mu_);
+  return warnings_.size();
+}
+
+std::size_t Received::count_events(const std::string& kind) {
+  std::lock_guard l(mu_);
+  std::size_t n = 0;
+  for (const auto& e : events_) n += e.kind == kind;
+  return n;
+}
+
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,
+                                          std::size_t max_clients) {
+  if (auto e = prepare_listen_path(path); !e.empty()) ADD_FAILURE() << e;
+  std::string error;
+  auto server = AgentServer::start({path, max_clients}, r.sinks(), error);
+  EXPECT_NE(server, nullptr) << error;
+  return server;
+}
+
+}  // namespace gpumon::agent::testing
