@@ -20,31 +20,30 @@ void append_key(std::string& out, std::string_view key) {
   out += "\":";
 }
 
-void append_opt_int(std::string& out, std::string_view key, std::optional<std::int64_t> v) {
-  append_key(out, key);
+// Appends `v` with `append`, or null when it is absent (missing is never 0).
+template <typename T, typename Append>
+void append_or_null(std::string& out, const std::optional<T>& v, Append append) {
   if (v) {
-    append_json_int(out, *v);
+    append(out, *v);
   } else {
     out += "null";
   }
+}
+
+void append_opt_int(std::string& out, std::string_view key, std::optional<std::int64_t> v) {
+  append_key(out, key);
+  append_or_null(out, v, append_json_int);
 }
 
 void append_opt_text(std::string& out, std::string_view key, const std::optional<std::string>& v) {
   append_key(out, key);
-  if (v) {
-    append_json_string(out, *v);
-  } else {
-    out += "null";
-  }
+  append_or_null(out, v,
+                 [](std::string& o, const std::string& text) { append_json_string(o, text); });
 }
 
 void append_mem(std::string& out, const AllocatorStats& m) {
   out += "{\"allocated\":";
-  if (m.allocated_bytes) {
-    append_json_int(out, *m.allocated_bytes);
-  } else {
-    out += "null";
-  }
+  append_or_null(out, m.allocated_bytes, append_json_int);
   append_opt_int(out, "reserved", m.reserved_bytes);
   append_opt_int(out, "active", m.active_bytes);
   append_opt_int(out, "inactive_split", m.inactive_split_bytes);
@@ -80,11 +79,7 @@ void step_message(const StepFields& s, std::string& out) {
   out += ",\"cpu_step_s\":";
   append_json_double(out, s.cpu_step_s);
   out += ",\"gpu_step_s\":";
-  if (s.gpu_step_s) {
-    append_json_double(out, *s.gpu_step_s);
-  } else {
-    out += "null";
-  }
+  append_or_null(out, s.gpu_step_s, append_json_double);
   out += ",\"data_wait_s\":";
   append_json_double(out, s.data_wait_s);
   out += ",\"mem\":";
