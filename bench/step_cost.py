@@ -92,7 +92,7 @@ for block in range(a.blocks):
         cpu, wall = timed(arms[name])
         res[name]["cpu_us"].append(cpu)
         res[name]["wall_us"].append(wall)
-    mon._client.flush()
+    mon.flush()
 mem_us = None
 if a.device == "cuda":
     n = 2000

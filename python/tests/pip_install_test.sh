@@ -40,7 +40,7 @@ mon = gpumon.start()  # starts `gpumon agent` from PATH
 assert mon.active
 for _ in range(5):  # the last one is sent at close()
     mon.step()
-mon._client.flush()  # steps are written at most every 200 ms; write them now
+mon.flush()  # steps are written at most every 200 ms; write them now
 sent = mon.stats()["sent"]
 mon.close()
 assert sent >= 3, sent

@@ -313,6 +313,9 @@ class _FakeClient:
     def disconnects(self):
         return 0
 
+    def flush(self):
+        return True
+
     def close(self, timeout_s):
         pass
 

@@ -23,8 +23,12 @@ namespace {
 // fd + 1 (0: free), so that the zero-initialised array is empty.
 constexpr int kSlots = 64;
 std::atomic<int> g_fds[kSlots];
+// Bumped in every forked child: a client made before the fork compares it with its own copy
+// instead of calling getpid() (a system call, a few microseconds of a training step on a VM).
+std::atomic<std::uint64_t> g_fork_generation{0};
 
 extern "C" void gpumon_agent_client_after_fork_child() {
+  g_fork_generation.fetch_add(1, std::memory_order_relaxed);
   for (auto& s : g_fds) {
     const int slot = s.exchange(0);
     if (slot > 0) ::close(slot - 1);
@@ -52,8 +56,9 @@ void unregister_fd(int slot) {
 }  // namespace
 
 AgentClient::AgentClient(AgentClientOptions options)
-    : options_(std::move(options)), owner_pid_(::getpid()), backoff_(options_.min_backoff) {
-  install_atfork_once();
+    : options_(std::move(options)), backoff_(options_.min_backoff) {
+  install_atfork_once();  // before reading the generation, so a fork after this bumps it
+  owner_generation_ = g_fork_generation.load(std::memory_order_relaxed);
 }
 
 AgentClient::~AgentClient() {
@@ -64,7 +69,7 @@ AgentClient::~AgentClient() {
 }
 
 bool AgentClient::in_owner_process() const {
-  return ::getpid() == owner_pid_;
+  return g_fork_generation.load(std::memory_order_relaxed) == owner_generation_;
 }
 
 void AgentClient::set_hello(std::string_view line) {

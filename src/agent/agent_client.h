@@ -7,9 +7,10 @@
 // hello set by set_hello(). A message cut by a broken connection is dropped (the agent discards
 // partial lines), the rest of the queue goes to the next connection.
 //
-// Fork safety: it has no thread. It remembers the pid that created it; in any other process (a
-// forked DataLoader worker) every call does nothing and returns false, and a pthread_atfork
-// handler closes the inherited socket in the child so workers do not keep the connection open.
+// Fork safety: it has no thread. A pthread_atfork handler bumps a fork generation and closes the
+// inherited socket in every forked child (a DataLoader worker), so workers do not keep the
+// connection open; a client made before the fork sees the new generation (no getpid() system
+// call per message) and there every call does nothing and returns false.
 // No signal handler is installed (SIGPIPE is avoided with MSG_NOSIGNAL).
 //
 // The agent talks back with whole lines (its live findings, docs/python.md "Protocol"): send()
@@ -93,7 +94,7 @@ class AgentClient {
   void receive_locked(bool now);
 
   const AgentClientOptions options_;
-  const pid_t owner_pid_;
+  std::uint64_t owner_generation_ = 0;  // fork generation it was made in (see the .cc)
   mutable std::mutex mu_;
   int fd_ = -1;
   int registry_slot_ = -1;
