@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "exporter/json_values.h"
 #include "exporter/renderers.h"
 #include "host/text_clean.h"
 
@@ -12,24 +13,6 @@ namespace gpumon::exporter {
 namespace {
 
 using nlohmann::json;
-
-template <typename T>
-json or_null(const Reading<T>& r) {
-  return r ? json(r.value()) : json(nullptr);
-}
-
-json text_or_null(const Reading<std::string>& r) {
-  return r ? json(host::clean_text(r.value())) : json(nullptr);
-}
-
-json optional_or_null(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-std::string dump(const json& j) {
-  // Replace rather than throw on invalid UTF-8 (everything is cleaned; this is the backstop).
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
 
 json process_json(const GpuProcess& p) {
   json o = json::object();
@@ -54,7 +37,7 @@ json gpu_current(const ExporterView& v, unsigned index) {
   json metrics = json::object();
   for (const MetricInfo& m : metric_catalog()) {
     metrics[std::string(m.name)] =
-        g != nullptr ? optional_or_null(g->values[static_cast<std::size_t>(m.id)]) : json();
+        g != nullptr ? or_null(g->values[static_cast<std::size_t>(m.id)]) : json();
   }
   o["metrics"] = std::move(metrics);
   const auto reasons = static_cast<std::size_t>(MetricId::kClockEventReasons);
@@ -130,7 +113,7 @@ std::string render_current_json(const ExporterView& v, const ExporterOptions& /*
   json gpus = json::array();
   for (unsigned i = 0; i < gpu_count(v); ++i) gpus.push_back(gpu_current(v, i));
   o["gpus"] = std::move(gpus);
-  return dump(o);
+  return dump_json(o);
 }
 
 std::string render_devices_json(const ExporterView& v, const ExporterOptions& options) {
@@ -163,7 +146,7 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
     gpus.push_back(std::move(g));
   }
   o["gpus"] = std::move(gpus);
-  return dump(o);
+  return dump_json(o);
 }
 
 std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
@@ -186,7 +169,7 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
       Columns& g = gpus[static_cast<std::size_t>(slot[s.index])];
       g.time.push_back(unix_seconds(ticks[t].wall_time));
       for (std::size_t m = 0; m < metrics.size(); ++m) {
-        g.values[m].push_back(optional_or_null(metric_value(s, metrics[m])));
+        g.values[m].push_back(or_null(metric_value(s, metrics[m])));
       }
     }
   }
@@ -205,7 +188,7 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
     list.push_back({{"gpu", g.gpu}, {"time", std::move(g.time)}, {"values", std::move(values)}});
   }
   o["gpus"] = std::move(list);
-  return dump(o);
+  return dump_json(o);
 }
 
 }  // namespace gpumon::exporter

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <vector>
 
+#include "exporter/json_values.h"
 #include "exporter/renderers.h"
-#include "host/text_clean.h"
 
 namespace gpumon::exporter {
 namespace {
@@ -87,16 +87,6 @@ std::optional<double> as_double(const std::optional<std::int64_t>& v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
-json opt(const std::optional<std::int64_t>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-json opt(const std::optional<double>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-json opt(const std::optional<std::string>& v) {
-  return v ? json(host::clean_text(*v)) : json(nullptr);
-}
-
 }  // namespace
 
 void render_training(const ExporterView& v, ExpositionWriter& w) {
@@ -159,30 +149,30 @@ std::string render_training_json(const ExporterView& v) {
     connected += r.connected ? 1 : 0;
     json o = json::object();
     o["pid"] = r.pid;
-    o["rank"] = opt(r.rank);
-    o["local_rank"] = opt(r.local_rank);
-    o["world_size"] = opt(r.world_size);
-    o["device"] = opt(r.device);
-    o["pci_bus_id"] = opt(r.pci_bus_id);
-    o["gpu"] = r.gpu ? json(*r.gpu) : json(nullptr);
+    o["rank"] = or_null(r.rank);
+    o["local_rank"] = or_null(r.local_rank);
+    o["world_size"] = or_null(r.world_size);
+    o["device"] = text_or_null(r.device);
+    o["pci_bus_id"] = text_or_null(r.pci_bus_id);
+    o["gpu"] = or_null(r.gpu);
     o["connected"] = r.connected;
-    o["disconnected_for_seconds"] = opt(r.disconnected_for_s);
+    o["disconnected_for_seconds"] = or_null(r.disconnected_for_s);
     o["steps"] = r.steps;
-    o["last_step"] = opt(r.last_step);
-    o["last_step_seconds"] = opt(r.last_step_seconds);
-    o["last_step_age_seconds"] = opt(r.last_step_age_s);
+    o["last_step"] = or_null(r.last_step);
+    o["last_step_seconds"] = or_null(r.last_step_seconds);
+    o["last_step_age_seconds"] = or_null(r.last_step_age_s);
     o["step_seconds_sum"] = r.step_seconds_sum;
     o["data_wait_seconds_sum"] = r.data_wait_seconds_sum;
     o["gpu_steps"] = r.gpu_steps;
     o["gpu_step_seconds_sum"] = r.gpu_step_seconds_sum;
-    o["last_gpu_step_seconds"] = opt(r.last_gpu_step_seconds);
-    o["steps_per_second"] = opt(r.steps_per_second);
-    o["data_wait_share"] = opt(r.data_wait_share);
-    o["allocated_bytes"] = opt(r.allocated_bytes);
-    o["reserved_bytes"] = opt(r.reserved_bytes);
-    o["inactive_split_bytes"] = opt(r.inactive_split_bytes);
-    o["alloc_retries"] = opt(r.alloc_retries);
-    o["ooms"] = opt(r.ooms);
+    o["last_gpu_step_seconds"] = or_null(r.last_gpu_step_seconds);
+    o["steps_per_second"] = or_null(r.steps_per_second);
+    o["data_wait_share"] = or_null(r.data_wait_share);
+    o["allocated_bytes"] = or_null(r.allocated_bytes);
+    o["reserved_bytes"] = or_null(r.reserved_bytes);
+    o["inactive_split_bytes"] = or_null(r.inactive_split_bytes);
+    o["alloc_retries"] = or_null(r.alloc_retries);
+    o["ooms"] = or_null(r.ooms);
     ranks.push_back(std::move(o));
   }
   json out = json::object();
@@ -193,7 +183,7 @@ std::string render_training_json(const ExporterView& v) {
   out["stale_after_seconds"] =
       std::chrono::duration_cast<std::chrono::seconds>(TrainingState::kStaleAfter).count();
   out["ranks"] = std::move(ranks);
-  return out.dump(-1, ' ', false, json::error_handler_t::replace);
+  return dump_json(out);
 }
 
 }  // namespace gpumon::exporter
