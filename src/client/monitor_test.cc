@@ -63,14 +63,21 @@ MonitorOptions options_for(const std::string& path, Warnings& w) {
   return o;
 }
 
-TEST(Monitor, HelloCarriesIdentityFromTheEnvironmentAndOptions) {
+// A test whose Monitor is given the socket an agent already listens on.
+class MonitorWithAgent : public ::testing::Test {
+ protected:
+  MonitorOptions options() { return options_for(dir.file("a.sock"), w); }
+
   TempDir dir;
-  Agent agent(dir.file("a.sock"));
+  Agent agent{dir.file("a.sock")};
+  Warnings w;
+};
+
+TEST_F(MonitorWithAgent, HelloCarriesIdentityFromTheEnvironmentAndOptions) {
   ::setenv("RANK", "3", 1);
   ::setenv("LOCAL_RANK", "1", 1);
   ::setenv("WORLD_SIZE", "8", 1);
-  Warnings w;
-  MonitorOptions o = options_for(dir.file("a.sock"), w);
+  MonitorOptions o = options();
   o.device = "cuda:1";
   o.torch_version = "1.13.1";
   Monitor mon = Monitor::start(o);
@@ -98,11 +105,8 @@ TEST(Monitor, HelloCarriesIdentityFromTheEnvironmentAndOptions) {
   EXPECT_TRUE(w.lines.empty());
 }
 
-TEST(Monitor, PlainStepsAreBoundariesAndCountTheDataWait) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
+  Monitor mon = Monitor::start(options());
   for (int i = 0; i < 3; ++i) {
     const int batch = mon.fetch([&] {
       std::this_thread::sleep_for(20ms);
@@ -131,11 +135,8 @@ TEST(Monitor, PlainStepsAreBoundariesAndCountTheDataWait) {
   EXPECT_EQ(mon.stats().steps, 3u);  // still readable after close()
 }
 
-TEST(Monitor, ScopedStepTimesItsBodyOnly) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+TEST_F(MonitorWithAgent, ScopedStepTimesItsBodyOnly) {
+  Monitor mon = Monitor::start(options());
   for (int i = 0; i < 2; ++i) {
     mon.data_wait_begin();
     std::this_thread::sleep_for(15ms);
@@ -158,11 +159,8 @@ TEST(Monitor, ScopedStepTimesItsBodyOnly) {
   EXPECT_EQ(steps[2].data_wait_s, 0);
 }
 
-TEST(Monitor, AllocatorStatsAtABoundedRateAndOnDemand) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  MonitorOptions o = options_for(dir.file("a.sock"), w);
+TEST_F(MonitorWithAgent, AllocatorStatsAtABoundedRateAndOnDemand) {
+  MonitorOptions o = options();
   int reads = 0;
   o.allocator_source = [&] {
     AllocatorStats m;
@@ -191,11 +189,8 @@ TEST(Monitor, AllocatorStatsAtABoundedRateAndOnDemand) {
   EXPECT_FALSE(steps[2].allocated_bytes);
 }
 
-TEST(Monitor, OomIsARankEvent) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+TEST_F(MonitorWithAgent, OomIsARankEvent) {
+  Monitor mon = Monitor::start(options());
   mon.step();
   mon.oom(1 << 20);
   mon.close();
@@ -255,11 +250,8 @@ TEST(Monitor, AgentKilledGivesOneWarningAndStepsGoOn) {
   mon.close();
 }
 
-TEST(Monitor, ForkedChildIsInert) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  Monitor mon = Monitor::start(options_for(dir.file("a.sock"), w));
+TEST_F(MonitorWithAgent, ForkedChildIsInert) {
+  Monitor mon = Monitor::start(options());
   mon.step();
   const pid_t child = ::fork();
   if (child == 0) {
@@ -323,11 +315,8 @@ TEST(Monitor, SocketFromTheEnvironment) {
   EXPECT_TRUE(agent.wait_steps(1));
 }
 
-TEST(Monitor, AThrowingAllocatorSourceDisablesWithOneWarning) {
-  TempDir dir;
-  Agent agent(dir.file("a.sock"));
-  Warnings w;
-  MonitorOptions o = options_for(dir.file("a.sock"), w);
+TEST_F(MonitorWithAgent, AThrowingAllocatorSourceDisablesWithOneWarning) {
+  MonitorOptions o = options();
   o.allocator_source = []() -> AllocatorStats { throw std::runtime_error("boom"); };
   Monitor mon = Monitor::start(o);
   mon.step();
