@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "diagnose/rules/rules.h"
 #include "diagnose/stats.h"
@@ -20,7 +21,23 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   check_multi_gpu(v, t, d.findings);
   check_hang(v, t, d.findings);
   check_hardware(v, t, d.findings);
+  // Rank-less processes are labelled by pid in the rules (a rank number no rank has).
+  std::set<std::int64_t> rank_numbers, rankless_pids;
+  for (const auto& r : run.ranks)
+    if (r.rank)
+      rank_numbers.insert(*r.rank);
+    else
+      rankless_pids.insert(r.pid);
   for (auto& f : d.findings) {
+    for (auto it = f.ranks.begin(); it != f.ranks.end();) {
+      if (rankless_pids.count(*it) && !rank_numbers.count(*it)) {
+        f.pids.push_back(*it);
+        it = f.ranks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    std::sort(f.pids.begin(), f.pids.end());
     f.confidence = unit_clamp(f.confidence);
     std::sort(f.gpus.begin(), f.gpus.end());
     std::sort(f.ranks.begin(), f.ranks.end());

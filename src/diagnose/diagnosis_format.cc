@@ -51,6 +51,7 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
                         {"end_ms", f.end_ms ? nlohmann::json(*f.end_ms) : nlohmann::json()},
                         {"gpus", f.gpus},
                         {"ranks", f.ranks},
+                        {"pids", f.pids},
                         {"advice", f.advice},
                         {"deduction", f.deduction}};
     j["findings"].push_back(std::move(o));
@@ -76,9 +77,11 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
     o << "\n[" << severity_name(f.severity) << "] " << f.title << " (" << f.id << ", confidence "
       << fmt(f.confidence, 2) << ")\n";
     o << "  " << f.summary << "\n";
+    bool listed = !f.gpus.empty();
     if (!f.gpus.empty()) o << "  GPUs: " << join(f.gpus);
-    if (!f.ranks.empty()) o << (f.gpus.empty() ? "  " : "   ") << "ranks: " << join(f.ranks);
-    if (!f.gpus.empty() || !f.ranks.empty()) o << "\n";
+    if (!f.ranks.empty()) o << (listed ? "   " : "  ") << "ranks: " << join(f.ranks), listed = true;
+    if (!f.pids.empty()) o << (listed ? "   " : "  ") << "pids: " << join(f.pids), listed = true;
+    if (listed) o << "\n";
     if (f.start_ms && f.end_ms)
       o << "  when: " << record::format_iso_ms(*f.start_ms) << " - "
         << record::format_iso_ms(*f.end_ms) << "\n";

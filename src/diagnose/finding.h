@@ -33,7 +33,10 @@ struct Finding {
   std::vector<std::pair<std::string, EvidenceValue>> evidence;  ///< in the order to show
   std::optional<std::int64_t> start_ms, end_ms;  ///< when it was seen (ms since the epoch)
   std::vector<unsigned> gpus;                    ///< NVML indices
-  std::vector<std::int64_t> ranks;               ///< training ranks (pid when no rank known)
+  /// Training ranks. Rules put a process without a rank (no RANK) here by its pid; diagnose()
+  /// then moves it to `pids`, so `ranks` holds only real ranks in its result.
+  std::vector<std::int64_t> ranks;
+  std::vector<std::int64_t> pids;  ///< training processes without a known rank, by pid
   std::string advice;
   int deduction = 0;  ///< health points taken off (set by diagnose())
 

@@ -40,6 +40,15 @@ struct Thresholds {
   double launch_gpu_ratio = 0.5;
   /// Data-wait share under which a step counts as "no data wait".
   double launch_max_data_wait_share = 0.05;
+  /// Mean NVML utilization below this while a rank's steady steps progress, without data wait:
+  /// the GPU idles more than half of the time (the launch_gpu_ratio test for clients whose GPU
+  /// time spans the whole step, as a plain mon.step() measures it). Any rank at or above it
+  /// keeps the others waiting instead (rank_wait / straggler). Healthy real runs sit at 80-95%.
+  double launch_idle_util_pct = 50;
+  /// Seconds of steady steps that test needs: short runs (the examples, smoke tests of a few
+  /// hundred steps) last 1-3 s and are start-up more than training; 10 s of steady steps is 100
+  /// samples at 10 Hz (the test also wants >= 10 samples, i.e. 10 s at the 1 s default).
+  double launch_idle_min_s = 10;
   /// Busy by NVML (>= busy_util_pct) but GPM SM activity below this: kernels are tiny or sparse;
   /// dense training keeps SMs > 50% active.
   double launch_sm_active = 0.25;
@@ -65,6 +74,10 @@ struct Thresholds {
   double straggler_factor = 1.15;
   /// ... in at least this share of the aligned steps ("consistently").
   double straggler_consistency = 0.6;
+  /// Seconds (every rank training, every GPU sampled) the GPU-activity comparison needs: when
+  /// collectives equalise step times the straggler is the rank whose GPU works most; ten
+  /// one-second means are past sampling noise and short phases.
+  double straggler_min_windows = 10;
   /// Coefficient of variation of per-rank median step times / per-GPU mean utilization or
   /// memory above which work is imbalanced: identical replicas stay within a few %.
   double imbalance_cv = 0.2;
@@ -78,12 +91,23 @@ struct Thresholds {
   double idle_util_pct = 5;
   /// Seconds of training (others busy) needed before calling a GPU idle.
   double idle_min_s = 60;
+  /// ... or this many seconds when every rank also made at least idle_min_steps steady steps:
+  /// a phase (start-up, evaluation, a checkpoint) lasts seconds and few steps, while 20 s of
+  /// 1000+ identical steps is the run's settled shape (real runs of 25-40 s with 10^4 steps).
+  /// Without steps the full idle_min_s applies.
+  double idle_min_steps_s = 20;
+  int idle_min_steps = 1000;
 
   // --- hang ---
   /// A gap without steps longer than this many median step times ...
   double hang_step_factor = 10;
-  /// ... and longer than this (s): checkpoints and evaluation pause training for tens of seconds.
+  /// ... and longer than this (s): checkpoints and evaluation pause training for tens of seconds
+  /// and then resume (or, live, are still in progress), so a silence must outlast them.
   double hang_min_s = 60;
+  /// ... or this (s) when the rank disconnected without a bye (killed or crashed while silent):
+  /// it never resumed, so no checkpoint explains the silence; 20 s is still thousands of
+  /// steps of ms and ~50 steps of 0.4 s, far beyond step jitter or a slow data batch.
+  double hang_dead_min_s = 20;
 
   // --- memory ---
   /// Steps of allocated-at-step-end a leak needs (after warm-up).

@@ -11,6 +11,7 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   Finding f;
   double worst = 0, worst_wait = 0, worst_step = 0, worst_n = 0;
   std::int64_t worst_rank = 0;
+  std::string worst_who;
   for (const auto& r : v.ranks) {
     if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
     double wait = 0, cpu = 0;
@@ -24,7 +25,8 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
     const auto [t0, t1] = step_span_ms(r);
     widen_range(f, t0, t1);
     if (share > worst)
-      worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label;
+      worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label,
+      worst_who = who(r);
   }
   if (f.ranks.empty()) return;
   std::sort(f.gpus.begin(), f.gpus.end());
@@ -33,9 +35,8 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   f.severity = worst >= t.data_wait_critical_share ? Severity::kCritical : Severity::kWarning;
   f.confidence = confidence_of(worst_n, t.full_confidence_steps, worst, t.data_wait_share);
   f.title = "Data loader stall";
-  f.summary = fmt(worst * 100, 0) + "% of step time waiting for data on rank " +
-              std::to_string(worst_rank) + " (" + fmt(worst_wait * 1000) + " ms of a " +
-              fmt(worst_step * 1000) + " ms step)";
+  f.summary = fmt(worst * 100, 0) + "% of step time waiting for data on " + worst_who + " (" +
+              fmt(worst_wait * 1000) + " ms of a " + fmt(worst_step * 1000) + " ms step)";
   f.add("data_wait_share", worst);
   f.add("mean_data_wait_ms", worst_wait * 1000);
   f.add("mean_step_ms", worst_step * 1000);

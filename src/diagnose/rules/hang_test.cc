@@ -61,5 +61,37 @@ TEST(Hang, ARankThatSaidByeFinished) {
   EXPECT_EQ(find(run_diagnose(run), "hang", Severity::kInfo), nullptr);
 }
 
+TEST(Hang, KilledWhileSilentNeedsLessThanTheFloor) {
+  // The real planted DDP hangs: ms steps, then ~58 s in the last all-reduce until killed
+  // (disconnect without a bye): past the 20 s floor of a rank that never resumed.
+  RunData run;
+  add_gpu(run, 0, 1000);
+  add_rank(run, 10, 0, 2, 20000, 0.002);  // 40 s
+  run.rank_events.push_back({kT0Ms + 40000 + 58000, 10, 0, "disconnect", "{}"});
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "hang");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_NEAR(evidence(*f, "gap_s"), 58, 0.5);
+  EXPECT_EQ(evidence(*f, "died_silent"), 1);
+}
+
+TEST(Hang, StillConnectedSilenceKeepsTheFullFloor) {
+  // The same 58 s at the end of the data, the rank still connected (a live window during a
+  // checkpoint): under the 60 s floor.
+  RunData run;
+  add_gpu(run, 0, 980);
+  add_rank(run, 10, 0, 1, 20000, 0.002);
+  EXPECT_EQ(find(run_diagnose(run), "hang", Severity::kInfo), nullptr);
+}
+
+TEST(Hang, NearMissKilledSoonAfterTheLastStep) {
+  RunData run;
+  add_gpu(run, 0, 420);
+  add_rank(run, 10, 0, 1, 20000, 0.002);
+  run.rank_events.push_back({kT0Ms + 40000 + 15000, 10, 0, "disconnect", "{}"});
+  EXPECT_EQ(find(run_diagnose(run), "hang", Severity::kInfo), nullptr);
+}
+
 }  // namespace
 }  // namespace gpumon::diagnose

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // launch_bound: the GPU idles inside steps that do not wait for data (GPU time much below CPU
-// time on every rank), or NVML calls the GPU busy while GPM says the SMs are mostly idle.
+// time on every rank; or, where GPU time spans the whole step, NVML utilization low while steps
+// progress), or NVML calls the GPU busy while GPM says the SMs are mostly idle.
 #include <algorithm>
 #include <cmath>
 
@@ -16,6 +17,68 @@ struct RankRatio {
   double wait_share;
   double n;
 };
+
+// Mean NVML utilization of `g` over samples inside [t0, t1] (ms), and the samples it used. A
+// mean, not a median: a 10 Hz sample of a step loop is often all-or-nothing.
+std::pair<std::optional<double>, double> mean_util(const GpuSeries& g, std::int64_t t0,
+                                                   std::int64_t t1) {
+  double sum = 0, n = 0;
+  for (const auto& p : g.points)
+    if (p.util_pct && p.t_ms >= t0 && p.t_ms + p.span_ms <= t1)
+      sum += *p.util_pct * p.samples, n += p.samples;
+  if (n == 0) return {std::nullopt, 0};
+  return {sum / n, n};
+}
+
+// The GPU mostly idle while steps progress, without data wait. A plain mon.step() puts its CUDA
+// events at the step boundaries, so GPU time equals the step and the ratio test cannot see a
+// host-bound loop; NVML utilization (the share of time a kernel ran) can.
+bool check_idle_while_training(const RunView& v, const Thresholds& t, Finding& f) {
+  struct Idle {
+    const RankSteps* r;
+    double util, samples, steps;
+    std::optional<double> sm;
+    std::int64_t t0, t1;
+  };
+  std::vector<Idle> idle;
+  for (const auto& r : v.ranks) {
+    if (static_cast<int>(r.steady.size()) < t.min_steps || !r.info->gpu) continue;
+    const GpuSeries* g = find_gpu(v.run, *r.info->gpu);
+    if (!g) continue;
+    const std::int64_t t0 = std::llround(r.steady.front()->t_start_s * 1000);
+    const std::int64_t t1 = std::llround(r.steady.back()->t_end_s * 1000);
+    const auto [util, samples] = mean_util(*g, t0, t1);
+    if (!util || samples < 10) continue;
+    // Any rank keeping its GPU busy: the others wait on it (rank_wait / straggler).
+    if (*util >= t.launch_idle_util_pct) return false;
+    double wait = 0, cpu = 0;
+    for (const auto* s : r.steady) wait += s->data_wait_s, cpu += s->cpu_step_s;
+    if (cpu <= 0 || wait / cpu > t.launch_max_data_wait_share) continue;
+    if (static_cast<double>(t1 - t0) / 1000 < t.launch_idle_min_s) continue;
+    const auto sm = mean_between(*g, t0, t1, [](const GpuPoint& p) { return p.sm_active; });
+    idle.push_back({&r, *util, samples, static_cast<double>(r.steady.size()), sm, t0, t1});
+  }
+  if (idle.empty()) return false;
+  const Idle* worst = &idle.front();
+  for (const auto& i : idle) {
+    f.ranks.push_back(i.r->label);
+    if (!std::count(f.gpus.begin(), f.gpus.end(), *i.r->info->gpu))
+      f.gpus.push_back(*i.r->info->gpu);
+    widen_range(f, i.t0, i.t1);
+    if (i.util < worst->util) worst = &i;
+  }
+  f.confidence = confidence_of(worst->steps, t.full_confidence_steps, worst->util / 100,
+                               t.launch_idle_util_pct / 100, false);
+  f.summary = "the GPU is busy only " + fmt(worst->util, 0) +
+              "% of the time while steps progress (mean NVML utilization)" +
+              (worst->sm ? ", " + fmt(*worst->sm * 100, 1) + "% of SMs active (GPM)" : "") +
+              ", and the steps do not wait for data";
+  f.add("mean_util_pct", worst->util);
+  if (worst->sm) f.add("sm_active", *worst->sm);
+  f.add("util_samples", worst->samples);
+  f.add("steps", worst->steps);
+  return true;
+}
 
 }  // namespace
 
@@ -53,7 +116,9 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
       if (rr.gpu_ratio < worst) worst = rr.gpu_ratio, n = rr.n;
     }
   }
-  if (!f.ranks.empty()) {
+  if (f.ranks.empty() && check_idle_while_training(v, t, f)) {
+    // found by utilization (its evidence is set)
+  } else if (!f.ranks.empty()) {
     f.confidence = confidence_of(n, t.full_confidence_steps, worst, t.launch_gpu_ratio, false);
     f.summary = "the GPU works only " + fmt(worst * 100, 0) +
                 "% of each step's wall time, and the step does not wait for data";

@@ -61,5 +61,48 @@ TEST(LaunchBound, NotWhenAnotherRankIsBusy) {
   EXPECT_EQ(find(run_diagnose(run), "launch_bound"), nullptr);
 }
 
+// A plain mon.step(): GPU time spans the whole step, so only NVML utilization shows the idle
+// GPU (the real planted-launch-bound run: ~12% busy, 10 ms steps, 1% data wait).
+void add_plain_timed_rank(RunData& run, int n, double step_s) {
+  add_rank(run, 10, 0, 1, n, step_s,
+           [](record::RecordedStep& s, int) { s.gpu_step_s = s.cpu_step_s; });
+}
+
+TEST(LaunchBound, PlainTimingGpuMostlyIdle) {
+  RunData run;
+  add_gpu(run, 0, 300, 100, [](GpuPoint& p, int) { p.util_pct = 15, p.sm_active = 0.01; });
+  add_plain_timed_rank(run, 3000, 0.01);  // 30 s
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "launch_bound");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NEAR(evidence(*f, "mean_util_pct"), 15, 1e-9);
+  EXPECT_NEAR(evidence(*f, "sm_active"), 0.01, 1e-9);
+  EXPECT_EQ(f->gpus, std::vector<unsigned>{0});
+}
+
+TEST(LaunchBound, PlainTimingNearMissHalfBusy) {
+  RunData run;
+  add_gpu(run, 0, 300, 100, [](GpuPoint& p, int) { p.util_pct = 55; });
+  add_plain_timed_rank(run, 3000, 0.01);
+  EXPECT_EQ(find(run_diagnose(run), "launch_bound", Severity::kInfo), nullptr);
+}
+
+TEST(LaunchBound, PlainTimingTooShortToJudge) {
+  // The examples: a few hundred ms-steps, 3 s in all, the GPU nearly idle.
+  RunData run;
+  add_gpu(run, 0, 300, 100, [](GpuPoint& p, int) { p.util_pct = 1; });
+  add_plain_timed_rank(run, 300, 0.01);
+  EXPECT_EQ(find(run_diagnose(run), "launch_bound", Severity::kInfo), nullptr);
+}
+
+TEST(LaunchBound, PlainTimingIdleBecauseOfDataIsNotLaunchBound) {
+  RunData run;
+  add_gpu(run, 0, 300, 100, [](GpuPoint& p, int) { p.util_pct = 5; });
+  add_rank(run, 10, 0, 1, 3000, 0.01, [](record::RecordedStep& s, int) {
+    s.gpu_step_s = s.cpu_step_s, s.data_wait_s = 0.5 * s.cpu_step_s;
+  });
+  EXPECT_EQ(find(run_diagnose(run), "launch_bound", Severity::kInfo), nullptr);
+}
+
 }  // namespace
 }  // namespace gpumon::diagnose

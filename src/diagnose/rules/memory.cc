@@ -49,7 +49,7 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
   Finding leak, cache, frag;
   double leak_growth = 0, leak_slope = 0, leak_n = 0, leak_first = 0, leak_last = 0;
   double cache_gap = 0, cache_share = 0, frag_split = 0, frag_share = 0, frag_retries = 0,
-         n_frag = 0;
+         frag_ooms = 0, n_frag = 0;
   for (const auto& r : v.ranks) {
     std::vector<double> x, alloc;
     series_of(r, &record::RecordedStep::allocated_bytes, x, alloc);
@@ -73,7 +73,32 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
           leak_first = alloc.front(), leak_last = alloc.back();
       }
     }
-    // Cache: the median gap reserved - allocated at step end, with reserved flat.
+    // Fragmentation: inactive split share of reserved, or new alloc retries.
+    bool fragmented = false;
+    std::vector<double> splits, split_bytes;
+    std::optional<std::int64_t> r0, r1, o0, o1;  // alloc retries, OOMs
+    for (const auto* s : r.steady) {
+      if (s->inactive_split_bytes && s->reserved_bytes && *s->reserved_bytes > 0) {
+        split_bytes.push_back(static_cast<double>(*s->inactive_split_bytes));
+        splits.push_back(split_bytes.back() / static_cast<double>(*s->reserved_bytes));
+      }
+      if (s->num_alloc_retries) r1 = s->num_alloc_retries, r0 = r0.value_or(*s->num_alloc_retries);
+      if (s->num_ooms) o1 = s->num_ooms, o0 = o0.value_or(*s->num_ooms);
+    }
+    const double retries = r0 ? static_cast<double>(*r1 - *r0) : 0;
+    const double split = static_cast<int>(splits.size()) >= t.min_steps ? *median_of(splits) : 0;
+    const double split_b = split > 0 ? *median_of(split_bytes) : 0;
+    if ((split >= t.frag_split_share && split_b >= t.frag_min_split_bytes) ||
+        retries >= t.frag_min_new_retries) {
+      fragmented = true;
+      add_rank(frag, r);
+      frag_split = std::max(frag_split, split_b), frag_share = std::max(frag_share, split);
+      frag_retries = std::max(frag_retries, retries);
+      if (o0) frag_ooms += static_cast<double>(*o1 - *o0);
+      n_frag = std::max(n_frag, static_cast<double>(r.steady.size()));
+    }
+    // Cache: the median gap reserved - allocated at step end, with reserved flat; not when that
+    // gap is the fragmentation's split blocks (one finding, the one to act on).
     std::vector<double> xr, reserved, gaps, shares;
     for (const auto* s : r.steady)
       if (s->reserved_bytes && s->allocated_bytes && *s->reserved_bytes > 0) {
@@ -82,7 +107,7 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
         gaps.push_back(static_cast<double>(*s->reserved_bytes - *s->allocated_bytes));
         shares.push_back(gaps.back() / reserved.back());
       }
-    if (!leaking && static_cast<int>(reserved.size()) >= t.min_steps) {
+    if (!leaking && !fragmented && static_cast<int>(reserved.size()) >= t.min_steps) {
       const double gap = *median_of(gaps), share = *median_of(shares);
       const double drift =
           std::fabs(theil_sen_slope(xr, reserved).value_or(0) * (xr.back() - xr.front()));
@@ -91,26 +116,6 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
         add_rank(cache, r);
         if (gap > cache_gap) cache_gap = gap, cache_share = share;
       }
-    }
-    // Fragmentation: inactive split share of reserved, or new alloc retries.
-    std::vector<double> splits, split_bytes;
-    std::optional<std::int64_t> r0, r1;
-    for (const auto* s : r.steady) {
-      if (s->inactive_split_bytes && s->reserved_bytes && *s->reserved_bytes > 0) {
-        split_bytes.push_back(static_cast<double>(*s->inactive_split_bytes));
-        splits.push_back(split_bytes.back() / static_cast<double>(*s->reserved_bytes));
-      }
-      if (s->num_alloc_retries) r1 = s->num_alloc_retries, r0 = r0.value_or(*s->num_alloc_retries);
-    }
-    const double retries = r0 ? static_cast<double>(*r1 - *r0) : 0;
-    const double split = static_cast<int>(splits.size()) >= t.min_steps ? *median_of(splits) : 0;
-    const double split_b = split > 0 ? *median_of(split_bytes) : 0;
-    if ((split >= t.frag_split_share && split_b >= t.frag_min_split_bytes) ||
-        retries >= t.frag_min_new_retries) {
-      add_rank(frag, r);
-      frag_split = std::max(frag_split, split_b), frag_share = std::max(frag_share, split);
-      frag_retries = std::max(frag_retries, retries);
-      n_frag = std::max(n_frag, static_cast<double>(r.steady.size()));
     }
   }
   if (!leak.ranks.empty()) {
@@ -156,10 +161,12 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
     frag.title = "Allocator fragmentation";
     frag.summary = fmt_bytes(frag_split) + " in inactive split blocks (" +
                    fmt(frag_share * 100, 0) + "% of reserved), " + fmt(frag_retries, 0) +
-                   " new alloc retries";
+                   " new alloc retries" +
+                   (frag_ooms > 0 ? ", " + fmt(frag_ooms, 0) + " OOMs caught by the program" : "");
     frag.add("inactive_split_bytes", frag_split);
     frag.add("inactive_split_share", frag_share);
     frag.add("new_alloc_retries", frag_retries);
+    if (frag_ooms > 0) frag.add("caught_ooms", frag_ooms);
     frag.advice =
         "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb), keep "
         "tensor shapes steady (pad or bucket variable lengths), and preallocate big buffers.";
@@ -260,21 +267,33 @@ void check_oom(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
       if (r.pid == e.pid && r.gpu && !std::count(f.gpus.begin(), f.gpus.end(), *r.gpu))
         f.gpus.push_back(*r.gpu);
   }
-  // num_ooms that grew in the steps (an OOM the process caught and went on after).
+  // num_ooms that grew in the steps without an OOM event: OOMs the process caught and went on
+  // after. Where the fragmentation finding names the rank they are its evidence (an allocation
+  // that fails for want of a contiguous block, with memory free); otherwise they are an `oom`,
+  // a warning (the run survived) where an uncaught one is critical.
+  const Finding* frag = nullptr;
+  for (const auto& o : out)
+    if (o.id == "fragmentation") frag = &o;
+  const bool uncaught = !f.ranks.empty();
+  double caught = 0;
   for (const auto& r : v.ranks) {
     std::optional<std::int64_t> first, last;
     for (const auto* s : r.all)
       if (s->num_ooms) last = s->num_ooms, first = first.value_or(*s->num_ooms);
-    if (first && *last > *first && !std::count(f.ranks.begin(), f.ranks.end(), r.label))
-      add_rank(f, r);
+    if (!first || *last <= *first || std::count(f.ranks.begin(), f.ranks.end(), r.label)) continue;
+    if (frag && std::count(frag->ranks.begin(), frag->ranks.end(), r.label)) continue;
+    add_rank(f, r);
+    caught += static_cast<double>(*last - *first);
   }
   if (f.ranks.empty()) return;
   f.id = "oom";
-  f.severity = Severity::kCritical;
+  f.severity = uncaught ? Severity::kCritical : Severity::kWarning;
   f.confidence = 1;
   f.title = "Out of memory";
-  f.summary = std::to_string(f.ranks.size()) + " rank(s) ran out of GPU memory";
+  f.summary = std::to_string(f.ranks.size()) + " process(es) ran out of GPU memory" +
+              (uncaught ? "" : " (" + fmt(caught, 0) + " OOMs caught, the run went on)");
   f.add("ranks_oom", static_cast<double>(f.ranks.size()));
+  if (caught > 0) f.add("caught_ooms", caught);
   f.advice =
       "Lower the batch size or sequence length, enable activation checkpointing or mixed "
       "precision, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, and check other "

@@ -171,5 +171,33 @@ TEST(ForeignMemory, NearMissSmallOrUnmatchedPids) {
   EXPECT_EQ(find(run_diagnose(run), "foreign_memory"), nullptr);
 }
 
+TEST(Oom, CaughtWithFragmentationIsItsEvidence) {
+  // planted-fragmentation: a 1.5 GiB request fails each step under a cap, the program catches it.
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+    s.inactive_split_bytes = static_cast<std::int64_t>(5 * kGiB);
+    s.num_alloc_retries = i, s.num_ooms = i;
+  });
+  const auto d = run_diagnose(run);
+  EXPECT_EQ(find(d, "oom", Severity::kInfo), nullptr);
+  const auto* f = find(d, "fragmentation");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(evidence(*f, "caught_ooms"), 289);
+  EXPECT_EQ(find(d, "allocator_cache", Severity::kInfo), nullptr) << "the cache is the split";
+}
+
+TEST(Oom, CaughtWithoutFragmentationIsAWarning) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 300, 0.2,
+           [](record::RecordedStep& s, int i) { s.num_ooms = i >= 150 ? 1 : 0; });
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "oom");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(evidence(*f, "caught_ooms"), 1);
+}
+
 }  // namespace
 }  // namespace gpumon::diagnose

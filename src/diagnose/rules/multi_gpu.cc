@@ -74,11 +74,20 @@ void check_straggler(const RunView& v, const Thresholds& t, const std::optional<
   f.confidence =
       confidence_of(s->steps, t.full_confidence_steps, s->consistency, t.straggler_consistency);
   f.title = "Straggler rank " + std::to_string(s->rank->label);
-  f.summary = "rank " + std::to_string(s->rank->label) + " is the slowest in " +
-              fmt(s->consistency * 100, 0) + "% of steps (" + s->measure + " " +
-              (s->measure == "data_wait_s" ? "+" + fmt(s->ratio * 100, 0) + "% of the step"
-                                           : "x" + fmt(s->ratio, 2)) +
-              " vs the others); likely cause: " + cause;
+  const bool activity = s->measure == "sm_active" || s->measure == "gpu_util";
+  if (activity)
+    f.summary =
+        "rank " + std::to_string(s->rank->label) + "'s GPU works x" + fmt(s->ratio, 2) +
+        " as much as the others' (" +
+        (s->measure == "sm_active" ? "GPM SM activity" : "NVML utilization") + ", busiest in " +
+        fmt(s->consistency * 100, 0) +
+        "% of seconds) while step times match: the others wait for it; likely cause: " + cause;
+  else
+    f.summary = "rank " + std::to_string(s->rank->label) + " is the slowest in " +
+                fmt(s->consistency * 100, 0) + "% of steps (" + s->measure + " " +
+                (s->measure == "data_wait_s" ? "+" + fmt(s->ratio * 100, 0) + "% of the step"
+                                             : "x" + fmt(s->ratio, 2)) +
+                " vs the others); likely cause: " + cause;
   f.add("measure", s->measure);
   f.add("ratio_vs_others", s->ratio);
   f.add("slowest_share", s->consistency);
@@ -92,7 +101,11 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
                               std::vector<Finding>& out) {
   if (v.run.gpus.size() < 2) return;
   const auto span = training_span(v);
-  if (span.second - span.first < static_cast<std::int64_t>(t.idle_min_s * 1000)) return;
+  const double span_s = static_cast<double>(span.second - span.first) / 1000;
+  bool many_steps = !v.ranks.empty();
+  for (const auto& r : v.ranks)
+    many_steps = many_steps && static_cast<int>(r.steady.size()) >= t.idle_min_steps;
+  if (span_s < t.idle_min_s && !(many_steps && span_s >= t.idle_min_steps_s)) return;
   std::set<unsigned> rank_gpus;
   bool any_rank = false;
   std::int64_t world = 1;
@@ -174,7 +187,7 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
     for (const auto* s : r.steady) c.push_back(s->cpu_step_s);
     if (static_cast<int>(c.size()) >= t.min_steps) steps.push_back(*median_of(c));
   }
-  const bool step_off = !straggler && steps.size() >= 2 &&
+  const bool step_off = !straggler && v.one_job && steps.size() >= 2 &&
                         coefficient_of_variation(steps).value_or(0) >= t.imbalance_cv;
   if (!util_off && !mem_off && !step_off) return;
   f.id = "imbalance";

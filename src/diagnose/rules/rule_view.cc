@@ -3,10 +3,31 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "diagnose/rules/rules.h"
 
 namespace gpumon::diagnose {
+
+namespace {
+
+bool is_one_job(const std::vector<RankSteps>& ranks) {
+  if (ranks.size() < 2) return false;
+  std::set<std::int64_t> seen;
+  std::int64_t latest_start = 0, earliest_end = 0;
+  bool first = true;
+  for (const auto& r : ranks) {
+    if (!r.info->rank || r.info->world_size.value_or(1) <= 1 || !seen.insert(*r.info->rank).second)
+      return false;
+    const auto [t0, t1] = step_span_ms(r);
+    latest_start = first ? t0 : std::max(latest_start, t0);
+    earliest_end = first ? t1 : std::min(earliest_end, t1);
+    first = false;
+  }
+  return latest_start < earliest_end;
+}
+
+}  // namespace
 
 RunView make_view(const RunData& run, const Thresholds& t) {
   RunView v{run, {}};
@@ -29,6 +50,7 @@ RunView make_view(const RunData& run, const Thresholds& t) {
   }
   std::sort(v.ranks.begin(), v.ranks.end(),
             [](const RankSteps& a, const RankSteps& b) { return a.label < b.label; });
+  v.one_job = is_one_job(v.ranks);
   return v;
 }
 
@@ -42,6 +64,10 @@ std::string fmt(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
   return buf;
+}
+
+std::string who(const RankSteps& r) {
+  return (r.info->rank ? "rank " : "pid ") + std::to_string(r.label);
 }
 
 std::string fmt_bytes(double bytes) {

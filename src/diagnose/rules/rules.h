@@ -26,6 +26,10 @@ struct RankSteps {
 struct RunView {
   const RunData& run;
   std::vector<RankSteps> ranks;  ///< ranks with steps, by label
+  /// The ranks are one distributed job whose steps may be compared: at least two, each with a
+  /// rank and a world size > 1, no rank twice, and all training at the same time. Processes run
+  /// one after another, or side by side without RANK/WORLD_SIZE, are separate jobs.
+  bool one_job = false;
 };
 RunView make_view(const RunData& run, const Thresholds& t);
 
@@ -45,6 +49,8 @@ std::optional<double> mean_between(const GpuSeries& g, std::int64_t t0, std::int
 /// The [first step start, last step end] span of a rank in ms.
 std::pair<std::int64_t, std::int64_t> step_span_ms(const RankSteps& r);
 std::string fmt(double v, int decimals = 1);
+/// "rank N", or "pid N" for a process without a rank.
+std::string who(const RankSteps& r);
 std::string fmt_bytes(double bytes);
 /// The time range of several findings' parts.
 void widen_range(Finding& f, std::int64_t t0, std::int64_t t1);

@@ -2,7 +2,8 @@
 // find_straggler: aligns the ranks' steps by step number and looks for one rank that is the
 // slowest in most of them and clearly slower at the median. Measures in order: GPU time of the
 // step (when every rank measures it), CPU time (ranks that do not synchronise), data wait (a
-// slow loader on one rank, visible even when collectives equalise the step times).
+// slow loader on one rank, visible even when collectives equalise the step times), then how
+// busy each rank's GPU is (lock-step ranks measured by a plain mon.step()).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -76,9 +77,81 @@ std::optional<Straggler> by_measure(const RunView& v, const Thresholds& t, const
   return Straggler{ranks[top], name, ratio, consistency, aligned};
 }
 
+// Ranks in lock-step (a collective each step) take equally long per step, and a plain
+// mon.step() measures GPU time as the whole step, so the step times cannot tell who is slow.
+// The GPUs can: the straggler's GPU computes the whole step while the others finish early and
+// wait in the collective (NCCL spins there: NVML calls it busy but few SMs are active). Compared
+// per second over the time every rank trained: GPM SM activity when every GPU has it, else NVML
+// utilization.
+std::optional<Straggler> by_gpu_activity(const RunView& v, const Thresholds& t) {
+  std::vector<const RankSteps*> ranks;
+  std::vector<const GpuSeries*> gpus;
+  std::int64_t t0 = 0, t1 = 0;
+  double steps = 0;
+  for (const auto& r : v.ranks) {
+    if (static_cast<int>(r.steady.size()) < t.min_steps || !r.info->gpu) continue;
+    const GpuSeries* g = find_gpu(v.run, *r.info->gpu);
+    if (!g || std::count(gpus.begin(), gpus.end(), g)) return std::nullopt;  // GPU shared
+    const std::int64_t a = std::llround(r.steady.front()->t_start_s * 1000);
+    const std::int64_t b = std::llround(r.steady.back()->t_end_s * 1000);
+    t0 = ranks.empty() ? a : std::max(t0, a), t1 = ranks.empty() ? b : std::min(t1, b);
+    steps = ranks.empty() ? static_cast<double>(r.steady.size())
+                          : std::min(steps, static_cast<double>(r.steady.size()));
+    ranks.push_back(&r), gpus.push_back(g);
+  }
+  if (ranks.size() < 2 || t1 <= t0) return std::nullopt;
+  bool gpm = true;
+  for (const auto* g : gpus)
+    gpm = gpm && std::any_of(g->points.begin(), g->points.end(), [&](const GpuPoint& p) {
+            return p.sm_active && p.t_ms >= t0 && p.t_ms <= t1;
+          });
+  auto value = [&](const GpuPoint& p) {
+    return gpm ? p.sm_active
+               : (p.util_pct ? std::optional<double>(*p.util_pct / 100) : std::nullopt);
+  };
+  // Per-second means of each GPU (the same second on every GPU).
+  const auto seconds = static_cast<std::size_t>((t1 - t0) / 1000);
+  std::vector<std::vector<double>> sum(gpus.size(), std::vector<double>(seconds, 0)),
+      n(gpus.size(), std::vector<double>(seconds, 0));
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    for (const auto& p : gpus[i]->points) {
+      const auto x = value(p);
+      if (!x || p.span_ms > 1000 || p.t_ms < t0) continue;
+      const auto k = static_cast<std::size_t>((p.t_ms - t0) / 1000);
+      if (k < seconds) sum[i][k] += *x * p.samples, n[i][k] += p.samples;
+    }
+  std::vector<double> busiest(gpus.size(), 0), total(gpus.size(), 0);
+  double windows = 0;
+  for (std::size_t k = 0; k < seconds; ++k) {
+    bool all = true;
+    for (std::size_t i = 0; i < gpus.size(); ++i) all = all && n[i][k] > 0;
+    if (!all) continue;
+    std::size_t arg = 0;
+    for (std::size_t i = 0; i < gpus.size(); ++i) {
+      total[i] += sum[i][k] / n[i][k];
+      if (sum[i][k] / n[i][k] > sum[arg][k] / n[arg][k]) arg = i;
+    }
+    ++busiest[arg], ++windows;
+  }
+  if (windows < t.straggler_min_windows) return std::nullopt;
+  const auto top =
+      static_cast<std::size_t>(std::max_element(total.begin(), total.end()) - total.begin());
+  std::vector<double> others;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    if (i != top) others.push_back(total[i] / windows);
+  const double mine = total[top] / windows, rest = *median_of(others);
+  // A GPU that is itself mostly idle paces nothing (every rank host-bound: launch_bound).
+  if (mine < (gpm ? t.launch_sm_active : t.busy_util_pct / 100) || rest <= 0) return std::nullopt;
+  const double consistency = busiest[top] / windows;
+  if (mine / rest < t.straggler_factor || consistency < t.straggler_consistency)
+    return std::nullopt;
+  return Straggler{ranks[top], gpm ? "sm_active" : "gpu_util", mine / rest, consistency, steps};
+}
+
 }  // namespace
 
 std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
+  if (!v.one_job) return std::nullopt;  // separate jobs' steps say nothing of each other
   if (auto s = by_measure(
           v, t, "gpu_step_s", [](const record::RecordedStep& st) { return st.gpu_step_s; }, false))
     return s;
@@ -87,13 +160,17 @@ std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
           [](const record::RecordedStep& st) { return std::optional<double>(st.data_wait_s); },
           true))
     return s;
-  return by_measure(
-      v, t, "cpu_step_s",
-      [](const record::RecordedStep& s) { return std::optional<double>(s.cpu_step_s); }, false);
+  if (auto s = by_measure(
+          v, t, "cpu_step_s",
+          [](const record::RecordedStep& st) { return std::optional<double>(st.cpu_step_s); },
+          false))
+    return s;
+  return by_gpu_activity(v, t);
 }
 
 AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t) {
   AlignedGpuSteps a;
+  if (!v.one_job) return a;
   std::vector<std::map<std::int64_t, const record::RecordedStep*>> by_step;
   for (const auto& r : v.ranks) {
     std::map<std::int64_t, const record::RecordedStep*> m;
