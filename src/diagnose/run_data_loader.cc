@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <map>
 
 #include "diagnose/throttle.h"
@@ -139,6 +140,35 @@ T take(record::ReadResult<T>&& r, std::string& error) {
   return std::get<T>(std::move(r));
 }
 
+// The steps, thinned past limits.max_steps (run_data_loader.h says how).
+record::ReadResult<std::vector<record::RecordedStep>> load_steps(
+    const record::RecordingReader& reader, const LoadLimits& limits) {
+  std::vector<record::RecordedStep> kept;
+  std::map<std::int64_t, std::deque<record::RecordedStep>> tails;  // by pid
+  std::int64_t k = 1;
+  const std::size_t max = std::max<std::size_t>(limits.max_steps, 1);
+  auto n = reader.for_each_step([&](record::RecordedStep&& s) {
+    if (limits.tail_steps > 0) {
+      auto& tail = tails[s.pid];
+      tail.push_back(s);
+      if (tail.size() > limits.tail_steps) tail.pop_front();
+    }
+    if (s.step % k != 0) return;
+    kept.push_back(std::move(s));
+    if (kept.size() <= max) return;
+    k *= 2;
+    std::erase_if(kept, [&](const record::RecordedStep& x) { return x.step % k != 0; });
+  });
+  if (auto* e = std::get_if<std::string>(&n)) return *e;
+  if (k == 1) return kept;  // nothing thinned: every step is in `kept` already
+  for (auto& [pid, tail] : tails)
+    for (auto& s : tail)
+      if (s.step % k != 0) kept.push_back(std::move(s));  // the multiples of k are kept already
+  std::stable_sort(kept.begin(), kept.end(),
+                   [](const auto& a, const auto& b) { return a.t_end_s < b.t_end_s; });
+  return kept;
+}
+
 }  // namespace
 
 record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLimits& limits) {
@@ -212,7 +242,7 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
 
   run.events = take(reader->events(), error);
   if (error.empty()) run.processes = take(reader->processes(), error);
-  if (error.empty()) run.steps = take(reader->steps(), error);
+  if (error.empty()) run.steps = take(load_steps(*reader, limits), error);
   if (error.empty()) run.rank_events = take(reader->rank_events(), error);
   if (!error.empty()) return path + ": " + error;
   for (const auto& e : run.events) series(e.gpu);

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "diagnose/diagnosis.h"
 #include "diagnose/run_data_loader.h"
 #include "diagnose/test_builder.h"
@@ -96,6 +100,33 @@ TEST(RunDataLoader, OldSamplesBecomeBucketsThatKeepTheCounts) {
     EXPECT_EQ(capped.gpus[i].points.back().t_ms, full.gpus[i].points.back().t_ms);
   }
   EXPECT_EQ(warnings(diagnose(capped)), "");
+}
+
+TEST(RunDataLoader, StepsThinnedPastTheLimitStayAlignedAndKeepEachTail) {
+  // The real 2-rank DDP run: 10,649 steps per rank (rank 1 does 2x the work).
+  const std::string path = GPUMON_TESTDATA_DIR "/recordings/planted-imbalance.gpumon";
+  const auto full = std::get<RunData>(load_run_data(path));
+  LoadLimits limits;
+  limits.max_steps = 1000, limits.tail_steps = 100;
+  const auto thin = std::get<RunData>(load_run_data(path, limits));
+  ASSERT_EQ(full.steps.size(), 2 * 10649u);
+  EXPECT_LE(thin.steps.size(), limits.max_steps + 2 * limits.tail_steps);
+  EXPECT_GE(thin.steps.size(), limits.max_steps / 2);
+  std::map<std::int64_t, std::set<std::int64_t>> by_pid;
+  for (std::size_t i = 0; i < thin.steps.size(); ++i) {
+    by_pid[thin.steps[i].pid].insert(thin.steps[i].step);
+    if (i) EXPECT_LE(thin.steps[i - 1].t_end_s, thin.steps[i].t_end_s);
+  }
+  ASSERT_EQ(by_pid.size(), 2u);
+  EXPECT_EQ(by_pid.begin()->second, by_pid.rbegin()->second) << "the same step numbers";
+  EXPECT_EQ(*by_pid.begin()->second.rbegin(), 10648) << "the tail is kept";
+  EXPECT_EQ(by_pid.begin()->second.count(10648 - 99), 1u);
+  // The rules see the same run.
+  const auto d = diagnose(thin);
+  const auto it = std::find_if(d.findings.begin(), d.findings.end(),
+                               [](const Finding& f) { return f.id == "straggler"; });
+  ASSERT_NE(it, d.findings.end());
+  EXPECT_EQ(it->ranks, std::vector<std::int64_t>{1});
 }
 
 TEST(RunDataLoader, MissingFileIsAMessage) {

@@ -139,9 +139,10 @@ bool RecordingReader::has_table(const char* name) const {
   return s.ok() && s.step() == SQLITE_ROW && s.int64(0) > 0;
 }
 
-ReadResult<std::vector<RecordedStep>> RecordingReader::steps() const {
-  std::vector<RecordedStep> out;
-  if (!has_table("steps")) return out;  // schema version 1
+ReadResult<std::size_t> RecordingReader::for_each_step(
+    const std::function<void(RecordedStep&&)>& f) const {
+  std::size_t n = 0;
+  if (!has_table("steps")) return n;  // schema version 1
   auto s = db_.prepare(
       "SELECT received_ms, pid, rank, local_rank, world_size, device, step, t_start_s, t_end_s, "
       "cpu_step_s, gpu_step_s, data_wait_s, allocated_bytes, reserved_bytes, active_bytes, "
@@ -170,9 +171,17 @@ ReadResult<std::vector<RecordedStep>> RecordingReader::steps() const {
     r.reserved_peak_bytes = opt_int(s, 17);
     r.num_alloc_retries = opt_int(s, 18);
     r.num_ooms = opt_int(s, 19);
-    out.push_back(std::move(r));
+    f(std::move(r));
+    ++n;
   }
   if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return n;
+}
+
+ReadResult<std::vector<RecordedStep>> RecordingReader::steps() const {
+  std::vector<RecordedStep> out;
+  auto n = for_each_step([&](RecordedStep&& r) { out.push_back(std::move(r)); });
+  if (auto* e = std::get_if<std::string>(&n)) return *e;
   return out;
 }
 

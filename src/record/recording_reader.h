@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,9 @@ class RecordingReader {
   /// Training steps in the order they ended (t_end_s, then arrival); empty for a version-1
   /// recording, which has no steps table.
   ReadResult<std::vector<RecordedStep>> steps() const;
+  /// The same steps one at a time, without holding them all (long runs have millions): `f` is
+  /// called for each; returns how many, or why the table could not be read.
+  ReadResult<std::size_t> for_each_step(const std::function<void(RecordedStep&&)>& f) const;
   /// Hello, bye, oom and disconnect events of training processes, in arrival order.
   ReadResult<std::vector<RecordedRankEvent>> rank_events() const;
   /// Chunks of `gpu` (every GPU when nullopt), by GPU then time.
