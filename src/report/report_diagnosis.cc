@@ -36,6 +36,7 @@ ReportDiagnosis report_diagnosis(const diagnose::Diagnosis& d) {
     r.end_ms = f.end_ms;
     r.gpus = f.gpus;
     r.ranks = f.ranks;
+    r.pids = f.pids;
     r.deduction = f.deduction;
     out.findings.push_back(std::move(r));
   }

@@ -57,6 +57,7 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
              html_text(f.end_ms ? record::format_iso_ms(*f.end_ms) : "the end");
     if (!f.gpus.empty()) out += " &middot; GPU " + html_text(join(f.gpus));
     if (!f.ranks.empty()) out += " &middot; rank " + html_text(join(f.ranks));
+    if (!f.pids.empty()) out += " &middot; pid " + html_text(join(f.pids));
     out += "</p>\n";
     if (!f.evidence.empty()) {
       out += "<table class=\"evidence\">";

@@ -23,7 +23,8 @@ struct ReportFinding {
   std::vector<std::pair<std::string, std::string>> evidence;  ///< name, value as text
   std::optional<std::int64_t> start_ms, end_ms;               ///< ms since the epoch
   std::vector<unsigned> gpus;       ///< NVML indices; empty: the whole run
-  std::vector<std::int64_t> ranks;  ///< rank, or pid when no rank is known
+  std::vector<std::int64_t> ranks;  ///< training ranks
+  std::vector<std::int64_t> pids;   ///< training processes without a known rank
   int deduction = 0;                ///< health points it took off
 };
 

@@ -30,6 +30,7 @@ ReportDiagnosis sample() {
   timeless.id = "no_time";
   timeless.severity = "info";
   timeless.title = "run-wide";
+  timeless.pids = {1744, 1767};
   d.findings.push_back(timeless);
   return d;
 }
@@ -42,6 +43,7 @@ TEST(ReportFindings, HealthTextListsTheDeductions) {
 TEST(ReportFindings, SectionShowsEvidenceAndAdviceEscaped) {
   std::string html;
   write_findings(html, sample());
+  EXPECT_NE(html.find("&middot; pid 1744, 1767"), std::string::npos) << "no rank: by pid";
   EXPECT_NE(html.find("data_wait_share</th><td>0.38"), std::string::npos);
   EXPECT_NE(html.find("Raise num_workers &amp; pin_memory"), std::string::npos);
   EXPECT_NE(html.find("confidence 90 %"), std::string::npos);
