@@ -311,7 +311,8 @@ class Monitor:
 
     def findings(self):
         """The agent's live findings now: a list of dicts (id, severity, title, summary,
-        confidence, gpus, ranks, start_ms, end_ms), [] when none, no agent or inactive."""
+        confidence, gpus, ranks, pids (processes without a RANK), start_ms, end_ms), [] when
+        none, no agent or inactive."""
         if not self.active:
             return []
         try:

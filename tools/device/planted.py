@@ -6,8 +6,8 @@ on a CUDA machine; the recording then holds the GPU samples and this process's s
 gpumon lines are in the loop). Under torchrun every rank runs the same KIND.
 
 KIND (what the run does, and the finding it should produce):
-  healthy        bf16 GEMM steps of ~20 ms, data already on the GPU: no finding
-  healthy-long   ~400 ms steps of the same: no finding
+  healthy        bf16 GEMM steps of ~2 ms, data already on the GPU: no finding
+  healthy-long   ~30 ms steps of the same (160 products): no finding
   slow-loader    a DataLoader with one worker that needs ~40 ms per batch against ~10 ms of
                  GPU work: data_loader_stall
   launch-bound   a 48-layer 64-wide MLP, a host sync each step: launch_bound

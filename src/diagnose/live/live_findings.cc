@@ -14,7 +14,8 @@ nlohmann::json compact_finding(const Finding& f) {
                       {"summary", f.summary},
                       {"confidence", f.confidence},
                       {"gpus", f.gpus},
-                      {"ranks", f.ranks}};
+                      {"ranks", f.ranks},
+                      {"pids", f.pids}};  // processes without a RANK
   if (f.start_ms) j["start_ms"] = *f.start_ms;
   if (f.end_ms) j["end_ms"] = *f.end_ms;
   return j;
@@ -45,6 +46,7 @@ std::string finding_log_line(const Finding& f, bool cleared, std::int64_t now_ms
   };
   list("gpu", f.gpus);
   list("rank", f.ranks);
+  list("pid", f.pids);
   line += ": " + f.summary;
   return line;
 }
