@@ -11,17 +11,6 @@
 namespace gpumon::record::detail {
 namespace {
 
-std::string_view event_kind(GpuEvent::Kind k) {
-  switch (k) {
-    case GpuEvent::Kind::kXid: return "xid";
-    case GpuEvent::Kind::kEccSingleBit: return "ecc_single_bit";
-    case GpuEvent::Kind::kEccDoubleBit: return "ecc_double_bit";
-    case GpuEvent::Kind::kLost: return "lost";
-    case GpuEvent::Kind::kRecovered: return "recovered";
-  }
-  return "unknown";
-}
-
 std::optional<std::int64_t> memory_of(const GpuProcess& p) {
   if (!p.used_memory_bytes) return std::nullopt;
   return static_cast<std::int64_t>(*p.used_memory_bytes);
@@ -66,10 +55,7 @@ std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
   int rc = store_->begin();
   for (std::size_t i = 0; rc == SQLITE_OK && i < ticks.size(); ++i) rc = add_tick(ticks[i]);
   for (std::size_t i = 0; rc == SQLITE_OK && i < events.size(); ++i) {
-    const auto& e = events[i];
-    rc = store_->put_event(RecordedEvent{e.gpu, to_unix_ms(e.wall_time),
-                                         std::string(event_kind(e.kind)),
-                                         static_cast<std::int64_t>(e.value)});
+    rc = store_->put_event(recorded_event(events[i]));
   }
   for (std::size_t i = 0; rc == SQLITE_OK && i < snapshots.size(); ++i)
     rc = add_processes(snapshots[i]);

@@ -20,6 +20,20 @@ std::optional<std::string> as_text(const Reading<std::string>& r) {
 
 }  // namespace
 
+RecordedEvent recorded_event(const GpuEvent& e) {
+  auto kind = [](GpuEvent::Kind k) -> std::string {
+    switch (k) {
+      case GpuEvent::Kind::kXid: return "xid";
+      case GpuEvent::Kind::kEccSingleBit: return "ecc_single_bit";
+      case GpuEvent::Kind::kEccDoubleBit: return "ecc_double_bit";
+      case GpuEvent::Kind::kLost: return "lost";
+      case GpuEvent::Kind::kRecovered: return "recovered";
+    }
+    return "unknown";
+  };
+  return {e.gpu, to_unix_ms(e.wall_time), kind(e.kind), static_cast<std::int64_t>(e.value)};
+}
+
 RecordedDevice recorded_device(const DeviceStatic& d) {
   RecordedDevice r;
   r.index = d.index;

@@ -41,6 +41,9 @@ struct RecordedEvent {
   std::int64_t value = 0;
 };
 
+/// An XID, ECC, lost or recovered event of the sampler as it is stored (kind as text).
+RecordedEvent recorded_event(const GpuEvent& e);
+
 /// One stretch of time a process was seen on a GPU (not one row per tick).
 struct RecordedProcess {
   unsigned gpu = 0;

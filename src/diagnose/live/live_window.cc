@@ -13,17 +13,6 @@ std::optional<double> num(const Reading<T>& r) {
   return static_cast<double>(*r);
 }
 
-std::string event_kind(GpuEvent::Kind k) {
-  switch (k) {
-    case GpuEvent::Kind::kXid: return "xid";
-    case GpuEvent::Kind::kEccSingleBit: return "ecc_single_bit";
-    case GpuEvent::Kind::kEccDoubleBit: return "ecc_double_bit";
-    case GpuEvent::Kind::kLost: return "lost";
-    case GpuEvent::Kind::kRecovered: return "recovered";
-  }
-  return "unknown";
-}
-
 template <typename Deque, typename TimeOf>
 void drop_before(Deque& d, std::int64_t cutoff, TimeOf time_of) {
   while (!d.empty() && time_of(d.front()) < cutoff) d.pop_front();
@@ -88,8 +77,7 @@ void LiveWindow::add_tick(const TickSample& tick) {
 }
 
 void LiveWindow::add_event(const GpuEvent& event) {
-  events_.push_back({event.gpu, record::to_unix_ms(event.wall_time), event_kind(event.kind),
-                     static_cast<std::int64_t>(event.value)});
+  events_.push_back(record::recorded_event(event));
   series(event.gpu);
   seen(events_.back().time_ms);
   if (events_.size() > limits_.max_events) events_.pop_front();
