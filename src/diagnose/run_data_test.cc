@@ -115,7 +115,9 @@ TEST(RunDataLoader, StepsThinnedPastTheLimitStayAlignedAndKeepEachTail) {
   std::map<std::int64_t, std::set<std::int64_t>> by_pid;
   for (std::size_t i = 0; i < thin.steps.size(); ++i) {
     by_pid[thin.steps[i].pid].insert(thin.steps[i].step);
-    if (i) EXPECT_LE(thin.steps[i - 1].t_end_s, thin.steps[i].t_end_s);
+    if (i) {
+      EXPECT_LE(thin.steps[i - 1].t_end_s, thin.steps[i].t_end_s);
+    }
   }
   ASSERT_EQ(by_pid.size(), 2u);
   EXPECT_EQ(by_pid.begin()->second, by_pid.rbegin()->second) << "the same step numbers";
