@@ -3,6 +3,7 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -157,32 +158,47 @@ void AgentServer::run() noexcept {
         finish_client(*clients[i]);
     }
     clients.swap(keep);
-    if (fds[1].revents & POLLIN) {
-      for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        std::lock_guard lock(stats_mutex_);
-        if (clients.size() >= options_.max_clients) {
-          ::close(fd);
-          ++stats_.clients_refused;
-          continue;
-        }
-        auto c = std::make_unique<Client>();
-        c->fd = fd;
-        ucred cred{};
-        socklen_t len = sizeof cred;
-        if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
-        clients.push_back(std::move(c));
-        ++stats_.clients_accepted;
-      }
-    }
+    if (fds[1].revents & POLLIN) accept_pending(clients);
     std::lock_guard lock(stats_mutex_);
     if (stats_.clients_now != 0 && clients.empty()) idle_since_ms_ = steady_ms();
     stats_.clients_now = clients.size();
   }
-  for (auto& c : clients) finish_client(*c);
+  // Stopping: what clients wrote before the stop is read first, the connections still waiting
+  // to be accepted included, so a rank that finished and said bye loses nothing (a training
+  // run that ends just before `gpumon record` stops its agent).
+  accept_pending(clients);
+  for (auto& c : clients) {
+    try {
+      for (int k = 0; k < 64; ++k) {  // at most 16 MiB a client
+        int pending = 0;
+        if (::ioctl(c->fd, FIONREAD, &pending) != 0 || pending <= 0 || !read_client(*c)) break;
+      }
+    } catch (...) {  // as in the loop: never the agent
+    }
+    finish_client(*c);
+  }
   std::lock_guard lock(stats_mutex_);
   stats_.clients_now = 0;
+}
+
+void AgentServer::accept_pending(std::vector<std::unique_ptr<Client>>& clients) {
+  for (;;) {
+    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    std::lock_guard lock(stats_mutex_);
+    if (clients.size() >= options_.max_clients) {
+      ::close(fd);
+      ++stats_.clients_refused;
+      continue;
+    }
+    auto c = std::make_unique<Client>();
+    c->fd = fd;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
+    clients.push_back(std::move(c));
+    ++stats_.clients_accepted;
+  }
 }
 
 bool AgentServer::read_client(Client& c) {

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "record/recording_types.h"
 
@@ -82,7 +83,7 @@ class AgentServer {
   struct Client;
   AgentServer(const AgentServerOptions& options, AgentSinks sinks, int listen_fd, int wake_fd);
   void run() noexcept;
-  void accept_clients();
+  void accept_pending(std::vector<std::unique_ptr<Client>>& clients);
   /// False when the client is done (closed or dropped).
   bool read_client(Client& c);
   bool handle_line(Client& c, std::string_view line);
