@@ -222,8 +222,8 @@ def test_record(args, failures, work):
     r = subprocess.run([args.gpumon, "export", path, "--steps", "--format", "csv"], env=env,
                        capture_output=True, text=True, timeout=30)
     check(r.returncode == 0 and r.stdout.count("\n") == 4,
-          "--record: the rank's 3 steps are in the recording: rc %d %r %s"
-          % (r.returncode, r.stdout, r.stderr), failures)
+          "--record: the rank's 3 steps are in the recording: rc %d %r %s; serve said: %s"
+          % (r.returncode, r.stdout, r.stderr, " | ".join(serve.lines[-6:])), failures)
 
 
 def training(serve):
