@@ -68,11 +68,11 @@ def with_form():
 
 
 def no_events():
-    mon._gpu_timer, mon._gpu_begun, mon._gpu_waiting = None, None, None
+    mon._configure(gpu_timer=None)
     try:
         plain()
     finally:
-        mon._gpu_timer = events
+        mon._configure(gpu_timer=events)
 
 
 def timed(fn):

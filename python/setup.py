@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Builds gpumon._gpumon (src/gpumon_module.cc and the agent client it wraps) for
 `pip install ./python`; the metadata is in pyproject.toml. The sources are those of CMake's
-gpumon_python target (python/CMakeLists.txt, src/agent/CMakeLists.txt: gpumon_agent_client)."""
+gpumon_python target (python/CMakeLists.txt; src/agent/CMakeLists.txt: gpumon_agent_client;
+src/client/CMakeLists.txt: the step clock and its messages)."""
 import os
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension
@@ -10,18 +11,21 @@ from setuptools import setup
 # setuptools takes only paths relative to this folder (where pip runs it).
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
 SRC = "../src"
-if not os.path.isfile(SRC + "/agent/agent_client.cc"):
-    raise SystemExit("gpumon: %s/agent is missing; install from a checkout of the whole "
-                     "repository: pip install --no-build-isolation ./python"
+if not (os.path.isfile(SRC + "/agent/agent_client.cc")
+        and os.path.isfile("../include/gpumon/monitor.h")):
+    raise SystemExit("gpumon: %s/agent or ../include is missing; install from a checkout of the "
+                     "whole repository: pip install --no-build-isolation ./python"
                      % os.path.abspath(SRC))
 
-ParallelCompile("GPUMON_BUILD_JOBS").install()  # the three sources at once
+ParallelCompile("GPUMON_BUILD_JOBS").install()  # the sources at once
 
 setup(ext_modules=[
     Pybind11Extension(
         "gpumon._gpumon",
-        ["src/gpumon_module.cc", SRC + "/agent/agent_client.cc", SRC + "/agent/socket_path.cc"],
-        include_dirs=[SRC],
+        ["src/gpumon_module.cc", "src/step_clock_binding.cc", SRC + "/agent/agent_client.cc",
+         SRC + "/agent/socket_path.cc", SRC + "/client/step_clock.cc",
+         SRC + "/client/messages.cc"],
+        include_dirs=[SRC, "../include", "src"],
         cxx_std=20,
         extra_compile_args=["-g0"],  # no debug info: a smaller module, built faster
         extra_link_args=["-pthread"],

@@ -88,8 +88,7 @@ class TrainerHooks:
             if self._step_ctx is not None:  # a step that never ended (a skipped batch)
                 self.step_ended()
             if self._gap_start is not None:
-                mon._data_wait += _perf() - self._gap_start
-                mon._fetched = True
+                mon._add_data_wait(_perf() - self._gap_start)
             ctx = mon.step()
             ctx.__enter__()
             self._step_ctx = ctx

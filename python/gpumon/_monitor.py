@@ -13,7 +13,6 @@ Contract (docs/python.md):
 """
 
 import atexit
-import collections
 import json
 import os
 import shutil
@@ -26,7 +25,6 @@ import warnings
 from gpumon import _device, _oom
 
 _perf = time.perf_counter
-_wall = time.time
 
 
 class GpumonWarning(UserWarning):
@@ -106,27 +104,32 @@ class _Wrapped:
 
     def __iter__(self):
         mon = self._mon
+        fetch_begin, fetch_end = mon._fetch_calls
         it = iter(self._iterable)  # the user's errors pass through untouched
         mon._epoch_start()
         while True:
-            mon._before_fetch()
-            t0 = _perf()
+            timing = mon._client is not None  # off after an internal error: just iterate
+            if timing:
+                try:
+                    if fetch_begin():
+                        mon._housekeeping()
+                except Exception as e:
+                    mon._fail(e)
+                    timing = False
             try:
                 batch = next(it)
             except StopIteration:
                 return
-            mon._data_wait += _perf() - t0
-            mon._fetched = True
+            if timing:
+                fetch_end()
             yield batch
 
 
 class _CudaTimer:
-    """GPU time of a step from CUDA events, read on a later step with query() (no sync).
-
-    Events come from a small ring and are re-recorded, never created per step (creating one
-    costs more than recording it), and a step's end event is the next step's start, so a plain
-    mon.step() records one event. A ring slot is reused only after the step that used it was
-    read, which happens one step later: at most 3 events are in use at a time.
+    """CUDA events for the step clock's GPU timer (src/client/step_clock.h, GpuTimer): record()
+    re-records the next event of a small ring and returns its slot (creating an event costs more
+    than recording it); elapsed(a, b) is the seconds between two slots once the GPU has passed
+    b, read with query(), never a synchronize. The clock has at most 3 events in use at a time.
     """
 
     RING = 8
@@ -135,36 +138,21 @@ class _CudaTimer:
         self._ring = [torch.cuda.Event(enable_timing=True) for _ in range(self.RING)]
         self._next = 0
 
-    def begin(self):
-        ev = self._ring[self._next]
-        self._next = (self._next + 1) % self.RING
-        ev.record()
-        return ev
+    def record(self):
+        slot = self._next
+        self._next = (slot + 1) % self.RING
+        self._ring[slot].record()
+        return slot
 
-    def end(self, begun):
-        return (begun, self.begin())
-
-    def seconds(self, token):
-        """The elapsed seconds once the GPU has passed the end event, else None."""
-        begun, ended = token
-        if not ended.query():
+    def elapsed(self, begun, ended):
+        """The seconds from slot `begun` to slot `ended` once the GPU is past it, else None."""
+        end = self._ring[ended]
+        if not end.query():
             return None
-        return begun.elapsed_time(ended) / 1000.0
+        return self._ring[begun].elapsed_time(end) / 1000.0
 
 
-_MEM_KEYS = (
-    ("allocated", "allocated_bytes.all.current"),
-    ("reserved", "reserved_bytes.all.current"),
-    ("active", "active_bytes.all.current"),
-    ("inactive_split", "inactive_split_bytes.all.current"),
-    ("allocated_peak", "allocated_bytes.all.peak"),
-    ("reserved_peak", "reserved_bytes.all.peak"),
-    ("num_alloc_retries", "num_alloc_retries"),
-    ("num_ooms", "num_ooms"),
-)
-
-
-_OUTBOX_INTERVAL = 0.2  # seconds between hand-overs of queued steps to the client
+_HOUSEKEEPING_INTERVAL = 0.1  # seconds between hand-overs of queued steps to the client
 
 
 class Monitor:
@@ -173,46 +161,29 @@ class Monitor:
     A Monitor whose `active` is False does nothing (no agent, or disabled after an error).
     """
 
-    # GPU step time is measured on at most one step every gpu_interval_s seconds (the others
-    # carry gpu_step_s = null): recording and reading CUDA events costs tens of microseconds of
-    # CPU a step on a slow host, too much for a 10 ms step (docs/PERFORMANCE.md).
-    _gpu_next = 0.0
+    # The step clock (src/client/step_clock.h, in the _gpumon extension) times the steps and
+    # writes their messages, so a step costs one call into C++. GPU step time is measured on at
+    # most one step every gpu_interval_s seconds (the others carry gpu_step_s = null): recording
+    # and reading CUDA events costs tens of microseconds of CPU, too much for every 10 ms step
+    # (docs/PERFORMANCE.md). Allocator stats are read at most every allocator_interval_s.
 
     def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
                  oom_dir=None, oom_steps=64, gpu_interval_s=0.1):
-        self._gpu_interval = gpu_interval_s
         self._client = client
         self.socket_path = socket_path
         self._pid = os.getpid()
         self._generation = _fork_generation[0]
-        self._outbox = []  # step messages not yet handed to the client
-        self._outbox_due = 0.0
+        self._clock = None
         self._ctx = _StepContext(self)
-        self._step = 0
-        self._t0 = _perf()
-        self._t0_wall = _wall()
-        self._data_wait = 0.0
-        self._fetched = False
-        self._pending = None  # (perf, wall) of a plain step() not yet sent
-        self._with_start = None
-        self._gpu_timer = None
-        self._gpu_begun = None
-        self._gpu_waiting = None  # (message, token): the previous step, waiting for its GPU time
-        self._mem_fn = None
-        self._mem_interval = allocator_interval_s
-        self._mem_next = 0.0
         self._disconnects = 0
         self._closed = False
         # The agent's live findings (docs/DIAGNOSES.md "Live"): parsed only when they changed.
         self._findings_seq = 0
-        self._findings_check_at = 0.0  # perf time of the next look for new findings (callbacks)
         self._findings = []
         self._health_score = None
         self._finding_callbacks = []
         self._callback_seq = 0
         self._callback_keys = {}
-        # For the OOM bundle: the last step messages sent (appending is the only per-step cost).
-        self._ring = collections.deque(maxlen=max(int(oom_steps), 1))
         self._oom_dir = oom_dir
         self._torch = torch
         self._device_index = None
@@ -220,21 +191,47 @@ class Monitor:
         self._rank = _env_int("RANK")
         self._local_rank = _env_int("LOCAL_RANK")
         self._world_size = _env_int("WORLD_SIZE")
-        if client is not None and torch is not None:
+        self._mem_fn = None
+        self._mem_interval = allocator_interval_s
+        self._gpu_timer = None
+        self._gpu_interval = gpu_interval_s
+        if client is None:
+            return
+        from gpumon import _gpumon
+        # The last oom_steps step messages sent stay in the clock for the OOM bundle.
+        self._clock = _gpumon.StepClock(max(int(oom_steps), 1), _HOUSEKEEPING_INTERVAL)
+        # The per-step calls as plain C functions (a pybind11 method costs more, see there).
+        calls = self._clock.fast_calls()
+        self._clock_step, self._clock_end_scoped = calls["step"], calls["end_scoped"]
+        self._fetch_calls = (calls["fetch_begin"], calls["fetch_end"])
+        mem_fn, timer = None, None
+        if torch is not None:
             try:
                 if torch.cuda.is_available():
-                    self._gpu_timer = _CudaTimer(torch)
+                    timer = _CudaTimer(torch)
                     device = torch.cuda.current_device()
                     self._device_index, self._device = device, "cuda:%d" % device
-                    self._mem_fn = lambda: torch.cuda.memory_stats(device)
+                    mem_fn = lambda: torch.cuda.memory_stats(device)  # noqa: E731
             except Exception as e:  # a broken CUDA setup: steps without GPU time
+                timer, mem_fn = None, None
                 _warn_once("cuda", "no GPU step time or allocator stats: %s" % e)
             if self._device_index is not None:
                 try:
                     _oom.attach_observer(torch)
                 except Exception as e:
                     _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
-        self._gpu_maybe_begin(_perf())
+        self._configure(mem_fn=mem_fn, gpu_timer=timer)
+
+    def _configure(self, **changes):
+        """Sets mem_fn (returns torch.cuda.memory_stats()), mem_interval, gpu_timer (record() /
+        elapsed(a, b), see _CudaTimer) or gpu_interval, and hands them to the clock."""
+        for name, value in changes.items():
+            if name not in ("mem_fn", "mem_interval", "gpu_timer", "gpu_interval"):
+                raise TypeError("unknown setting %r" % name)
+            setattr(self, "_" + name, value)
+        if self._clock is not None:
+            self._clock.set_allocator_source(self._mem_fn, self._mem_interval)
+            self._clock.set_gpu_timer(self._gpu_timer, self._gpu_interval)
 
     @property
     def active(self):
@@ -248,11 +245,11 @@ class Monitor:
 
     def step(self):
         """Marks the end of a step (plain call) or, as `with mon.step():`, times its body."""
-        if not self.active:
+        if self._client is None or _fork_generation[0] != self._generation:  # not active
             return _NULL
         try:
-            self._apply_pending()
-            self._pending = (_perf(), _wall())
+            if self._clock_step():  # the boundary; sent at the next call unless `with` follows
+                self._housekeeping()
         except Exception as e:
             self._fail(e)
         return self._ctx
@@ -263,8 +260,7 @@ class Monitor:
             return
         self._closed = True
         try:
-            self._apply_pending()
-            self._send_waiting()
+            self._clock.finish()
             self._flush_outbox()
             self._client.send('{"type":"bye"}')
             self._client.close(1.0)
@@ -293,12 +289,12 @@ class Monitor:
             if not self.active:
                 return {}
             self._flush_outbox()
-            return dict(self._client.stats(), steps=self._step)
+            return dict(self._client.stats(), steps=self._step_number())
         except Exception:
             return {}
 
     def flush(self):
-        """Writes the steps queued so far to the agent now (they go at most 0.2 s late
+        """Writes the steps queued so far to the agent now (they go at most 0.1 s late
         otherwise). True when nothing is left queued."""
         if not self.active:
             return False
@@ -346,110 +342,45 @@ class Monitor:
     # Internals: every one runs under a try in a public entry point or guards itself.
 
     def _epoch_start(self):
+        if self._clock is None:
+            return
         try:
-            self._apply_pending()
-            if not self._fetched and self._with_start is None:
-                self._t0, self._t0_wall = _perf(), _wall()  # before the first batch: not a step
-                self._data_wait = 0.0
-                self._gpu_restart(self._t0)
+            self._clock.begin_epoch()  # before the first batch: not a step
         except Exception as e:
             self._fail(e)
-
-    def _before_fetch(self):
-        if self._pending is not None:
-            try:
-                self._apply_pending()
-            except Exception as e:
-                self._fail(e)
 
     def _enter_with(self):
         if not self.active:
             return
         try:
-            self._pending = None  # step() just before this was the start, not a boundary
-            self._with_start = (_perf(), _wall())
-            self._gpu_restart(self._with_start[0])  # the body only, like the CPU time
+            self._clock.begin_scoped()  # step() just before this was the start, not a boundary
         except Exception as e:
             self._fail(e)
 
     def _exit_with(self):
-        if not self.active or self._with_start is None:
+        if not self.active:
             return
         try:
-            start, start_wall = self._with_start
-            self._with_start = None
-            self._emit(start, start_wall, _perf(), _wall())
+            if self._clock_end_scoped():
+                self._housekeeping()
         except Exception as e:
             self._fail(e)
 
-    def _apply_pending(self):
-        if self._pending is not None:
-            end, end_wall = self._pending
-            self._pending = None
-            self._emit(self._t0, self._t0_wall, end, end_wall)
+    def _add_data_wait(self, seconds):
+        """Data wait a trainer callback measured (counts as this step's fetch)."""
+        if self._clock is not None:
+            self._clock.add_data_wait(seconds)
 
-    def _emit(self, start, start_wall, end, end_wall):
-        # The step message by hand (about 3x cheaper than json.dumps): repr() of a float is the
-        # shortest text that reads back to the same double, so the agent stores it exactly.
-        mem = self._read_mem(end)
-        head = '{"type":"step","step":%d,"t_start":%r,"t_end":%r,"cpu_step_s":%r,"gpu_step_s":' % (
-            self._step, start_wall, start_wall + (end - start), end - start)
-        tail = ',"data_wait_s":%r,"mem":%s}' % (
-            self._data_wait, "null" if mem is None else json.dumps(mem, separators=(",", ":")))
-        self._step += 1
-        if self._finding_callbacks and end >= self._findings_check_at:
-            # At most every 0.1 s, like the client's reads: a step pays a float comparison.
-            self._findings_check_at = end + 0.1
+    def _step_number(self):
+        """The number of the current step (the next one to be sent)."""
+        return self._clock.steps() if self._clock is not None else 0
+
+    def _housekeeping(self):
+        """At most every 0.1 s, from within a step: hands the queued steps to the client and
+        runs the finding callbacks when the agent's findings changed."""
+        self._flush_outbox()
+        if self._finding_callbacks:
             self._check_findings()
-        self._t0, self._t0_wall = end, end_wall
-        self._data_wait = 0.0
-        self._fetched = False
-        timer = self._gpu_timer
-        if timer is None:
-            self._send(head + "null" + tail)
-            return
-        self._send_waiting()  # the previous timed step first: steps go out in order
-        begun, self._gpu_begun = self._gpu_begun, None
-        if begun is None:  # this step was not timed
-            self._send(head + "null" + tail)
-            self._gpu_maybe_begin(end)
-            return
-        token = timer.end(begun)
-        self._gpu_waiting = (head, tail, token)
-        if end >= self._gpu_next:  # this step's end event also starts the next timed step
-            self._gpu_next = end + self._gpu_interval
-            self._gpu_begun = token[1]
-
-    def _gpu_maybe_begin(self, now):
-        """Starts timing the step that begins now on the GPU, when one is due."""
-        if self._gpu_timer is not None and now >= self._gpu_next:
-            self._gpu_next = now + self._gpu_interval
-            self._gpu_begun = self._gpu_timer.begin()
-
-    def _gpu_restart(self, now):
-        """The step really starts now (first batch, `with` body): a timed step restarts its
-        start event here rather than counting the time before it."""
-        if self._gpu_timer is None:
-            return
-        if self._gpu_begun is not None:
-            self._gpu_begun = self._gpu_timer.begin()
-        else:
-            self._gpu_maybe_begin(now)
-
-    def _send_waiting(self):
-        if self._gpu_waiting is None:
-            return
-        head, tail, token = self._gpu_waiting
-        self._gpu_waiting = None
-        seconds = self._gpu_timer.seconds(token)  # None when not done yet: no sync
-        self._send(head + ("null" if seconds is None else repr(float(seconds))) + tail)
-
-    def _read_mem(self, now):
-        if self._mem_fn is None or now < self._mem_next:
-            return None
-        self._mem_next = now + self._mem_interval
-        stats = self._mem_fn()
-        return {name: stats.get(key) for name, key in _MEM_KEYS}
 
     def _on_error(self, exc):
         """An exception leaves a `with mon.step():` body: report it when it is (or wraps) a CUDA
@@ -462,10 +393,8 @@ class Monitor:
         return self._oom_dir or os.environ.get("GPUMON_OOM_DIR") or os.getcwd()
 
     def _recent_steps(self):
-        lines = list(self._ring)
-        if self._gpu_waiting is not None:  # the last step, still waiting for its GPU time
-            lines.append(self._gpu_waiting[0] + "null" + self._gpu_waiting[1])
-        return [json.loads(line) for line in lines]
+        # The last one may be a step still waiting for its GPU time (null there).
+        return [json.loads(line) for line in self._clock.recent()]
 
     def _send_oom(self, line):
         if self._client is not None:
@@ -511,22 +440,10 @@ class Monitor:
         except Exception as e:
             _warn_once("findings", "live findings unavailable: %r" % (e,))
 
-    def _send(self, line):
-        # Queued here and handed to the client at most every _OUTBOX_INTERVAL seconds: a call
-        # into the extension costs ~5 us of a step after a context switch, a list append ~0.
-        self._ring.append(line)
-        self._outbox.append(line)
-        now = _perf()
-        if now >= self._outbox_due:
-            self._outbox_due = now + _OUTBOX_INTERVAL
-            self._flush_outbox()
-
     def _flush_outbox(self):
         """Hands the queued steps to the client, which writes them to the socket now."""
         client = self._client
-        lines, self._outbox = self._outbox, []
-        for line in lines:
-            client.send(line)
+        self._clock.hand_to(client)
         client.flush()
         disconnects = client.disconnects()
         if disconnects != self._disconnects:

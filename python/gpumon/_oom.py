@@ -197,7 +197,7 @@ def collect(mon, exc, binary):
         "device": mon._device, "pci_bus_id": bus_id, "device_uuid": uuid,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "torch_version": str(getattr(torch, "__version__", "")) or None,
-        "step": mon._step + (1 if mon._pending is not None else 0),
+        "step": mon._step_number(),
         "error": {"type": type(exc).__module__ + "." + type(exc).__qualname__,
                   "message": text[:8192]} if exc is not None else None,
         "requested_bytes": requested,
@@ -261,7 +261,7 @@ def report(mon, exc, binary, folder):
             except Exception:
                 pass
         if bundle is None:
-            bundle = {"step": mon._step, "requested_bytes": None}
+            bundle = {"step": mon._step_number(), "requested_bytes": None}
         message = {"type": "oom", "step": bundle["step"],
                    "requested_bytes": bundle["requested_bytes"], "device": mon._device}
         if path is not None and len(path) < 3500:  # a message is at most 4095 bytes

@@ -10,6 +10,7 @@
 #include "agent/agent_client.h"
 #include "agent/agent_protocol.h"
 #include "agent/socket_path.h"
+#include "step_clock_binding.h"
 
 namespace py = pybind11;
 using gpumon::agent::AgentClient;
@@ -66,4 +67,5 @@ PYBIND11_MODULE(_gpumon, m) {
         d["last_error"] = s.last_error;
         return d;
       });
+  gpumon::python::bind_step_clock(m);
 }

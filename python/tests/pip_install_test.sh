@@ -17,6 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/repo"
 cp -r "$repo/src" "$tmp/repo/src"
+cp -r "$repo/include" "$tmp/repo/include"
 cp -r "$repo/python" "$tmp/repo/python"
 rm -rf "$tmp/repo/python/build" "$tmp/repo/python"/*.egg-info "$tmp/repo/python/gpumon"/_gpumon*.so
 

@@ -278,7 +278,7 @@ def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
     def broken():
         raise RuntimeError("allocator stats broke")
 
-    mon._mem_fn = broken
+    mon._configure(mem_fn=broken)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in mon.wrap(range(3)):

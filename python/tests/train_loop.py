@@ -46,20 +46,19 @@ class Slow(Dataset):
 
 
 class FakeGpuTimer:
-    """Stands in for CUDA events: a step's GPU time is known one step later, as with query()."""
+    """Stands in for CUDA events (gpumon._monitor._CudaTimer): the i-th step read took
+    (i + 1) ms on the GPU."""
 
     def __init__(self):
-        self.n = 0
+        self.recorded = self.read = 0
 
-    def begin(self):
-        return "start"
+    def record(self):
+        self.recorded += 1
+        return self.recorded % 8  # a slot, as the real timer's ring
 
-    def end(self, begun):
-        self.n += 1
-        return (begun, self.n)  # (start, end) as _CudaTimer: the end starts the next step
-
-    def seconds(self, token):
-        return token[1] / 1000.0
+    def elapsed(self, begun, ended):
+        self.read += 1
+        return self.read / 1000.0
 
 
 warnings.simplefilter("always")
@@ -75,11 +74,10 @@ with warnings.catch_warnings(record=True) as caught:
                     "inactive_split_bytes.all.current": 100, "allocated_bytes.all.peak": 5000,
                     "reserved_bytes.all.peak": 8192, "num_alloc_retries": 1, "num_ooms": 0}
 
-        MON._mem_fn = memory_stats
-        MON._mem_interval = 0.0
+        MON._configure(mem_fn=memory_stats, mem_interval=0.0)
     if a.gpu_timer:
-        MON._gpu_timer = FakeGpuTimer()
-        MON._gpu_interval = 0.0  # every step (default: at most every 0.1 s)
+        # every step (default: at most every 0.1 s)
+        MON._configure(gpu_timer=FakeGpuTimer(), gpu_interval=0.0)
     print("pid", os.getpid(), flush=True)
     loader = DataLoader(Slow(), batch_size=2, num_workers=2, multiprocessing_context="fork")
     model = torch.nn.Linear(4, 1)

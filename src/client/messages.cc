@@ -83,7 +83,7 @@ void step_message(const StepFields& s, std::string& out) {
   out += ",\"data_wait_s\":";
   append_json_double(out, s.data_wait_s);
   out += ",\"mem\":";
-  if (s.mem != nullptr) {
+  if (s.mem) {
     append_mem(out, *s.mem);
   } else {
     out += "null";

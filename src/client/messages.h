@@ -30,7 +30,7 @@ struct StepFields {
   double cpu_step_s = 0;  ///< t_end = t_start + cpu_step_s
   std::optional<double> gpu_step_s;
   double data_wait_s = 0;
-  const AllocatorStats* mem = nullptr;  ///< null: "mem":null
+  std::optional<AllocatorStats> mem;  ///< none: "mem":null
 };
 
 std::string hello_message(const HelloFields& h);

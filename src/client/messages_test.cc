@@ -43,7 +43,7 @@ TEST(Messages, StepWithAllocatorStatsAndNulls) {
   m.reserved_bytes = 4096;
   m.num_ooms = 0;
   StepFields f;
-  f.mem = &m;
+  f.mem = m;
   std::string line;
   step_message(f, line);
   EXPECT_EQ(line,

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -15,20 +14,11 @@
 #include "agent/socket_path.h"
 #include "client/agent_launcher.h"
 #include "client/messages.h"
+#include "client/step_clock.h"
 
 namespace gpumon {
 
-using Clock = std::chrono::steady_clock;
-
 namespace {
-
-double wall_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-double seconds(Clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
 
 void write_warning(const std::function<void(std::string_view)>& sink, const std::string& text) {
   try {
@@ -56,24 +46,12 @@ std::optional<std::string> host_name() {
 struct Monitor::State {
   MonitorOptions options;
   std::unique_ptr<agent::AgentClient> client;
+  std::optional<client::StepClock> clock;  // set once the client is
   std::string socket_path;
   pid_t pid = ::getpid();
   bool closed = false;
   std::set<std::string> warned;
-
-  std::int64_t step = 0;
-  Clock::time_point t0 = Clock::now();
-  double t0_wall = wall_now();
-  double data_wait_s = 0;
-  std::optional<Clock::time_point> wait_start;
-  bool fetched = false;
-  std::optional<Clock::time_point> scoped_start;
-  double scoped_start_wall = 0;
-  std::optional<AllocatorStats> next_mem;
-  std::optional<double> next_gpu_s;
-  Clock::time_point mem_next{};
   std::uint64_t disconnects = 0;
-  std::string line;  // the step message, reused
 
   void warn(const std::string& kind, const std::string& message) {
     if (!warned.insert(kind).second) return;
@@ -98,38 +76,9 @@ struct Monitor::State {
     }
   }
 
-  const AllocatorStats* read_mem(Clock::time_point now, AllocatorStats& storage) {
-    if (next_mem) {
-      storage = *next_mem;
-      next_mem.reset();
-      mem_next = now + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(options.allocator_interval_s));
-      return &storage;
-    }
-    if (!options.allocator_source || now < mem_next) return nullptr;
-    mem_next = now + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(options.allocator_interval_s));
-    storage = options.allocator_source();
-    return &storage;
-  }
-
-  void emit(Clock::time_point start, double start_wall, Clock::time_point end) {
-    AllocatorStats mem;
-    client::StepFields f;
-    f.step = step;
-    f.t_start_s = start_wall;
-    f.cpu_step_s = seconds(end - start);
-    f.gpu_step_s = next_gpu_s;
-    f.data_wait_s = data_wait_s;
-    f.mem = read_mem(end, mem);
-    client::step_message(f, line);
-    ++step;
-    t0 = end;
-    t0_wall = start_wall + f.cpu_step_s;
-    data_wait_s = 0;
-    fetched = false;
-    next_gpu_s.reset();
-    send(line);
+  // Hands the clock's step messages to the client (which writes them every write_interval).
+  void send_steps() {
+    clock->drain([this](const std::string& line) { send(line); });
   }
 };
 
@@ -197,8 +146,10 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
       s.warn("connect", "cannot reach the agent at " + s.socket_path + " yet (" + st.last_error +
                             "); steps are queued and retried");
     }
-    s.t0 = Clock::now();
-    s.t0_wall = wall_now();
+    client::StepClockOptions clock_options;
+    clock_options.allocator_source = s.options.allocator_source;
+    clock_options.allocator_interval_s = s.options.allocator_interval_s;
+    s.clock.emplace(std::move(clock_options));  // the first step starts now
   } catch (const std::exception& e) {
     if (mon.state_) mon.state_->fail(e.what());
   } catch (...) {
@@ -232,62 +183,55 @@ const std::string& Monitor::socket_path() const noexcept {
 void Monitor::step() noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
-    state_->scoped_start.reset();
-    state_->emit(state_->t0, state_->t0_wall, Clock::now());
+    state_->clock->step();
+    state_->send_steps();
   })
 }
 
 Monitor::ScopedStep Monitor::scoped_step() noexcept {
   if (!active()) return ScopedStep(nullptr);
-  state_->scoped_start = Clock::now();
-  state_->scoped_start_wall = wall_now();
+  GPUMON_GUARDED({ state_->clock->begin_scoped(); })
   return ScopedStep(this);
 }
 
 void Monitor::end_scoped() noexcept {
-  if (!active() || !state_->scoped_start) return;
+  if (!active()) return;
   GPUMON_GUARDED({
-    const Clock::time_point start = *state_->scoped_start;
-    state_->scoped_start.reset();
-    state_->emit(start, state_->scoped_start_wall, Clock::now());
+    if (state_->clock->end_scoped()) state_->send_steps();
   })
 }
 
 void Monitor::data_wait_begin() noexcept {
-  if (active()) state_->wait_start = Clock::now();
+  if (!active()) return;
+  GPUMON_GUARDED({ state_->clock->fetch_begin(); })
 }
 
 void Monitor::data_wait_end() noexcept {
-  if (!active() || !state_->wait_start) return;
-  state_->data_wait_s += seconds(Clock::now() - *state_->wait_start);
-  state_->wait_start.reset();
-  state_->fetched = true;
+  if (active()) state_->clock->fetch_end();
 }
 
 void Monitor::begin_epoch() noexcept {
-  if (!active() || state_->fetched || state_->scoped_start) return;
-  state_->t0 = Clock::now();
-  state_->t0_wall = wall_now();
-  state_->data_wait_s = 0;
+  if (!active()) return;
+  GPUMON_GUARDED({ state_->clock->begin_epoch(); })
 }
 
 void Monitor::set_allocator_stats(const AllocatorStats& stats) noexcept {
-  if (active()) state_->next_mem = stats;
+  if (active()) state_->clock->set_next_allocator_stats(stats);
 }
 
 void Monitor::set_gpu_step_seconds(double seconds) noexcept {
-  if (active() && std::isfinite(seconds) && seconds >= 0) state_->next_gpu_s = seconds;
+  if (active()) state_->clock->set_next_gpu_seconds(seconds);
 }
 
 bool Monitor::allocator_stats_due() const noexcept {
-  return active() && Clock::now() >= state_->mem_next;
+  return active() && state_->clock->allocator_stats_due();
 }
 
 void Monitor::oom(std::int64_t requested_bytes) noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
     state_->send(client::oom_message(
-        state_->step, requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
+        state_->clock->steps(), requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
   })
 }
 
@@ -305,7 +249,7 @@ MonitorStats Monitor::stats() const noexcept {
   if (!state_ || !state_->client) return out;
   try {
     const auto s = state_->client->stats();
-    out.steps = static_cast<std::uint64_t>(state_->step);
+    out.steps = static_cast<std::uint64_t>(state_->clock ? state_->clock->steps() : 0);
     out.sent = s.sent;
     out.dropped = s.dropped;
     out.connects = s.connects;

@@ -11,6 +11,9 @@
 #                             planted imbalance and ddp-healthy with torchrun; a single-GPU run
 #                             on a two-GPU machine (GPU 1 left idle); the leak, near-oom and
 #                             fragmentation runs again
+#   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
+#                             the previous python/ and bench/, with the pure-Python step path;
+#                             training_overhead.py on the gemm and launch loops
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
 # /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
 set -uo pipefail
@@ -99,6 +102,25 @@ elif [ "$part" = final ]; then  # after the client's write coalescing and GPU-ti
   timeout 110 python3 bench/training_overhead.py --gpumon "$g" --loop gemm --blocks 6 \
     --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
     >"$res/overhead-gemm.txt" 2>&1
+elif [ "$part" = clock ]; then  # after the step clock moved into C++ (src/client/step_clock.h)
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  log "mon.step() cost, C++ step clock"
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  $(grep -A2 '"gpumon"' "$res/step-cost.json" | tail -1)"
+  if [ -d old/python ]; then  # the same bench on the previous, pure-Python step path
+    cp python/gpumon/_gpumon*.so old/python/gpumon/
+    log "mon.step() cost, Python step path (old/)"
+    timeout 100 python3 old/bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost-python.json" >"$res/step-cost-python.txt" 2>&1
+    log "  $(grep -A2 '"gpumon"' "$res/step-cost-python.json" | tail -1)"
+  fi
+  unset XDG_RUNTIME_DIR
+  for loop in gemm launch; do
+    log "overhead $loop"
+    timeout 130 python3 bench/training_overhead.py --gpumon "$g" --loop $loop --blocks 8 \
+      --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
+      >"$res/overhead-$loop.txt" 2>&1
+    log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-$loop.json" | tr -d '\n ' | head -c 300)"
+  done
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
