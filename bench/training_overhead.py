@@ -17,6 +17,9 @@ Loops (each step ends with a host sync, as `loss.item()` does):
   launch  a 24-layer 256-wide MLP, forward + backward + SGD (launch-bound, 1-3 ms)
 Monitor CPU is read from /proc/PID/task/*/schedstat (ns) for gpumon, thread_time() inside the
 seed thread, and RUSAGE_CHILDREN around each nvidia-smi call.
+For gpumon-python-10hz the wall time of the gpumon calls inside the loop is also kept, step by
+step (in_loop_us_*, in_loop_pct_of_step_*): the integration's cost in place, which the
+block-to-block noise of a launch-bound loop on a shared host (+-10 %) cannot hide.
 
 usage: training_overhead.py --gpumon PATH --loop gemm|launch [--blocks N] [--seconds S]
                             [--out DIR] [--arms a,b,...] [--cpus 2-5]
@@ -35,6 +38,8 @@ import threading
 import time
 
 import torch
+
+_ns = time.perf_counter_ns
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -121,16 +126,29 @@ class GpumonPythonArm(GpumonArm):
             GpumonPythonArm.monitor = gpumon_py.start(socket_path=sock, start_agent=False)
         self.mon = GpumonPythonArm.monitor
         self.batches = iter(self.mon.wrap(itertools.repeat(None)))
+        # The wall time of the gpumon calls inside the loop, each step: the cost in place (cold
+        # caches and all), which block-to-block noise cannot hide.
+        self.fetch_ns = 0
+        self.in_loop_ns = []
 
     def before_step(self):
+        t = _ns()
         next(self.batches)
+        self.fetch_ns = _ns() - t
 
     def after_step(self):
+        t = _ns()
         self.mon.step()
+        self.in_loop_ns.append(self.fetch_ns + _ns() - t)
 
     def end(self):
         result = super().end()
         result["client"] = self.mon.stats()
+        costs = sorted(self.in_loop_ns)
+        if costs:
+            result["in_loop_us_median"] = costs[len(costs) // 2] / 1e3
+            result["in_loop_us_mean"] = statistics.fmean(costs) / 1e3
+            result["in_loop_us_p99"] = costs[int(len(costs) * 0.99)] / 1e3
         return result
 
 
@@ -278,6 +296,13 @@ def main():
         entry = {"slowdown_pct_median": 100 * (statistics.median(ratios) - 1),
                  "slowdown_pct_ci95": [100 * (lo - 1), 100 * (hi - 1)],
                  "mean_step_ms": statistics.median(r["mean_step_ms"] for r in mine)}
+        if mine and "in_loop_us_mean" in mine[0]:
+            # The gpumon calls' own share of a step, from their in-loop wall time.
+            share = [100 * r["in_loop_us_mean"] / 1e3 / r["mean_step_ms"] for r in mine]
+            entry["in_loop_us_median"] = statistics.median(r["in_loop_us_median"] for r in mine)
+            entry["in_loop_us_mean"] = statistics.median(r["in_loop_us_mean"] for r in mine)
+            entry["in_loop_pct_of_step_median"] = statistics.median(share)
+            entry["in_loop_pct_of_step_ci95"] = list(bootstrap_ci(share))
         if mine and "cpu_s" in mine[0]:
             per = [1e6 * r["cpu_s"] / r["samples"] for r in mine if r["samples"]]
             pct = [100 * r["cpu_s"] / r["wall_s"] for r in mine]

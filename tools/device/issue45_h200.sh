@@ -14,7 +14,8 @@
 #   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
-#   issue45_h200.sh launch    build; the launch loop alone, pinned to CPUs 2-5, 16 short blocks
+#   issue45_h200.sh launch    build; the launch loop pinned to CPUs 2-5 (16 short blocks), then
+#                             the gemm loop (8 blocks), with the in-loop cost of gpumon's calls
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
 # /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
 set -uo pipefail
@@ -127,6 +128,10 @@ elif [ "$part" = launch ]; then  # the launch-bound loop again, pinned, more and
     --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz \
     --out "$res" >"$res/overhead-launch.txt" 2>&1
   log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-launch.json" | tr -d '\n ' | head -c 300)"
+  timeout 150 python3 bench/training_overhead.py --gpumon "$g" --loop gemm --blocks 8 \
+    --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
+    >"$res/overhead-gemm.txt" 2>&1
+  log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-gemm.json" | tr -d '\n ' | head -c 300)"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
