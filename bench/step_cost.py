@@ -9,6 +9,8 @@ Also times one torch.cuda.memory_stats() call (the seed's per-sample cost) and t
   gpumon           the default: CUDA events around every step, allocator stats at 1 Hz
   gpumon-no-events the same without the CUDA events (what a CPU run or gpu_timer=None costs)
   gpumon-with      `with mon.step():` instead of the plain call
+Then the calls made at a bounded rate, one at a time (housekeeping: handing the queued steps to
+the client, every 0.2 s; a CUDA event's record and read, once per gpu_interval_s).
 Each step sleeps --pace-us (in every arm, so it cancels out): an unpaced loop sends 200 000
 messages a second, more than any training does, and fills the client's bounded queue.
 usage: step_cost.py [--calls N] [--blocks B] [--pace-us U] [--device cuda|cpu] [--out FILE.json]
@@ -100,9 +102,31 @@ if a.device == "cuda":
     for _ in range(n):
         torch.cuda.memory_stats(0)
     mem_us = (time.thread_time_ns() - c0) / n / 1000
+
+
+def paced_cost(fn, n=300):
+    """Median thread CPU of one fn() call, each after a pace sleep (cold, as in a loop)."""
+    costs = []
+    for _ in range(n):
+        sleep(pace)
+        c0 = time.thread_time_ns()
+        fn()
+        costs.append((time.thread_time_ns() - c0) / 1000)
+    return statistics.median(costs)
+
+
+# What the calls at a bounded rate cost (each at most once per interval, not per step).
+components = {"housekeeping": paced_cost(mon._housekeeping)}
+if events is not None:
+    slots = [events.record(), events.record()]
+    torch.cuda.synchronize()
+    components["gpu_event_record"] = paced_cost(events.record)
+    components["gpu_event_elapsed"] = paced_cost(lambda: events.elapsed(*slots))
+    components["memory_stats"] = paced_cost(lambda: torch.cuda.memory_stats(0))
 bare_cpu = statistics.median(res["bare"]["cpu_us"])
 out = {"device": a.device, "torch": torch.__version__, "calls_per_block": a.calls,
-       "blocks": a.blocks, "memory_stats_cpu_us": mem_us, "client": mon.stats(), "arms": {}}
+       "blocks": a.blocks, "memory_stats_cpu_us": mem_us, "client": mon.stats(),
+       "bounded_rate_calls_cpu_us": components, "arms": {}}
 for name, r in res.items():
     extra = [c - b for c, b in zip(r["cpu_us"], res["bare"]["cpu_us"])]
     out["arms"][name] = {

@@ -17,9 +17,10 @@ Loops (each step ends with a host sync, as `loss.item()` does):
   launch  a 24-layer 256-wide MLP, forward + backward + SGD (launch-bound, 1-3 ms)
 Monitor CPU is read from /proc/PID/task/*/schedstat (ns) for gpumon, thread_time() inside the
 seed thread, and RUSAGE_CHILDREN around each nvidia-smi call.
-For gpumon-python-10hz the wall time of the gpumon calls inside the loop is also kept, step by
-step (in_loop_us_*, in_loop_pct_of_step_*): the integration's cost in place, which the
-block-to-block noise of a launch-bound loop on a shared host (+-10 %) cannot hide.
+For gpumon-python-10hz the wall and thread CPU time of the gpumon calls inside the loop are
+also kept, step by step (in_loop_{wall,cpu}_*): the integration's cost in place, which the
+block-to-block noise of a launch-bound loop on a shared host (+-10 %) cannot hide. off-control
+times two empty calls the same way: the floor of that measure.
 
 usage: training_overhead.py --gpumon PATH --loop gemm|launch [--blocks N] [--seconds S]
                             [--out DIR] [--arms a,b,...] [--cpus 2-5]
@@ -40,6 +41,7 @@ import time
 import torch
 
 _ns = time.perf_counter_ns
+_cpu_ns = time.thread_time_ns
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -107,7 +109,59 @@ class GpumonArm:
         return {"cpu_s": cpu, "wall_s": wall, "samples": wall * self.hz, "stderr": err[-300:]}
 
 
-class GpumonPythonArm(GpumonArm):
+class InLoopTimer:
+    """Times the arm's calls inside the loop (before_step and after_step, which the subclass's
+    calls() makes), step by step, in wall and thread CPU time: the cost in place, cold caches
+    after the step's host sync and all, which block-to-block noise cannot hide."""
+
+    def init_timer(self):
+        self.wall_ns, self.cpu_ns = [], []
+        self.w = self.c = 0
+
+    def before_step(self):
+        w, c = _ns(), _cpu_ns()
+        self.call_before()
+        self.w, self.c = _ns() - w, _cpu_ns() - c
+
+    def after_step(self):
+        w, c = _ns(), _cpu_ns()
+        self.call_after()
+        self.cpu_ns.append(self.c + _cpu_ns() - c)
+        self.wall_ns.append(self.w + _ns() - w)
+
+    def timer_result(self):
+        out = {}
+        for name, values in (("wall", self.wall_ns), ("cpu", self.cpu_ns)):
+            v = sorted(values)
+            if v:
+                out[f"in_loop_{name}_us_median"] = v[len(v) // 2] / 1e3
+                out[f"in_loop_{name}_us_mean"] = statistics.fmean(v) / 1e3
+                out[f"in_loop_{name}_us_p99"] = v[int(len(v) * 0.99)] / 1e3
+        return out
+
+
+class ControlArm(InLoopTimer):
+    """off-control: no monitor, but the in-loop timer around two empty calls, so its figures
+    are the floor of the in-loop measure (the timer's own cost and what any code pays right
+    after the host sync)."""
+
+    def __init__(self):
+        self.init_timer()
+
+    def call_before(self):
+        pass
+
+    def call_after(self):
+        pass
+
+    def begin(self):
+        pass
+
+    def end(self):
+        return self.timer_result()
+
+
+class GpumonPythonArm(InLoopTimer, GpumonArm):
     """An agent in its own process plus `import gpumon` in this one: every step goes through
     mon.wrap() and mon.step(). One Monitor for the whole run; it reconnects to each window's
     agent (steps of a window before the connection are queued, then sent)."""
@@ -126,29 +180,18 @@ class GpumonPythonArm(GpumonArm):
             GpumonPythonArm.monitor = gpumon_py.start(socket_path=sock, start_agent=False)
         self.mon = GpumonPythonArm.monitor
         self.batches = iter(self.mon.wrap(itertools.repeat(None)))
-        # The wall time of the gpumon calls inside the loop, each step: the cost in place (cold
-        # caches and all), which block-to-block noise cannot hide.
-        self.fetch_ns = 0
-        self.in_loop_ns = []
+        self.init_timer()
 
-    def before_step(self):
-        t = _ns()
+    def call_before(self):
         next(self.batches)
-        self.fetch_ns = _ns() - t
 
-    def after_step(self):
-        t = _ns()
+    def call_after(self):
         self.mon.step()
-        self.in_loop_ns.append(self.fetch_ns + _ns() - t)
 
     def end(self):
         result = super().end()
         result["client"] = self.mon.stats()
-        costs = sorted(self.in_loop_ns)
-        if costs:
-            result["in_loop_us_median"] = costs[len(costs) // 2] / 1e3
-            result["in_loop_us_mean"] = statistics.fmean(costs) / 1e3
-            result["in_loop_us_p99"] = costs[int(len(costs) * 0.99)] / 1e3
+        result.update(self.timer_result())
         return result
 
 
@@ -229,6 +272,8 @@ def start_arm(name, args, block):
     if name.startswith("gpumon-"):
         hz = int(name.split("-")[1].rstrip("hz"))
         return GpumonArm(args.gpumon, hz, os.path.join(args.recordings, f"{args.loop}-{name}-{block}.gpumon"))
+    if name == "off-control":
+        return ControlArm()
     if name == "seed-thread-10hz":
         return SeedThreadArm(10)
     if name == "nvidia-smi-1hz":
@@ -296,13 +341,16 @@ def main():
         entry = {"slowdown_pct_median": 100 * (statistics.median(ratios) - 1),
                  "slowdown_pct_ci95": [100 * (lo - 1), 100 * (hi - 1)],
                  "mean_step_ms": statistics.median(r["mean_step_ms"] for r in mine)}
-        if mine and "in_loop_us_mean" in mine[0]:
-            # The gpumon calls' own share of a step, from their in-loop wall time.
-            share = [100 * r["in_loop_us_mean"] / 1e3 / r["mean_step_ms"] for r in mine]
-            entry["in_loop_us_median"] = statistics.median(r["in_loop_us_median"] for r in mine)
-            entry["in_loop_us_mean"] = statistics.median(r["in_loop_us_mean"] for r in mine)
-            entry["in_loop_pct_of_step_median"] = statistics.median(share)
-            entry["in_loop_pct_of_step_ci95"] = list(bootstrap_ci(share))
+        for clock in ("wall", "cpu"):
+            if not mine or f"in_loop_{clock}_us_mean" not in mine[0]:
+                continue
+            # The timed calls' share of a step, from their in-loop time (medians over blocks).
+            for stat in ("median", "mean", "p99"):
+                key = f"in_loop_{clock}_us_{stat}"
+                entry[key] = statistics.median(r[key] for r in mine)
+            share = [100 * r[f"in_loop_{clock}_us_mean"] / 1e3 / r["mean_step_ms"] for r in mine]
+            entry[f"in_loop_{clock}_pct_of_step_median"] = statistics.median(share)
+            entry[f"in_loop_{clock}_pct_of_step_ci95"] = list(bootstrap_ci(share))
         if mine and "cpu_s" in mine[0]:
             per = [1e6 * r["cpu_s"] / r["samples"] for r in mine if r["samples"]]
             pct = [100 * r["cpu_s"] / r["wall_s"] for r in mine]

@@ -152,7 +152,7 @@ class _CudaTimer:
         return self._ring[begun].elapsed_time(end) / 1000.0
 
 
-_HOUSEKEEPING_INTERVAL = 0.1  # seconds between hand-overs of queued steps to the client
+_HOUSEKEEPING_INTERVAL = 0.2  # seconds between hand-overs of queued steps to the client
 
 
 class Monitor:
@@ -168,7 +168,7 @@ class Monitor:
     # (docs/PERFORMANCE.md). Allocator stats are read at most every allocator_interval_s.
 
     def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
-                 oom_dir=None, oom_steps=64, gpu_interval_s=0.1):
+                 oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
         self._client = client
         self.socket_path = socket_path
         self._pid = os.getpid()
@@ -294,7 +294,7 @@ class Monitor:
             return {}
 
     def flush(self):
-        """Writes the steps queued so far to the agent now (they go at most 0.1 s late
+        """Writes the steps queued so far to the agent now (they go at most 0.2 s late
         otherwise). True when nothing is left queued."""
         if not self.active:
             return False
@@ -376,7 +376,7 @@ class Monitor:
         return self._clock.steps() if self._clock is not None else 0
 
     def _housekeeping(self):
-        """At most every 0.1 s, from within a step: hands the queued steps to the client and
+        """At most every 0.2 s, from within a step: hands the queued steps to the client and
         runs the finding callbacks when the agent's findings changed."""
         self._flush_outbox()
         if self._finding_callbacks:
@@ -556,7 +556,7 @@ def _hello(torch):
 
 
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
-          oom_dir=None, oom_steps=64, gpu_interval_s=0.1):
+          oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's

@@ -14,7 +14,8 @@
 #   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
-#   issue45_h200.sh launch    build; the launch loop pinned to CPUs 2-5 (16 short blocks), then
+#   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
+#                             short blocks), then
 #                             the gemm loop (8 blocks), with the in-loop cost of gpumon's calls
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
 # /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
@@ -124,7 +125,12 @@ elif [ "$part" = clock ]; then  # after the step clock moved into C++ (src/clien
     log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-$loop.json" | tr -d '\n ' | head -c 300)"
   done
 elif [ "$part" = launch ]; then  # the launch-bound loop again, pinned, more and shorter blocks
-  timeout 400 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 16 \
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  log "mon.step() cost"
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  $(grep -A2 '"gpumon"' "$res/step-cost.json" | tail -1)"
+  unset XDG_RUNTIME_DIR
+  timeout 400 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 12 \
     --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz \
     --out "$res" >"$res/overhead-launch.txt" 2>&1
   log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-launch.json" | tr -d '\n ' | head -c 300)"
