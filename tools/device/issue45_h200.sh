@@ -14,6 +14,7 @@
 #   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
+#   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
 #                             the gemm loop (8 blocks), with the in-loop cost of gpumon's calls
@@ -138,6 +139,14 @@ elif [ "$part" = launch ]; then  # the launch-bound loop again, pinned, more and
     --seconds 2.5 --arms off,off-control,gpumon-python-10hz,seed-thread-10hz --out "$res" \
     >"$res/overhead-gemm.txt" 2>&1
   log "  $(grep -A3 '"gpumon-python-10hz"' "$res/overhead-gemm.json" | tr -d '\n ' | head -c 300)"
+elif [ "$part" = check ]; then  # the real CUDA paths through the C++ step clock
+  rec example-plain 60 python3 examples/train_plain.py --device cuda --steps 300
+  "$g" export "$res/example-plain.gpumon" --steps --format jsonl >"$res/example-plain-steps.jsonl" 2>&1
+  log "  steps with gpu_step_s: $(grep -c '"gpu_step_s":[0-9]' "$res/example-plain-steps.jsonl"), with allocated_bytes: $(grep -c '"allocated_bytes":[0-9]' "$res/example-plain-steps.jsonl")"
+  log "deliberate OOMs"
+  mkdir -p "$res/oom"
+  timeout 100 python3 tools/device/oom_h200.py --out "$res/oom" >"$res/oom.txt" 2>&1
+  log "  oom_h200.py exit $?; $(tail -c 400 "$res/oom.txt" | tr '\n' ' ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
