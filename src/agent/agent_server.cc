@@ -42,6 +42,7 @@ struct AgentServer::Client {
   std::string dropped_for;     // why we closed it; empty when the client left by itself
   std::string out;             // pushed lines not yet written
   std::uint64_t push_seq = 0;  // the pushed line it has (queued or written)
+  bool write_closed = false;   // it stopped reading (closed): what it wrote is still read
 };
 
 std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& options, AgentSinks sinks,
@@ -147,7 +148,7 @@ void AgentServer::run() noexcept {
       bool alive = true;
       try {
         if (fds[i + 2].revents & ~POLLOUT) alive = read_client(*clients[i]);
-        if (alive) alive = write_client(*clients[i]);
+        if (alive) write_client(*clients[i]);
       } catch (...) {  // bad_alloc, or a sink that threw: drop that client, never the agent
         drop(*clients[i], "internal error while reading");
         alive = false;
@@ -281,8 +282,8 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
   return true;
 }
 
-bool AgentServer::write_client(Client& c) {
-  if (!c.hello) return true;
+void AgentServer::write_client(Client& c) {
+  if (!c.hello || c.write_closed) return;
   {
     std::lock_guard lock(push_mutex_);
     if (c.push_seq != push_seq_) {
@@ -300,11 +301,15 @@ bool AgentServer::write_client(Client& c) {
     const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno == EAGAIN || errno == EWOULDBLOCK;  // full: poll() says when it drains
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;  // full: poll() says when
+      // The client closed (EPIPE, ECONNRESET): a rank that sent its steps and a bye and
+      // closed before this push must not lose them. Stop writing; reading goes on to EOF.
+      c.write_closed = true;
+      c.out.clear();
+      return;
     }
     c.out.erase(0, static_cast<std::size_t>(n));
   }
-  return true;
 }
 
 void AgentServer::drop(Client& c, const std::string& why) {

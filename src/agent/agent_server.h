@@ -89,9 +89,9 @@ class AgentServer {
   bool handle_line(Client& c, std::string_view line);
   void drop(Client& c, const std::string& why);
   void finish_client(Client& c);
-  /// Queues the latest pushed line if `c` has not had it, and writes what the socket takes.
-  /// False when the connection broke.
-  bool write_client(Client& c);
+  /// Queues the latest pushed line if `c` has not had it, and writes what the socket takes. A
+  /// broken connection only stops the writes: the read side reads what is left, to EOF.
+  void write_client(Client& c);
 
   AgentServerOptions options_;
   AgentSinks sinks_;

@@ -236,6 +236,27 @@ TEST(AgentServer, AClientThatNeverReadsLosesPushesAndNeverBlocksTheServer) {
   server->stop();
 }
 
+// A rank that stops reading (closes) before a push reaches it: the push fails with EPIPE, and
+// what the rank wrote after (its last steps, its bye) is still read. Under load the server
+// read a rank's hello, the rank then wrote its steps and closed, and the push to it failed:
+// serve --record lost the steps (the CI flake of serve_command_test's --record check).
+TEST(AgentServer, APushToAClientThatClosedKeepsWhatItWrote) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("a.sock"), r);
+  server->push(R"({"type":"findings","health_score":100,"findings":[]})");
+  const int a = raw_connect(server->socket_path());
+  ASSERT_EQ(::shutdown(a, SHUT_RD), 0);  // the server's writes to it now fail with EPIPE
+  put(a, hello(1, 0));
+  ASSERT_TRUE(eventually([&] { return server->stats().pushed == 1; }));  // and it tried one
+  put(a, step(0) + step(1) + step(2) + R"({"type":"bye"})" + "\n");
+  ::close(a);
+  EXPECT_TRUE(eventually([&] { return r.step_count() == 3 && r.count_events("bye") == 1; }))
+      << r.step_count() << " steps";
+  EXPECT_EQ(r.count_events("disconnect"), 0);
+  server->stop();
+}
+
 TEST(AgentServer, RefusesClientsBeyondTheLimit) {
   TempDir dir;
   Received r;
