@@ -3,7 +3,8 @@
 # `gpumon agent` and `gpumon record -- CMD` end to end on the demo scenario, with clients
 # written in plain Python (standard library): three ranks at once, a malformed client dropped
 # without stopping the agent, a client killed mid-message, SIGTERM, and the steps exported
-# exactly as sent; CMD under `gpumon record` finds GPUMON_AGENT_SOCKET.
+# exactly as sent; CMD under `gpumon record` finds GPUMON_AGENT_SOCKET, and record logs live
+# findings.
 # usage: agent_command_test.sh GPUMON FAKE_NVML_LIBRARY PYTHON
 g=$1
 py=$3
@@ -78,4 +79,11 @@ grep -q "5 training steps" "$d/err" || fail "record summary: $(tail -1 "$d/err")
 [ "$("$g" export "$d/r.gpumon" --steps | wc -l)" = 6 ] || fail "record: not 5 steps"
 grep -q 'record-[0-9]*\.sock$' "$d/record-socket" || fail "socket: $(cat "$d/record-socket")"
 [ -e "$(cat "$d/record-socket")" ] && fail "record left its socket behind"
+
+# gpumon record diagnoses live too: the xid scenario's XID 13 on GPU 0 (at 3 s) is logged by
+# the first evaluation, at 5 s.
+GPUMON_FAKE_SCENARIO=xid "$g" record -o "$d/x.gpumon" --interval 100 -- sleep 6.5 2>"$d/err" ||
+  fail "record -- sleep failed"
+grep -q "^gpumon record: .* xid gpu 0" "$d/err" || fail "record: no live xid finding logged"
+"$g" record --help | grep -q -- "--no-diagnose" || fail "record --help: no --no-diagnose"
 echo "agent: ok"

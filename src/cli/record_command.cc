@@ -21,6 +21,7 @@
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/version.h"
+#include "diagnose/live/live_findings.h"
 #include "record/export_command.h"
 #include "record/recording_writer.h"
 #include "sampler/sampler.h"
@@ -38,6 +39,7 @@ extern "C" void gpumon_record_stop_signal(int sig) {
 struct RecordOptions {
   std::string path;
   std::chrono::milliseconds interval{1000};
+  bool diagnose = true;
   std::vector<std::string> command;
 };
 
@@ -74,6 +76,8 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
       if (ec != std::errc() || end != v.data() + v.size() || ms < 10 || ms > 60000)
         return "--interval takes whole milliseconds from 10 to 60000, not '" + v + "'";
       o.interval = std::chrono::milliseconds(ms);
+    } else if (a == "--no-diagnose") {
+      o.diagnose = false;
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -85,11 +89,14 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
 }
 
 constexpr const char* kUsage =
-    "usage: gpumon record [-o FILE] [--interval MS] [-- COMMAND ARGS...]\n"
+    "usage: gpumon record [-o FILE] [--interval MS] [--no-diagnose] [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
     "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`.\n"
-    "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n";
+    "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n"
+    "  The last 10 minutes are diagnosed every 5 s: findings are logged here as they appear and\n"
+    "  clear, and pushed to the training processes (docs/DIAGNOSES.md, \"Live\");\n"
+    "  --no-diagnose turns that off (`gpumon doctor FILE` reads the whole run afterwards).\n";
 
 pid_t spawn(const std::vector<std::string>& command, std::string& error) {
   std::vector<char*> argv;
@@ -145,10 +152,17 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
     console.err << "gpumon record: SIMULATED GPUs (scenario "
                 << backend->system().simulated_scenario << ")\n";
 
+  std::shared_ptr<diagnose::LiveDiagnoser> live;
+  if (o.diagnose) {
+    live = std::make_shared<diagnose::LiveDiagnoser>(diagnose::LiveDiagnoserOptions{});
+    live->set_devices(devices);
+  }
+
   SamplerConfig config;
   config.interval = o.interval;
   Sampler sampler(std::move(backend), config);
   sampler.add_sink(writer);
+  if (live) sampler.add_sink(live);
 
   // Ctrl-C reaches the whole foreground group, the command included: we only note it and go
   // on waiting for the command, so its exit status is what we return.
@@ -167,13 +181,18 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   if (!o.command.empty()) {
     std::string path = agent::default_socket_path();
     path = path.substr(0, path.rfind('/') + 1) + "record-" + std::to_string(::getpid()) + ".sock";
-    agent_socket = open_agent_socket(path, writer, console, "gpumon record: ", error);
+    agent_socket = open_agent_socket(path, writer, console, "gpumon record: ", error, live);
     if (agent_socket)
       ::setenv("GPUMON_AGENT_SOCKET", path.c_str(), 1);
     else
       console.err << "gpumon record: training steps will not be recorded: " << error << "\n";
   }
 
+  if (live) {
+    live->add_listener(findings_reporter(console, "gpumon record: ", agent_socket.get()));
+    if (agent_socket) agent_socket->push(diagnose::findings_message(*live->latest()));
+    live->start();
+  }
   const auto started = std::chrono::steady_clock::now();
   sampler.start();
   pid_t child = -1;
@@ -205,6 +224,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
+  if (live) live->stop();  // before the socket its listener pushes to
   if (agent_socket) agent_socket->stop();
   sampler.stop();
   writer->close();
