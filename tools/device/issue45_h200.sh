@@ -14,6 +14,7 @@
 #   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
+#   issue45_h200.sh ab        build; bench/inloop_ab.py on the launch and gemm loops
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -147,6 +148,13 @@ elif [ "$part" = check ]; then  # the real CUDA paths through the C++ step clock
   mkdir -p "$res/oom"
   timeout 100 python3 tools/device/oom_h200.py --out "$res/oom" >"$res/oom.txt" 2>&1
   log "  oom_h200.py exit $?; $(tail -c 400 "$res/oom.txt" | tr '\n' ' ')"
+elif [ "$part" = ab ]; then  # gpumon's calls on and off in alternating runs of steps
+  timeout 150 python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 200 --steps 40 \
+    --cpus 2-5 --out "$res/inloop-ab-launch.json" >"$res/inloop-ab-launch.txt" 2>&1
+  log "  launch: $(grep -A3 slowdown_pct_median "$res/inloop-ab-launch.json" | tr -d '\n ')"
+  timeout 150 python3 bench/inloop_ab.py --gpumon "$g" --loop gemm --pairs 120 --steps 20 \
+    --out "$res/inloop-ab-gemm.json" >"$res/inloop-ab-gemm.txt" 2>&1
+  log "  gemm: $(grep -A3 slowdown_pct_median "$res/inloop-ab-gemm.json" | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
