@@ -11,7 +11,7 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
 that is training_overhead.py's gpumon arms (its own process, another core).
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--pairs N] [--steps K] [--cpus 2-5]
-                    [--out FILE.json]
+                    [--max-seconds S] [--out FILE.json]
 """
 import argparse
 import itertools
@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--loop", choices=["gemm", "launch"], required=True)
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="stop making pairs after this long (0: no limit)")
     ap.add_argument("--cpus", default="", help="pin the training process to these CPUs, e.g. 2-5")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
@@ -82,7 +84,10 @@ def main():
             with_gpumon(), without()
         rng = random.Random(1)
         ratios, on_ms, off_ms = [], [], []
+        stop_at = perf() + a.max_seconds if a.max_seconds > 0 else float("inf")
         for _ in range(a.pairs):
+            if perf() > stop_at:
+                break
             if rng.random() < 0.5:
                 on, off = with_gpumon(), without()
             else:
@@ -91,7 +96,7 @@ def main():
             on_ms.append(on * 1e3)
             off_ms.append(off * 1e3)
         lo, hi = bootstrap_ci(ratios)
-        out = {"loop": a.loop, "pairs": a.pairs, "steps_per_half": a.steps, "cpus": a.cpus,
+        out = {"loop": a.loop, "pairs": len(ratios), "steps_per_half": a.steps, "cpus": a.cpus,
                "slowdown_pct_median": 100 * (statistics.median(ratios) - 1),
                "slowdown_pct_ci95": [100 * (lo - 1), 100 * (hi - 1)],
                "step_ms_with_median": statistics.median(on_ms),
