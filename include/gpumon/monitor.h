@@ -50,6 +50,22 @@ struct AllocatorStats {
   std::optional<std::int64_t> num_ooms;
 };
 
+/// Times steps on the GPU with events recorded in the training's stream (with CUDA: cudaEvent_t
+/// created with cudaEventDefault, cudaEventRecord on the current stream, cudaEventQuery, then
+/// cudaEventElapsedTime; docs/cpp-client.md shows one). The Monitor records at most one step's
+/// pair per gpu_interval_s and reads it at the next step; what a method throws disables the
+/// Monitor with one warning.
+class GpuTimer {
+ public:
+  virtual ~GpuTimer() = default;
+  /// Records an event now (in stream order); returns its id. An id may be reused once both
+  /// steps that used it were read: at most 3 events are in use at a time (a ring of 8 is safe).
+  virtual int record() = 0;
+  /// The seconds from event `from` to event `to` when the GPU has passed `to`, else nullopt
+  /// (never waits for the GPU).
+  virtual std::optional<double> elapsed(int from, int to) = 0;
+};
+
 struct MonitorOptions {
   /// Empty: $GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's default
   /// socket ($XDG_RUNTIME_DIR/gpumon/agent.sock or /tmp/gpumon-UID/agent.sock).
@@ -67,6 +83,10 @@ struct MonitorOptions {
   double allocator_interval_s = 1.0;
   /// Optional: reads the allocator's stats (from the training thread, at a step's end).
   std::function<AllocatorStats()> allocator_source;
+  /// Optional: the GPU time of at most one step per gpu_interval_s (the others carry null),
+  /// instead of set_gpu_step_seconds().
+  std::shared_ptr<GpuTimer> gpu_timer;
+  double gpu_interval_s = 1.0;
   /// Where the warnings go (one line each, without '\n'); default: stderr.
   std::function<void(std::string_view)> on_warning;
   std::size_t max_queue_bytes = 256 * 1024;    ///< steps kept while the agent is away

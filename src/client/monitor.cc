@@ -149,6 +149,8 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     client::StepClockOptions clock_options;
     clock_options.allocator_source = s.options.allocator_source;
     clock_options.allocator_interval_s = s.options.allocator_interval_s;
+    clock_options.gpu_timer = s.options.gpu_timer;
+    clock_options.gpu_interval_s = s.options.gpu_interval_s;
     s.clock.emplace(std::move(clock_options));  // the first step starts now
   } catch (const std::exception& e) {
     if (mon.state_) mon.state_->fail(e.what());

@@ -189,6 +189,30 @@ TEST_F(MonitorWithAgent, AllocatorStatsAtABoundedRateAndOnDemand) {
   EXPECT_FALSE(steps[2].allocated_bytes);
 }
 
+// Events that are done as soon as recorded; event k happened at k * 10 ms on the "GPU".
+class InstantTimer : public GpuTimer {
+ public:
+  int record() override { return recorded++; }
+  std::optional<double> elapsed(int from, int to) override { return (to - from) * 0.01; }
+  int recorded = 0;
+};
+
+TEST_F(MonitorWithAgent, AGpuTimerTimesOneStepPerIntervalReadAStepLater) {
+  MonitorOptions o = options();
+  auto timer = std::make_shared<InstantTimer>();
+  o.gpu_timer = timer;
+  o.gpu_interval_s = 3600;
+  Monitor mon = Monitor::start(o);
+  for (int i = 0; i < 5; ++i) mon.step();
+  mon.close();
+  ASSERT_TRUE(agent.wait_steps(5));
+  const auto steps = agent.steps();
+  ASSERT_EQ(steps.size(), 5U);
+  EXPECT_DOUBLE_EQ(steps[0].gpu_step_s.value_or(-1), 0.01);  // events 0 -> 1
+  for (std::size_t i = 1; i < steps.size(); ++i) EXPECT_FALSE(steps[i].gpu_step_s) << i;
+  EXPECT_EQ(timer->recorded, 2);  // one pair in the hour, not one a step
+}
+
 TEST_F(MonitorWithAgent, OomIsARankEvent) {
   Monitor mon = Monitor::start(options());
   mon.step();

@@ -27,17 +27,9 @@
 
 namespace gpumon::client {
 
-/// Times steps on the GPU with events recorded in the training's stream (CUDA events).
-class GpuTimer {
- public:
-  virtual ~GpuTimer() = default;
-  /// Records an event now (in stream order); returns its id. An id may be reused once both
-  /// steps that used it were read: the clock has at most 3 events in use at a time.
-  virtual int record() = 0;
-  /// The seconds from event `from` to event `to` when the GPU has passed `to`, else nullopt
-  /// (never waits for the GPU).
-  virtual std::optional<double> elapsed(int from, int to) = 0;
-};
+/// The GPU timer of the public header (gpumon/monitor.h): the Python module implements it
+/// with torch.cuda.Event, a C++ caller with its own events.
+using GpuTimer = gpumon::GpuTimer;
 
 struct StepClockOptions {
   /// allocator_source runs at a step's end at most once per this interval (seconds).
