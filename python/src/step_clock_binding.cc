@@ -190,8 +190,8 @@ py::dict fast_calls(const py::object& self) {
 }  // namespace
 
 void bind_step_clock(py::module_& m) {
-  py::class_<PyStepClock>(m, "StepClock",
-                          "The step clock of src/client/step_clock.h; see python/gpumon/_monitor.py")
+  py::class_<PyStepClock>(
+      m, "StepClock", "The step clock of src/client/step_clock.h; see python/gpumon/_monitor.py")
       .def(py::init<std::size_t, double>(), py::arg("keep_recent") = 64,
            py::arg("housekeeping_interval_s") = 0.2)
       .def("set_allocator_source", &PyStepClock::set_allocator_source, py::arg("fn"),
@@ -204,7 +204,8 @@ void bind_step_clock(py::module_& m) {
       .def("begin_epoch", [](PyStepClock& c) { c.clock().begin_epoch(); })
       .def("add_data_wait", [](PyStepClock& c, double s) { c.clock().add_data_wait(s); })
       .def("finish", [](PyStepClock& c) { c.clock().finish(); })
-      .def("steps", [](const PyStepClock& c) { return const_cast<PyStepClock&>(c).clock().steps(); })
+      .def("steps",
+           [](const PyStepClock& c) { return const_cast<PyStepClock&>(c).clock().steps(); })
       .def("recent", [](PyStepClock& c) { return c.clock().recent(); })
       .def("hand_to", &PyStepClock::hand_to, py::arg("client"));
 }

@@ -232,8 +232,9 @@ bool Monitor::allocator_stats_due() const noexcept {
 void Monitor::oom(std::int64_t requested_bytes) noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
-    state_->send(client::oom_message(
-        state_->clock->steps(), requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
+    state_->send(client::oom_message(state_->clock->steps(), requested_bytes > 0
+                                                                 ? std::optional(requested_bytes)
+                                                                 : std::nullopt));
   })
 }
 

@@ -26,9 +26,9 @@ StepClock::StepClock(StepClockOptions options) : options_(std::move(options)), t
 }
 
 StepClock::Boundary StepClock::now() {
-  return {Clock::now(),
-          std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-              .count()};
+  return {
+      Clock::now(),
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
 }
 
 void StepClock::set_allocator_source(std::function<AllocatorStats()> source, double interval_s) {

@@ -67,11 +67,11 @@ TEST(StepClock, PlainStepsCarryTheirTimesAndCount) {
 TEST(StepClock, DeferredBoundaryIsEmittedByTheNextCallOrDroppedByAScopedStep) {
   StepClock clock;
   clock.step_deferred();
-  EXPECT_EQ(clock.steps(), 1);       // counted ...
-  EXPECT_FALSE(clock.has_out());     // ... but not sent yet
-  clock.step_deferred();             // emits the first
+  EXPECT_EQ(clock.steps(), 1);    // counted ...
+  EXPECT_FALSE(clock.has_out());  // ... but not sent yet
+  clock.step_deferred();          // emits the first
   ASSERT_EQ(take(clock).size(), 1U);
-  clock.begin_scoped();              // the second boundary was this step's start
+  clock.begin_scoped();  // the second boundary was this step's start
   std::this_thread::sleep_for(3ms);
   EXPECT_TRUE(clock.end_scoped());
   EXPECT_FALSE(clock.end_scoped());  // none begun
