@@ -116,6 +116,8 @@ std::unique_ptr<agent::AgentServer> open_agent_socket(
   return agent::AgentServer::start({.socket_path = path}, std::move(sinks), error);
 }
 
+namespace {
+
 diagnose::LiveDiagnoser::Listener findings_reporter(const Console& console,
                                                     const std::string& prefix,
                                                     agent::AgentServer* push_to) {
@@ -134,6 +136,15 @@ diagnose::LiveDiagnoser::Listener findings_reporter(const Console& console,
     }
     if (push_to) push_to->push(diagnose::findings_message(d));
   };
+}
+
+}  // namespace
+
+void start_live_findings(diagnose::LiveDiagnoser& live, const Console& console,
+                         const std::string& prefix, agent::AgentServer* push_to) {
+  live.add_listener(findings_reporter(console, prefix, push_to));
+  if (push_to) push_to->push(diagnose::findings_message(*live.latest()));
+  live.start();
 }
 
 int run_agent_command(const std::vector<std::string>& args, const Console& console) {
@@ -210,11 +221,7 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   }, old_term{};
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  if (live) {
-    live->add_listener(findings_reporter(console, "gpumon agent: ", server.get()));
-    server->push(diagnose::findings_message(*live->latest()));
-    live->start();
-  }
+  if (live) start_live_findings(*live, console, "gpumon agent: ", server.get());
   if (sampler) sampler->start();
   console.err << "gpumon agent: listening on " << o.socket
               << (writer ? ", recording into " + o.output : std::string()) << "\n"

@@ -28,11 +28,11 @@ std::unique_ptr<agent::AgentServer> open_agent_socket(
     const Console& console, const std::string& prefix, std::string& error,
     std::shared_ptr<diagnose::LiveDiagnoser> live = nullptr);
 
-/// The listener that logs each finding appearing or clearing on console.err (one line each,
-/// after `prefix`) and pushes the compact list to the clients of `push_to` (may be null). The
-/// console and the server must outlive the diagnoser's thread.
-diagnose::LiveDiagnoser::Listener findings_reporter(const Console& console,
-                                                    const std::string& prefix,
-                                                    agent::AgentServer* push_to);
+/// Starts `live` with a listener that logs each finding appearing or clearing on console.err
+/// (one line each, after `prefix`) and pushes the compact list to the clients of `push_to`
+/// (may be null), which get the current list at once. The console and the server must outlive
+/// the diagnoser's thread (stop `live` first).
+void start_live_findings(diagnose::LiveDiagnoser& live, const Console& console,
+                         const std::string& prefix, agent::AgentServer* push_to);
 
 }  // namespace gpumon::cli

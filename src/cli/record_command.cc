@@ -21,7 +21,6 @@
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/version.h"
-#include "diagnose/live/live_findings.h"
 #include "record/export_command.h"
 #include "record/recording_writer.h"
 #include "sampler/sampler.h"
@@ -188,11 +187,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
       console.err << "gpumon record: training steps will not be recorded: " << error << "\n";
   }
 
-  if (live) {
-    live->add_listener(findings_reporter(console, "gpumon record: ", agent_socket.get()));
-    if (agent_socket) agent_socket->push(diagnose::findings_message(*live->latest()));
-    live->start();
-  }
+  if (live) start_live_findings(*live, console, "gpumon record: ", agent_socket.get());
   const auto started = std::chrono::steady_clock::now();
   sampler.start();
   pid_t child = -1;

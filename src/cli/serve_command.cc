@@ -282,11 +282,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
                   << "); serving the GPUs without it (no gpumon_training_* here)\n";
     }
   }
-  if (live) {
-    live->add_listener(findings_reporter(console, "gpumon serve: ", agent_server.get()));
-    if (agent_server) agent_server->push(diagnose::findings_message(*live->latest()));
-    live->start();
-  }
+  if (live) start_live_findings(*live, console, "gpumon serve: ", agent_server.get());
 #endif
 
   if (!simulated.empty())
