@@ -229,8 +229,13 @@ class Monitor:
             if name not in ("mem_fn", "mem_interval", "gpu_timer", "gpu_interval"):
                 raise TypeError("unknown setting %r" % name)
             setattr(self, "_" + name, value)
-        if self._clock is not None:
+        if self._clock is None:
+            return
+        # Only what changed: each setter restarts its own schedule (and the timer's drops the
+        # step waiting for its GPU time), so the other must not be reset along with it.
+        if "mem_fn" in changes or "mem_interval" in changes:
             self._clock.set_allocator_source(self._mem_fn, self._mem_interval)
+        if "gpu_timer" in changes or "gpu_interval" in changes:
             self._clock.set_gpu_timer(self._gpu_timer, self._gpu_interval)
 
     @property

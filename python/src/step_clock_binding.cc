@@ -80,6 +80,7 @@ class PyStepClock {
             std::chrono::duration<double>(housekeeping_interval_s))) {}
 
   StepClock& clock() { return clock_; }
+  const StepClock& clock() const { return clock_; }
 
   // True at most every housekeeping interval.
   bool housekeeping_due() {
@@ -204,8 +205,7 @@ void bind_step_clock(py::module_& m) {
       .def("begin_epoch", [](PyStepClock& c) { c.clock().begin_epoch(); })
       .def("add_data_wait", [](PyStepClock& c, double s) { c.clock().add_data_wait(s); })
       .def("finish", [](PyStepClock& c) { c.clock().finish(); })
-      .def("steps",
-           [](const PyStepClock& c) { return const_cast<PyStepClock&>(c).clock().steps(); })
+      .def("steps", [](const PyStepClock& c) { return c.clock().steps(); })
       .def("recent", [](PyStepClock& c) { return c.clock().recent(); })
       .def("hand_to", &PyStepClock::hand_to, py::arg("client"));
 }
