@@ -281,10 +281,11 @@ def start_arm(name, args, block):
     return None
 
 
-def bootstrap_ci(values, n=4000, seed=1):
+def bootstrap_ci(values, n=4000, seed=1, stat=statistics.median):
+    """95 % percentile-bootstrap interval of stat(values)."""
     rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(n))
-    return meds[int(0.025 * n)], meds[int(0.975 * n)]
+    est = sorted(stat(rng.choices(values, k=len(values))) for _ in range(n))
+    return est[int(0.025 * n)], est[int(0.975 * n)]
 
 
 def main():

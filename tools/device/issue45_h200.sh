@@ -15,7 +15,8 @@
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
 #   issue45_h200.sh ab        build; bench/inloop_ab.py on the launch and gemm loops
-#   issue45_h200.sh ablaunch  build; bench/inloop_ab.py on the launch loop for 100 s
+#   issue45_h200.sh ablaunch  build; bench/inloop_ab.py on the launch loop for AB_SECONDS
+#                             (default 100) in halves of AB_STEPS steps (default 20)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -156,10 +157,12 @@ elif [ "$part" = ab ]; then  # gpumon's calls on and off in alternating runs of 
   timeout 150 python3 bench/inloop_ab.py --gpumon "$g" --loop gemm --pairs 120 --steps 20 \
     --out "$res/inloop-ab-gemm.json" >"$res/inloop-ab-gemm.txt" 2>&1
   log "  gemm: $(grep -A3 slowdown_pct_median "$res/inloop-ab-gemm.json" | tr -d '\n ')"
-elif [ "$part" = ablaunch ]; then  # the launch loop's A/B alone, as many pairs as 100 s allow
-  timeout 140 python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 5000 --steps 20 \
-    --cpus 2-5 --max-seconds 100 --out "$res/inloop-ab-launch-20.json" >"$res/inloop-ab-launch-20.txt" 2>&1
-  log "  launch: $(grep -B1 -A3 slowdown_pct_median "$res/inloop-ab-launch-20.json" | tr -d '\n ')"
+elif [ "$part" = ablaunch ]; then  # the launch loop's A/B alone, as many pairs as the time allows
+  s=${AB_SECONDS:-100} k=${AB_STEPS:-20}
+  f="$res/inloop-ab-launch-$k-${s}s"
+  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+    --steps "$k" --cpus 2-5 --max-seconds "$s" --out "$f.json" >"$f.txt" 2>&1
+  log "  launch: $(grep -B1 -A8 slowdown_pct_median "$f.json" | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
