@@ -6,12 +6,20 @@ seconds apart (bench/training_overhead.py) cannot resolve 0.5 %. Here one `gpumo
 (10 Hz, recording) and one Monitor run throughout, and the loop alternates runs of --steps
 steps with the three lines (`for b in mon.wrap(loader): ... mon.step()`) and without them, the
 order of each pair random; the slowdown is the median over pairs of (mean step with) / (mean
-step without) - 1, with a 95 % bootstrap interval (the mean of the ratios is given too: it
-counts in full the few halves that hold one of gpumon's bounded-rate reads). The drift cancels within each pair (about
-0.1-0.5 s). What this leaves out is the agent's own effect, which is present in both halves:
-that is training_overhead.py's gpumon arms (its own process, another core).
+step without) - 1, with a 95 % bootstrap interval. The drift cancels within each pair (about
+0.1-0.5 s). Also reported:
+- the mean of the ratios, which counts in full the few halves that hold one of gpumon's
+  bounded-rate reads (allocator stats, CUDA events, the hand-over of queued steps);
+- the same ratios in the main thread's CPU time: wall slowdown beyond it is time the thread
+  spent off the CPU (preempted, or waiting longer on the GPU);
+- the agent's CPU time per step. The agent handles the steps' messages while the loop runs, so
+  where it runs matters: by default it may use any CPU (as when `gpumon.start()` or
+  `gpumon record` starts it); --agent-cpus pins it, e.g. onto the training process's CPUs.
+--arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
+the method: it should read ~0).
 
-usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--pairs N] [--steps K] [--cpus 2-5]
+usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control] [--pairs N]
+                    [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads]
                     [--max-seconds S] [--out FILE.json]
 """
 import argparse
@@ -32,26 +40,104 @@ from training_overhead import bootstrap_ci, make_loop  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
+def cpu_range(text):
+    lo, _, hi = text.partition("-")
+    return set(range(int(lo), int(hi or lo) + 1))
+
+
+def process_cpu_s(pid):
+    """User + system CPU seconds of a process, all its threads."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _ControlMonitor:
+    """The shape of gpumon's calls with nothing in them: a generator around the loader and a
+    method call per step."""
+
+    def wrap(self, iterable):
+        for batch in iterable:
+            yield batch
+
+    def step(self):
+        return self
+
+
+def slowdown(ratios):
+    """Median and mean of the ratios as slowdowns in %, each with its 95 % interval."""
+    lo, hi = bootstrap_ci(ratios)
+    mlo, mhi = bootstrap_ci(ratios, stat=statistics.fmean)
+    return {"median": 100 * (statistics.median(ratios) - 1), "ci95": [100 * (lo - 1), 100 * (hi - 1)],
+            "mean": 100 * (statistics.fmean(ratios) - 1), "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
+
+
+def run_pairs(a, mon, step):
+    batches = iter(mon.wrap(itertools.repeat(None)))
+    perf, cpu = time.perf_counter, time.thread_time
+
+    def with_calls():
+        t, c = perf(), cpu()
+        for _ in range(a.steps):
+            next(batches)
+            step()
+            mon.step()
+        return perf() - t, cpu() - c
+
+    def without():
+        t, c = perf(), cpu()
+        for _ in range(a.steps):
+            step()
+        return perf() - t, cpu() - c
+
+    for _ in range(3):  # warm up both paths
+        with_calls(), without()
+    rng = random.Random(1)
+    wall, cpu_ratios, on_ms, off_ms = [], [], [], []
+    t0 = perf()
+    stop_at = t0 + a.max_seconds if a.max_seconds > 0 else float("inf")
+    for _ in range(a.pairs):
+        if perf() > stop_at:
+            break
+        if rng.random() < 0.5:
+            on, off = with_calls(), without()
+        else:
+            off, on = without(), with_calls()
+        wall.append(on[0] / off[0])
+        cpu_ratios.append(on[1] / off[1])
+        on_ms.append(on[0] * 1e3 / a.steps)
+        off_ms.append(off[0] * 1e3 / a.steps)
+    return {"pairs": len(wall), "seconds": round(perf() - t0, 1), "wall": wall,
+            "cpu": cpu_ratios, "on_ms": on_ms, "off_ms": off_ms}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumon", required=True)
     ap.add_argument("--loop", choices=["gemm", "launch"], required=True)
+    ap.add_argument("--arm", choices=["gpumon", "control"], default="gpumon")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
     ap.add_argument("--max-seconds", type=float, default=0,
                     help="stop making pairs after this long (0: no limit)")
     ap.add_argument("--cpus", default="", help="pin the training process to these CPUs, e.g. 2-5")
+    ap.add_argument("--agent-cpus", default="",
+                    help="pin the agent to these CPUs (default: any, like an agent gpumon starts)")
+    ap.add_argument("--no-bounded-reads", action="store_true",
+                    help="no allocator stats or CUDA events: the per-step calls and hand-over only")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    if a.cpus:
-        lo, _, hi = a.cpus.partition("-")
-        os.sched_setaffinity(0, set(range(int(lo), int(hi or lo) + 1)))
     work = tempfile.mkdtemp(prefix="gpumon-ab-")
     sock = os.path.join(work, "agent.sock")
     log = open(os.path.join(work, "agent.log"), "w+")
+    agent_cpus = cpu_range(a.agent_cpus) if a.agent_cpus else None
     agent = subprocess.Popen([a.gpumon, "agent", "--socket", sock, "-o",
                               os.path.join(work, "ab.gpumon"), "--interval", "100"],
-                             stdout=subprocess.DEVNULL, stderr=log)
+                             stdout=subprocess.DEVNULL, stderr=log,
+                             preexec_fn=(lambda: os.sched_setaffinity(0, agent_cpus))
+                             if agent_cpus else None)
+    if a.cpus:  # after the agent started, which keeps its own CPUs
+        os.sched_setaffinity(0, cpu_range(a.cpus))
     try:
         deadline = time.time() + 10
         while not os.path.exists(sock) and time.time() < deadline and agent.poll() is None:
@@ -63,51 +149,24 @@ def main():
         mon = gpumon.start(socket_path=sock, start_agent=False)
         if not mon.active:
             sys.exit("gpumon is not active: nothing to measure")
+        if a.no_bounded_reads:
+            mon._configure(mem_fn=None, gpu_timer=None)
         step = make_loop(a.loop)
-        batches = iter(mon.wrap(itertools.repeat(None)))
-        perf = time.perf_counter
-
-        def with_gpumon():
-            t = perf()
-            for _ in range(a.steps):
-                next(batches)
-                step()
-                mon.step()
-            return (perf() - t) / a.steps
-
-        def without():
-            t = perf()
-            for _ in range(a.steps):
-                step()
-            return (perf() - t) / a.steps
-
-        for _ in range(3):  # warm up both paths
-            with_gpumon(), without()
-        rng = random.Random(1)
-        ratios, on_ms, off_ms = [], [], []
-        t0 = perf()
-        stop_at = t0 + a.max_seconds if a.max_seconds > 0 else float("inf")
-        for _ in range(a.pairs):
-            if perf() > stop_at:
-                break
-            if rng.random() < 0.5:
-                on, off = with_gpumon(), without()
-            else:
-                off, on = without(), with_gpumon()
-            ratios.append(on / off)
-            on_ms.append(on * 1e3)
-            off_ms.append(off * 1e3)
-        lo, hi = bootstrap_ci(ratios)
-        mlo, mhi = bootstrap_ci(ratios, stat=statistics.fmean)
-        out = {"loop": a.loop, "pairs": len(ratios), "steps_per_half": a.steps, "cpus": a.cpus,
-               "seconds": round(perf() - t0, 1),
-               "slowdown_pct_median": 100 * (statistics.median(ratios) - 1),
-               "slowdown_pct_ci95": [100 * (lo - 1), 100 * (hi - 1)],
-               # the mean counts the rare halves that hold a bounded-rate read in full
-               "slowdown_pct_mean": 100 * (statistics.fmean(ratios) - 1),
-               "slowdown_pct_mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)],
-               "step_ms_with_median": statistics.median(on_ms),
-               "step_ms_without_median": statistics.median(off_ms),
+        agent_cpu0 = process_cpu_s(agent.pid)
+        r = run_pairs(a, mon if a.arm == "gpumon" else _ControlMonitor(), step)
+        agent_cpu = process_cpu_s(agent.pid) - agent_cpu0
+        wall = slowdown(r["wall"])
+        arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm == "gpumon" else "")
+        out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
+               "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
+               "slowdown_pct_median": wall["median"], "slowdown_pct_ci95": wall["ci95"],
+               "slowdown_pct_mean": wall["mean"], "slowdown_pct_mean_ci95": wall["mean_ci95"],
+               "main_thread_cpu_slowdown_pct": slowdown(r["cpu"]),
+               "step_ms_with_median": statistics.median(r["on_ms"]),
+               "step_ms_without_median": statistics.median(r["off_ms"]),
+               "agent_cpu_s": round(agent_cpu, 2),
+               "agent_cpu_pct_of_a_core": round(100 * agent_cpu / max(r["seconds"], 1e-9), 2),
+               "agent_cpu_us_per_step": round(1e6 * agent_cpu / max(r["pairs"] * a.steps, 1), 1),
                "client": mon.stats()}
         mon.close()
     finally:

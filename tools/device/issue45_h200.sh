@@ -17,6 +17,9 @@
 #   issue45_h200.sh ab        build; bench/inloop_ab.py on the launch and gemm loops
 #   issue45_h200.sh ablaunch  build; bench/inloop_ab.py on the launch loop for AB_SECONDS
 #                             (default 100) in halves of AB_STEPS steps (default 20)
+#   issue45_h200.sh abdiag    build; the launch loop's A/B with the agent on any CPU or on the
+#                             training CPUs, an A/A control, without bounded-rate reads, and
+#                             with longer halves
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -163,6 +166,19 @@ elif [ "$part" = ablaunch ]; then  # the launch loop's A/B alone, as many pairs 
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --steps "$k" --cpus 2-5 --max-seconds "$s" --out "$f.json" >"$f.txt" 2>&1
   log "  launch: $(grep -B1 -A8 slowdown_pct_median "$f.json" | tr -d '\n ')"
+elif [ "$part" = abdiag ]; then  # where the launch loop's A/B slowdown comes from
+  lscpu -e >"$res/lscpu.txt" 2>&1
+  ab() {  # NAME SECONDS ARGS...
+    local name=$1 s=$2; shift 2
+    timeout $((s + 40)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+      --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
+    log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s mean %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_mean"], [round(x, 2) for x in d["slowdown_pct_mean_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
+  }
+  ab agent-any-10 ${AB_SECONDS:-90} --steps 10
+  ab agent-same-cpus-10 ${AB_SECONDS:-90} --steps 10 --agent-cpus 2-5
+  ab control-10 60 --steps 10 --arm control
+  ab no-bounded-reads-10 70 --steps 10 --no-bounded-reads
+  ab agent-any-40 ${AB_SECONDS:-90} --steps 40
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
