@@ -22,7 +22,8 @@ ParallelCompile("GPUMON_BUILD_JOBS").install()  # the sources at once
 setup(ext_modules=[
     Pybind11Extension(
         "gpumon._gpumon",
-        ["src/gpumon_module.cc", "src/step_clock_binding.cc", SRC + "/agent/agent_client.cc",
+        ["src/gpumon_module.cc", "src/step_clock_binding.cc", "src/step_calls.cc",
+         SRC + "/agent/agent_client.cc",
          SRC + "/agent/socket_path.cc", SRC + "/client/step_clock.cc",
          SRC + "/client/messages.cc"],
         include_dirs=[SRC, "../include", "src"],

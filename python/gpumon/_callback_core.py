@@ -116,4 +116,4 @@ class TrainerHooks:
         self._step_ctx = None
         self._gap_start = None
         if self.monitor is not None:
-            self.monitor._client = None  # the Monitor's own off switch (as Monitor._fail)
+            self.monitor._switch_off()  # the Monitor's own off switch (as Monitor._fail)

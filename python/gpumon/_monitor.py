@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import warnings
+import weakref
 
 from gpumon import _device, _oom
 
@@ -74,21 +75,26 @@ _NULL = _NullContext()
 
 
 class _StepContext:
-    """What mon.step() returns: a plain call marks a step boundary, `with` times its body."""
+    """What mon.step() returns: a plain call marks a step boundary, `with` times its body. It
+    holds its Monitor by a weak reference (the Monitor's step function holds it)."""
 
     __slots__ = ("_mon",)
 
-    def __init__(self, mon):
-        self._mon = mon
+    def __init__(self, mon_ref):
+        self._mon = mon_ref
 
     def __enter__(self):
-        self._mon._enter_with()
+        mon = self._mon()
+        if mon is not None:
+            mon._enter_with()
         return None
 
     def __exit__(self, exc_type, exc, tb):
-        if exc is not None:
-            self._mon._on_error(exc)
-        self._mon._exit_with()
+        mon = self._mon()
+        if mon is not None:
+            if exc is not None:
+                mon._on_error(exc)
+            mon._exit_with()
         return False
 
 
@@ -104,25 +110,10 @@ class _Wrapped:
 
     def __iter__(self):
         mon = self._mon
-        fetch_begin, fetch_end = mon._fetch_calls
         it = iter(self._iterable)  # the user's errors pass through untouched
         mon._epoch_start()
-        while True:
-            timing = mon._client is not None  # off after an internal error: just iterate
-            if timing:
-                try:
-                    if fetch_begin():
-                        mon._housekeeping()
-                except Exception as e:
-                    mon._fail(e)
-                    timing = False
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            if timing:
-                fetch_end()
-            yield batch
+        # _gpumon.TimedIter times each next(it) in C++ (src: python/src/step_calls.h).
+        return mon._clock.timed_iter(it, weakref.ref(mon)) if mon._clock is not None else it
 
 
 class _CudaTimer:
@@ -174,7 +165,6 @@ class Monitor:
         self._pid = os.getpid()
         self._generation = _fork_generation[0]
         self._clock = None
-        self._ctx = _StepContext(self)
         self._disconnects = 0
         self._closed = False
         # The agent's live findings (docs/DIAGNOSES.md "Live"): parsed only when they changed.
@@ -200,10 +190,11 @@ class Monitor:
         from gpumon import _gpumon
         # The last oom_steps step messages sent stay in the clock for the OOM bundle.
         self._clock = _gpumon.StepClock(max(int(oom_steps), 1), _HOUSEKEEPING_INTERVAL)
-        # The per-step calls as plain C functions (a pybind11 method costs more, see there).
-        calls = self._clock.fast_calls()
-        self._clock_step, self._clock_end_scoped = calls["step"], calls["end_scoped"]
-        self._fetch_calls = (calls["fetch_begin"], calls["fetch_end"])
+        # mon.step() is a C function (python/src/step_calls.h): a Python method's frame and
+        # attribute lookups are cold after a training step's work and cost microseconds.
+        me = weakref.ref(self)
+        self.step = self._clock.step_call(_StepContext(me), _NULL, me)
+        self._clock_end_scoped = self._clock.fast_calls()["end_scoped"]
         mem_fn, timer = None, None
         if torch is not None:
             try:
@@ -249,15 +240,11 @@ class Monitor:
         return _Wrapped(self, iterable)
 
     def step(self):
-        """Marks the end of a step (plain call) or, as `with mon.step():`, times its body."""
-        if self._client is None or _fork_generation[0] != self._generation:  # not active
-            return _NULL
-        try:
-            if self._clock_step():  # the boundary; sent at the next call unless `with` follows
-                self._housekeeping()
-        except Exception as e:
-            self._fail(e)
-        return self._ctx
+        """Marks the end of a step (plain call) or, as `with mon.step():`, times its body.
+
+        A connected Monitor replaces this with the C function of the same name (see __init__):
+        this one serves a Monitor that was never active."""
+        return _NULL
 
     def close(self):
         """Sends what is left and a bye, and disconnects (also run at exit). Idempotent."""
@@ -271,7 +258,7 @@ class Monitor:
             self._client.close(1.0)
         except Exception as e:
             self._fail(e)
-        self._client = None
+        self._switch_off()
 
     def oom_report(self, exc=None):
         """Writes the OOM forensics bundle for `exc`, a CUDA out-of-memory error you caught
@@ -461,7 +448,13 @@ class Monitor:
 
     def _fail(self, error):
         _warn_once("internal", "disabled after an internal error: %r" % (error,))
+        self._switch_off()
+
+    def _switch_off(self):
+        """Inactive from now on: the step calls do nothing, nothing more is sent."""
         self._client = None
+        if self._clock is not None:
+            self._clock.switch_off()
 
 
 def _find_binary():

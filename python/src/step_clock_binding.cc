@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
-// _gpumon.StepClock: src/client/step_clock.h for the Python Monitor, so a training step costs one
-// call into C++ (no message formatting in Python). The calls a step makes return True when the
-// Monitor's housekeeping is due (handing the messages to the client, looking for new findings),
-// at most every housekeeping_interval_s. The allocator source and the GPU timer are Python
-// objects, called from within those calls at their bounded rates; what they raise passes through
-// to the Monitor, which then disables itself with one warning.
+// _gpumon.StepClock: src/client/step_clock.h for the Python Monitor, so a training step costs
+// calls into C++ only (no Python frame, no message formatting in Python): the per-step calls are
+// in step_calls.cc. The Monitor's housekeeping (handing the messages to the client, looking for
+// new findings) runs at most every housekeeping_interval_s. The allocator source and the GPU
+// timer are Python objects, called from within those calls at their bounded rates; what they
+// raise goes to the Monitor, which then switches itself off with one warning.
 #include "step_clock_binding.h"
 
+#include <pthread.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -19,6 +21,8 @@
 
 #include "agent/agent_client.h"
 #include "client/step_clock.h"
+#include "py_step_clock.h"
+#include "step_calls.h"
 
 namespace py = pybind11;
 
@@ -72,125 +76,58 @@ class PyGpuTimer : public client::GpuTimer {
   py::object timer_;
 };
 
-class PyStepClock {
- public:
-  PyStepClock(std::size_t keep_recent, double housekeeping_interval_s)
-      : clock_(options(keep_recent)),
-        housekeeping_(std::chrono::duration_cast<Clock::duration>(
-            std::chrono::duration<double>(housekeeping_interval_s))) {}
-
-  StepClock& clock() { return clock_; }
-  const StepClock& clock() const { return clock_; }
-
-  // True at most every housekeeping interval.
-  bool housekeeping_due() {
-    const auto now = Clock::now();
-    if (now < due_) return false;
-    due_ = now + housekeeping_;
-    return true;
-  }
-
-  void set_allocator_source(py::object fn, double interval_s) {
-    if (fn.is_none()) {
-      clock_.set_allocator_source({}, interval_s);
-      return;
-    }
-    clock_.set_allocator_source(
-        [fn = std::move(fn)]() { return torch_allocator_stats(fn().cast<py::dict>()); },
-        interval_s);
-  }
-
-  void set_gpu_timer(py::object timer, double interval_s) {
-    clock_.set_gpu_timer(timer.is_none() ? nullptr : std::make_shared<PyGpuTimer>(std::move(timer)),
-                         interval_s);
-  }
-
-  // Hands the messages to `client`: a _gpumon.Client in C++, anything else through send().
-  std::size_t hand_to(const py::object& client) {
-    if (py::isinstance<agent::AgentClient>(client)) {
-      auto& c = client.cast<agent::AgentClient&>();
-      return clock_.drain([&c](const std::string& line) { c.send(line); });
-    }
-    py::object send = client.attr("send");
-    return clock_.drain([&send](const std::string& line) { send(line); });
-  }
-
- private:
-  static client::StepClockOptions options(std::size_t keep_recent) {
-    client::StepClockOptions o;
-    o.keep_recent = keep_recent;
-    return o;
-  }
-
-  StepClock clock_;
-  Clock::duration housekeeping_;
-  Clock::time_point due_{};
-};
-
-// The calls a step makes, as plain CPython functions (METH_NOARGS) whose self is a capsule of
-// the clock: a pybind11 method runs its generic dispatcher, whose code is cold after the
-// context switches of a training step; on a paced loop that cost ~2 us a call, these ~0.
-constexpr const char* kCapsule = "gpumon._gpumon.StepClock";
-
-template <bool (*Call)(PyStepClock&)>
-PyObject* fast_call(PyObject* self, PyObject* /*unused*/) {
-  auto* clock = static_cast<PyStepClock*>(PyCapsule_GetPointer(self, kCapsule));
-  if (clock == nullptr) return nullptr;
-  try {
-    return PyBool_FromLong(Call(*clock) ? 1 : 0);
-  } catch (py::error_already_set& e) {  // the allocator source's or the timer's own error
-    e.restore();
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  }
-  return nullptr;
-}
-
-bool step(PyStepClock& c) {
-  c.clock().step_deferred();
-  return c.housekeeping_due();
-}
-bool fetch_begin(PyStepClock& c) {
-  c.clock().fetch_begin();
-  return c.housekeeping_due();
-}
-bool fetch_end(PyStepClock& c) {
-  c.clock().fetch_end();
-  return false;
-}
-bool end_scoped(PyStepClock& c) {
-  c.clock().end_scoped();
-  return c.housekeeping_due();
-}
-
-PyMethodDef kFastCalls[] = {
-    {"step", fast_call<&step>, METH_NOARGS, "A step boundary; True: housekeeping due."},
-    {"fetch_begin", fast_call<&fetch_begin>, METH_NOARGS, "Before next(loader); True: due."},
-    {"fetch_end", fast_call<&fetch_end>, METH_NOARGS, "After next(loader)."},
-    {"end_scoped", fast_call<&end_scoped>, METH_NOARGS, "The end of `with mon.step()`."},
-};
-
-// {name: function} for kFastCalls; the capsule keeps the clock's Python object alive.
-py::dict fast_calls(const py::object& self) {
-  auto* clock = self.cast<PyStepClock*>();
-  PyObject* capsule = PyCapsule_New(clock, kCapsule, [](PyObject* cap) {
-    Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(cap)));
-  });
-  if (capsule == nullptr) throw py::error_already_set();
-  py::object owner = py::reinterpret_steal<py::object>(capsule);
-  if (PyCapsule_SetContext(capsule, self.inc_ref().ptr()) != 0) throw py::error_already_set();
-  py::dict out;
-  for (PyMethodDef& def : kFastCalls) {
-    PyObject* fn = PyCFunction_New(&def, capsule);
-    if (fn == nullptr) throw py::error_already_set();
-    out[def.ml_name] = py::reinterpret_steal<py::object>(fn);
-  }
-  return out;
-}
+std::atomic<unsigned> g_forks{0};  // bumped in every forked child
 
 }  // namespace
 
+void register_fork_handler() {
+  static const bool once = [] {
+    return pthread_atfork(nullptr, nullptr,
+                          [] { g_forks.fetch_add(1, std::memory_order_relaxed); }) == 0;
+  }();
+  (void)once;
+}
+
+unsigned fork_generation() {
+  return g_forks.load(std::memory_order_relaxed);
+}
+
+PyStepClock::PyStepClock(std::size_t keep_recent, double housekeeping_interval_s)
+    : clock_([keep_recent] {
+        client::StepClockOptions o;
+        o.keep_recent = keep_recent;
+        return o;
+      }()),
+      housekeeping_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(housekeeping_interval_s))),
+      generation_(fork_generation()) {}
+
+void PyStepClock::set_allocator_source(py::object fn, double interval_s) {
+  if (fn.is_none()) {
+    clock_.set_allocator_source({}, interval_s);
+    return;
+  }
+  clock_.set_allocator_source(
+      [fn = std::move(fn)]() { return torch_allocator_stats(fn().cast<py::dict>()); }, interval_s);
+}
+
+void PyStepClock::set_gpu_timer(py::object timer, double interval_s) {
+  clock_.set_gpu_timer(timer.is_none() ? nullptr : std::make_shared<PyGpuTimer>(std::move(timer)),
+                       interval_s);
+}
+
+std::size_t PyStepClock::hand_to(const py::object& client) {
+  if (py::isinstance<agent::AgentClient>(client)) {
+    auto& c = client.cast<agent::AgentClient&>();
+    // Queued only: the Monitor's flush() right after writes them with one system call.
+    return clock_.drain([&c](const std::string& line) { c.enqueue(line); });
+  }
+  py::object send = client.attr("send");
+  return clock_.drain([&send](const std::string& line) { send(line); });
+}
+
 void bind_step_clock(py::module_& m) {
+  register_fork_handler();
   py::class_<PyStepClock>(
       m, "StepClock", "The step clock of src/client/step_clock.h; see python/gpumon/_monitor.py")
       .def(py::init<std::size_t, double>(), py::arg("keep_recent") = 64,
@@ -199,8 +136,14 @@ void bind_step_clock(py::module_& m) {
            py::arg("interval_s"), "fn() -> torch.cuda.memory_stats()-like dict, or None")
       .def("set_gpu_timer", &PyStepClock::set_gpu_timer, py::arg("timer"), py::arg("interval_s"),
            "timer.record() -> int, timer.elapsed(a, b) -> seconds or None; or None")
-      .def("fast_calls", &fast_calls,
-           "{name: function} of the per-step calls (step, fetch_begin, fetch_end, end_scoped)")
+      .def("fast_calls", &fast_calls, "{name: function} of the other hot calls (end_scoped)")
+      .def("step_call", &step_call, py::arg("ctx"), py::arg("null_ctx"), py::arg("monitor"),
+           "The function for mon.step(): returns ctx, or null_ctx when the clock is off; "
+           "monitor is a weakref.ref to the Monitor (see step_calls.h)")
+      .def("timed_iter", &timed_iter, py::arg("iterator"), py::arg("monitor"),
+           "The iterator for mon.wrap(loader): times each next(iterator)")
+      .def_property_readonly("active", &PyStepClock::active, "On, and in the process that made it")
+      .def("switch_off", &PyStepClock::switch_off, "The per-step calls do nothing from now on")
       .def("begin_scoped", [](PyStepClock& c) { c.clock().begin_scoped(); })
       .def("begin_epoch", [](PyStepClock& c) { c.clock().begin_epoch(); })
       .def("add_data_wait", [](PyStepClock& c, double s) { c.clock().add_data_wait(s); })

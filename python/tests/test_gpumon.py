@@ -255,9 +255,11 @@ def test_a_forked_child_is_inert_in_process(tmp_path, agent):
     mon = gpumon.start(socket_path=env_sock)
     assert mon.active
     mon.step()
+    batches = iter(mon.wrap(range(4)))  # made in the parent, iterated in the child
     pid = os.fork()
     if pid == 0:
         ok = (not mon.active and mon.step() is not None and mon.wrap([1, 2]) == [1, 2]
+              and list(batches) == [0, 1, 2, 3] and mon._clock.steps() == 1
               and mon._client.send('{"type":"bye"}') is False)
         mon.close()  # nothing: not the owner
         os._exit(0 if ok else 1)
@@ -300,6 +302,69 @@ def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
         for _ in mon2.wrap(bad_loader()):
             mon2.step()
     mon2.close()
+
+
+def test_a_failing_hand_over_switches_gpumon_off_with_one_warning():
+    import gpumon
+    from gpumon._monitor import Monitor
+
+    class BrokenFlush(_FakeClient):
+        def flush(self):
+            raise OSError("flush broke")
+
+    mon = Monitor(client=BrokenFlush())
+    gpumon._monitor._warned.discard("internal")  # once per process: an earlier test may have
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in mon.wrap(range(3)):  # the first call's housekeeping is due at once
+            ctx = mon.step()
+            with ctx:
+                pass
+        assert mon.step() is gpumon._monitor._NULL
+    ours = [w for w in caught if issubclass(w.category, gpumon.GpumonWarning)]
+    assert len(ours) == 1 and "flush broke" in str(ours[0].message)
+    assert not mon.active and not mon._clock.active
+
+
+def test_a_monitor_is_freed_when_dropped_and_its_calls_outlive_it_harmlessly():
+    import gc
+    import weakref
+    from gpumon._monitor import Monitor
+
+    client = _FakeClient()
+    mon = Monitor(client=client)
+    step = mon.step
+    batches = iter(mon.wrap(range(3)))
+    next(batches)
+    step()
+    ref = weakref.ref(mon)
+    del mon
+    gc.collect()
+    assert ref() is None  # nothing it hands its calls keeps it alive
+    assert list(batches) == [1, 2]
+    step()  # its housekeeping has no Monitor to run: nothing happens
+    with step():
+        pass
+
+
+def test_the_wrapped_loader_keeps_its_length_and_runs_every_epoch():
+    from gpumon import _gpumon
+    from gpumon._monitor import Monitor
+
+    client = _FakeClient()
+    mon = Monitor(client=client)
+    loader = [10, 20, 30]
+    wrapped = mon.wrap(loader)
+    assert len(wrapped) == 3
+    for _ in range(2):
+        assert [b for b in wrapped if mon.step() or True] == loader
+    mon.close()
+    assert [m["step"] for m in client.lines if m["type"] == "step"] == list(range(6))
+    with pytest.raises(TypeError):
+        type(iter(Monitor(client=_FakeClient()).wrap(loader)))()
+    with pytest.raises(TypeError):
+        mon._clock.timed_iter([1], None)  # an iterator and a weakref.ref, or nothing
+    assert isinstance(_gpumon.StepClock(), _gpumon.StepClock)
 
 
 class _FakeClient:

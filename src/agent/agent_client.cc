@@ -83,20 +83,33 @@ bool AgentClient::send(std::string_view line) {
   if (!in_owner_process()) return false;
   std::lock_guard lock(mu_);
   if (closed_) return false;
-  const std::size_t size = line.size() + (line.ends_with('\n') ? 0 : 1);
-  if (size >= kMaxMessageBytes || queue_.size() - written_ + size > options_.max_queue_bytes) {
-    ++stats_.dropped;
+  if (!enqueue_locked(line)) {
     write_locked();  // make room for the next one if the socket takes some now
     return false;
   }
-  queue_.append(line);
-  if (!line.ends_with('\n')) queue_ += '\n';
   const auto now = std::chrono::steady_clock::now();
   if (now >= next_write_ || queue_.size() - written_ >= options_.write_batch_bytes) {
     next_write_ = now + options_.write_interval;
     write_locked();
   }
   receive_locked(false);
+  return true;
+}
+
+bool AgentClient::enqueue(std::string_view line) {
+  if (!in_owner_process()) return false;
+  std::lock_guard lock(mu_);
+  return !closed_ && enqueue_locked(line);
+}
+
+bool AgentClient::enqueue_locked(std::string_view line) {
+  const std::size_t size = line.size() + (line.ends_with('\n') ? 0 : 1);
+  if (size >= kMaxMessageBytes || queue_.size() - written_ + size > options_.max_queue_bytes) {
+    ++stats_.dropped;
+    return false;
+  }
+  queue_.append(line);
+  if (!line.ends_with('\n')) queue_ += '\n';
   return true;
 }
 

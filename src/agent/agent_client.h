@@ -68,9 +68,13 @@ class AgentClient {
 
   /// The first line of every connection (a hello message, agent_protocol.h).
   void set_hello(std::string_view line);
-  /// Queues `line` (a '\n' is added) and writes what the socket takes now. False when the
-  /// message was dropped: queue full, longer than the protocol allows, or not the owner process.
+  /// Queues `line` (a '\n' is added) and, when write_interval has passed, writes what the
+  /// socket takes now. False when the message was dropped: queue full, longer than the
+  /// protocol allows, or not the owner process.
   bool send(std::string_view line);
+  /// Queues `line` like send() but neither writes nor reads: a batch of messages queued this
+  /// way goes out with the next flush() in one system call.
+  bool enqueue(std::string_view line);
   /// Tries to connect (when due) and write the queue, without blocking; true when it is empty.
   bool flush();
   /// Waits up to `timeout` for the queue to drain (for the end of a run), then closes.
@@ -89,6 +93,7 @@ class AgentClient {
 
  private:
   bool connect_locked();
+  bool enqueue_locked(std::string_view line);
   void write_locked();
   void disconnect_locked(const std::string& why, bool broken);
   void receive_locked(bool now);

@@ -358,6 +358,34 @@ TEST(AgentClient, CoalescesWritesUntilTheIntervalOrAFlush) {
   server->stop();
 }
 
+TEST(AgentClient, EnqueueWritesNothingUntilAFlushWritesTheBatch) {
+  TempDir dir;
+  const std::string path = dir.file("agent.sock");
+  Received r;
+  auto server = start_server(path, r);
+  AgentClientOptions o = client_options(path);  // write_interval 0: send() would write each
+  o.max_queue_bytes = 4096;
+  AgentClient client(o);
+  client.set_hello(hello(getpid(), 0));
+  for (int n = 0; n < 10; ++n) EXPECT_TRUE(client.enqueue(step(n)));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(r.step_count(), 0U);
+  EXPECT_FALSE(client.stats().connected);  // not even connected yet
+  EXPECT_TRUE(client.flush());
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 10; }));
+  const auto steps = r.steps();
+  EXPECT_EQ(steps.front().step, 0);
+  EXPECT_EQ(steps.back().step, 9);
+  // A full queue drops, and says so, as send() does.
+  std::uint64_t queued = 0;
+  while (client.enqueue(step(static_cast<int>(10 + queued)))) ++queued;
+  EXPECT_LT(queued, 4096U);
+  EXPECT_EQ(client.stats().dropped, 1U);
+  client.close(1s);
+  EXPECT_FALSE(client.enqueue(step(0)));
+  server->stop();
+}
+
 TEST(AgentClient, QueuesWhileTheAgentIsAwayAndReconnects) {
   TempDir dir;
   const std::string path = dir.file("agent.sock");

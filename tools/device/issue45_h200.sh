@@ -20,6 +20,8 @@
 #   issue45_h200.sh abdiag    build; the launch loop's A/B with the agent on any CPU or on the
 #                             training CPUs, an A/A control, without bounded-rate reads, and
 #                             with longer halves
+#   issue45_h200.sh abfinal   build; mon.step() cost, then the launch loop's A/B (halves of 10
+#                             steps, agent on any CPU) for AB_SECONDS (default 300)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -179,6 +181,14 @@ elif [ "$part" = abdiag ]; then  # where the launch loop's A/B slowdown comes fr
   ab control-10 60 --steps 10 --arm control
   ab no-bounded-reads-10 70 --steps 10 --no-bounded-reads
   ab agent-any-40 ${AB_SECONDS:-90} --steps 40
+elif [ "$part" = abfinal ]; then  # after the per-step calls moved into C: their cost, then the A/B
+  export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
+  timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
+  log "  step cost: $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
+  s=${AB_SECONDS:-300}
+  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+    --steps 10 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-10.json" >"$res/ab-launch-10.txt" 2>&1
+  log "  launch: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10.json" | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+#include "step_calls.h"
+
+#include <exception>
+#include <memory>
+
+#include "py_step_clock.h"
+
+namespace py = pybind11;
+
+namespace gpumon::python {
+namespace {
+
+// Runs clock work that may call Python (the allocator source, the GPU timer); false, with the
+// Python error set, when it threw.
+template <typename Fn>
+bool guarded(Fn&& fn) {
+  try {
+    fn();
+    return true;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return false;
+}
+
+// The Monitor behind the weak reference (a new reference), or nullptr when it is gone.
+PyObject* monitor_of(PyObject* ref) {
+#if PY_VERSION_HEX >= 0x030D0000
+  PyObject* mon = nullptr;
+  if (PyWeakref_GetRef(ref, &mon) < 0) PyErr_Clear();
+  return mon;
+#else
+  PyObject* mon = PyWeakref_GetObject(ref);  // borrowed
+  if (mon == nullptr) PyErr_Clear();
+  return mon == nullptr || mon == Py_None ? nullptr : Py_NewRef(mon);
+#endif
+}
+
+// The exception being raised, taken out of the error indicator (a new reference).
+PyObject* take_error() {
+#if PY_VERSION_HEX >= 0x030C0000
+  return PyErr_GetRaisedException();
+#else
+  PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  if (value != nullptr && tb != nullptr) PyException_SetTraceback(value, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
+#endif
+}
+
+// With a Python error set: switches the clock off and hands the error to monitor._fail() (one
+// warning). The error indicator is clear afterwards: nothing reaches the training loop.
+void fail(PyStepClock& clock, PyObject* monitor_ref) {
+  clock.switch_off();
+  PyObject* exc = take_error();
+  if (PyObject* mon = monitor_of(monitor_ref)) {
+    PyObject* r = PyObject_CallMethod(mon, "_fail", "O", exc != nullptr ? exc : Py_None);
+    if (r == nullptr) PyErr_WriteUnraisable(mon);
+    Py_XDECREF(r);
+    Py_DECREF(mon);
+  }
+  Py_XDECREF(exc);
+}
+
+// Due housekeeping: monitor._housekeeping(); what it raises goes to fail().
+void housekeeping(PyStepClock& clock, PyObject* monitor_ref) {
+  PyObject* mon = monitor_of(monitor_ref);
+  if (mon == nullptr) return;
+  PyObject* r = PyObject_CallMethod(mon, "_housekeeping", nullptr);
+  Py_DECREF(mon);
+  if (r == nullptr) {
+    fail(clock, monitor_ref);
+    return;
+  }
+  Py_DECREF(r);
+}
+
+// The clock work of one call, then the housekeeping when it is due.
+template <typename Work>
+void run(PyStepClock& clock, PyObject* monitor_ref, Work&& work) {
+  bool due = false;
+  if (!guarded([&] {
+        work(clock.clock());
+        due = clock.housekeeping_due();
+      })) {
+    fail(clock, monitor_ref);
+  } else if (due) {
+    housekeeping(clock, monitor_ref);
+  }
+}
+
+PyStepClock* clock_of(const py::object& clock) {
+  return clock.cast<PyStepClock*>();  // a TypeError (cast_error) for anything else
+}
+
+void require_weakref(const py::object& monitor) {
+  if (!PyWeakref_CheckRef(monitor.ptr())) throw py::type_error("monitor: a weakref.ref expected");
+}
+
+// ---- mon.step() ----
+
+constexpr const char* kStepCapsule = "gpumon._gpumon.step_call";
+
+// Owns a reference to each object.
+struct StepCall {
+  StepCall(const py::object& clock_obj, PyStepClock* clock, const py::object& ctx,
+           const py::object& null_ctx, const py::object& monitor)
+      : clock_obj(clock_obj.inc_ref().ptr()),
+        clock(clock),
+        ctx(ctx.inc_ref().ptr()),
+        null_ctx(null_ctx.inc_ref().ptr()),
+        monitor(monitor.inc_ref().ptr()) {}
+  StepCall(const StepCall&) = delete;
+  StepCall& operator=(const StepCall&) = delete;
+  PyObject* clock_obj;  // keeps the clock alive
+  PyStepClock* clock;
+  PyObject* ctx;
+  PyObject* null_ctx;
+  PyObject* monitor;  // weakref.ref
+  ~StepCall() {
+    Py_XDECREF(clock_obj);
+    Py_XDECREF(ctx);
+    Py_XDECREF(null_ctx);
+    Py_XDECREF(monitor);
+  }
+};
+
+PyObject* step(PyObject* self, PyObject* /*unused*/) {
+  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kStepCapsule));
+  if (s == nullptr) return nullptr;
+  if (!s->clock->active()) return Py_NewRef(s->null_ctx);
+  run(*s->clock, s->monitor, [](client::StepClock& c) { c.step_deferred(); });
+  return Py_NewRef(s->ctx);
+}
+
+PyMethodDef kStepDef = {
+    "step", step, METH_NOARGS,
+    "Marks the end of a step (plain call) or, as `with mon.step():`, times its body."};
+
+// ---- mon.wrap(loader) ----
+
+struct TimedIter {
+  PyObject ob_base;  // PyObject_HEAD
+  PyObject* clock_obj;
+  PyStepClock* clock;
+  PyObject* inner;
+  PyObject* monitor;  // weakref.ref
+};
+
+TimedIter* as_timed(PyObject* self) {
+  return reinterpret_cast<TimedIter*>(self);
+}
+
+int timed_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(as_timed(self)->clock_obj);
+  Py_VISIT(as_timed(self)->inner);
+  Py_VISIT(as_timed(self)->monitor);
+  return 0;
+}
+
+int timed_clear(PyObject* self) {
+  TimedIter* it = as_timed(self);
+  it->clock = nullptr;
+  Py_CLEAR(it->clock_obj);
+  Py_CLEAR(it->inner);
+  Py_CLEAR(it->monitor);
+  return 0;
+}
+
+void timed_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  timed_clear(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* timed_next(PyObject* self) {
+  TimedIter* it = as_timed(self);
+  if (it->inner == nullptr) return nullptr;  // cleared: exhausted
+  PyStepClock* clock = it->clock;
+  bool timing = clock != nullptr && clock->active();
+  if (timing) {
+    run(*clock, it->monitor, [](client::StepClock& c) { c.fetch_begin(); });
+    timing = clock->active();  // off after an internal error: just iterate
+  }
+  PyObject* batch = PyIter_Next(it->inner);  // the loader's errors pass through untouched
+  if (batch != nullptr && timing) clock->clock().fetch_end();
+  return batch;
+}
+
+PyType_Slot kTimedSlots[] = {
+    {Py_tp_doc, const_cast<char*>("mon.wrap(loader)'s iterator: times the wait for each batch.")},
+    {Py_tp_dealloc, reinterpret_cast<void*>(&timed_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(&timed_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(&timed_clear)},
+    {Py_tp_iter, reinterpret_cast<void*>(&PyObject_SelfIter)},
+    {Py_tp_iternext, reinterpret_cast<void*>(&timed_next)},
+    {0, nullptr},
+};
+
+PyType_Spec kTimedSpec = {
+    "gpumon._gpumon.TimedIter", sizeof(TimedIter), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, kTimedSlots};
+
+PyTypeObject* timed_type() {
+  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kTimedSpec));
+  if (type == nullptr) throw py::error_already_set();
+  return type;
+}
+
+// ---- the other hot calls ----
+
+constexpr const char* kClockCapsule = "gpumon._gpumon.StepClock";
+
+PyObject* end_scoped(PyObject* self, PyObject* /*unused*/) {
+  auto* clock = static_cast<PyStepClock*>(PyCapsule_GetPointer(self, kClockCapsule));
+  if (clock == nullptr) return nullptr;
+  bool due = false;
+  if (!guarded([&] {
+        clock->clock().end_scoped();
+        due = clock->housekeeping_due();
+      }))
+    return nullptr;  // the Monitor's _exit_with reports it
+  return PyBool_FromLong(due ? 1 : 0);
+}
+
+PyMethodDef kFastCalls[] = {
+    {"end_scoped", end_scoped, METH_NOARGS,
+     "The end of `with mon.step()`; True: housekeeping due."},
+};
+
+}  // namespace
+
+py::object step_call(const py::object& clock, const py::object& ctx, const py::object& null_ctx,
+                     const py::object& monitor) {
+  PyStepClock* c = clock_of(clock);
+  require_weakref(monitor);
+  auto call = std::make_unique<StepCall>(clock, c, ctx, null_ctx, monitor);
+  PyObject* capsule = PyCapsule_New(call.get(), kStepCapsule, [](PyObject* cap) {
+    delete static_cast<StepCall*>(PyCapsule_GetPointer(cap, kStepCapsule));
+  });
+  if (capsule == nullptr) throw py::error_already_set();
+  call.release();  // the capsule owns it
+  py::object owner = py::reinterpret_steal<py::object>(capsule);
+  PyObject* fn = PyCFunction_New(&kStepDef, capsule);
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
+py::object timed_iter(const py::object& clock, const py::object& iterator,
+                      const py::object& monitor) {
+  PyStepClock* c = clock_of(clock);
+  require_weakref(monitor);
+  if (!PyIter_Check(iterator.ptr())) throw py::type_error("timed_iter: an iterator expected");
+  PyTypeObject* type = timed_type();
+  TimedIter* it = PyObject_GC_New(TimedIter, type);
+  if (it == nullptr) throw py::error_already_set();
+  it->clock_obj = clock.inc_ref().ptr();
+  it->clock = c;
+  it->inner = iterator.inc_ref().ptr();
+  it->monitor = monitor.inc_ref().ptr();
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(it));
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(it));
+}
+
+py::dict fast_calls(const py::object& clock) {
+  PyStepClock* c = clock_of(clock);
+  PyObject* capsule = PyCapsule_New(c, kClockCapsule, [](PyObject* cap) {
+    Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(cap)));
+  });
+  if (capsule == nullptr) throw py::error_already_set();
+  py::object owner = py::reinterpret_steal<py::object>(capsule);
+  if (PyCapsule_SetContext(capsule, clock.inc_ref().ptr()) != 0) throw py::error_already_set();
+  py::dict out;
+  for (PyMethodDef& def : kFastCalls) {
+    PyObject* fn = PyCFunction_New(&def, capsule);
+    if (fn == nullptr) throw py::error_already_set();
+    out[def.ml_name] = py::reinterpret_steal<py::object>(fn);
+  }
+  return out;
+}
+
+}  // namespace gpumon::python
