@@ -12,14 +12,15 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
   bounded-rate reads (allocator stats, CUDA events, the hand-over of queued steps);
 - the same ratios in the main thread's CPU time: wall slowdown beyond it is time the thread
   spent off the CPU (preempted, or waiting longer on the GPU);
-- the agent's CPU time per step. The agent handles the steps' messages while the loop runs, so
+- the agent's CPU time per step (--null-agent: a reader that discards the messages instead,
+  which leaves the cost inside the training process alone). The agent handles the steps' messages while the loop runs, so
   where it runs matters: by default it may use any CPU (as when `gpumon.start()` or
   `gpumon record` starts it); --agent-cpus pins it, e.g. onto the training process's CPUs.
 --arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
 the method: it should read ~0).
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control] [--pairs N]
-                    [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads]
+                    [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--max-seconds S] [--out FILE.json]
 """
 import argparse
@@ -50,6 +51,21 @@ def process_cpu_s(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# --null-agent: accepts connections and reads everything, doing nothing with it.
+NULL_AGENT = """
+import os, socket, sys, threading
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+os.chmod(sys.argv[1], 0o600)
+s.listen(16)
+def drain(c):
+    while c.recv(1 << 16):
+        pass
+while True:
+    threading.Thread(target=drain, args=(s.accept()[0],), daemon=True).start()
+"""
 
 
 class _ControlMonitor:
@@ -125,14 +141,20 @@ def main():
                     help="pin the agent to these CPUs (default: any, like an agent gpumon starts)")
     ap.add_argument("--no-bounded-reads", action="store_true",
                     help="no allocator stats or CUDA events: the per-step calls and hand-over only")
+    ap.add_argument("--null-agent", action="store_true",
+                    help="a reader that discards the messages instead of the agent: the cost "
+                         "inside the training process alone")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="gpumon-ab-")
     sock = os.path.join(work, "agent.sock")
     log = open(os.path.join(work, "agent.log"), "w+")
     agent_cpus = cpu_range(a.agent_cpus) if a.agent_cpus else None
-    agent = subprocess.Popen([a.gpumon, "agent", "--socket", sock, "-o",
-                              os.path.join(work, "ab.gpumon"), "--interval", "100"],
+    command = [a.gpumon, "agent", "--socket", sock, "-o", os.path.join(work, "ab.gpumon"),
+               "--interval", "100"]
+    if a.null_agent:
+        command = [sys.executable, "-c", NULL_AGENT, sock]
+    agent = subprocess.Popen(command,
                              stdout=subprocess.DEVNULL, stderr=log,
                              preexec_fn=(lambda: os.sched_setaffinity(0, agent_cpus))
                              if agent_cpus else None)
@@ -157,6 +179,7 @@ def main():
         agent_cpu = process_cpu_s(agent.pid) - agent_cpu0
         wall = slowdown(r["wall"])
         arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm == "gpumon" else "")
+        arm += "-null-agent" if a.null_agent else ""
         out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
                "slowdown_pct_median": wall["median"], "slowdown_pct_ci95": wall["ci95"],

@@ -22,6 +22,8 @@
 #                             with longer halves
 #   issue45_h200.sh abfinal   build; mon.step() cost, then the launch loop's A/B (halves of 10
 #                             steps, agent on any CPU) for AB_SECONDS (default 300)
+#   issue45_h200.sh abnull    build; the same A/B with a reader that discards the steps in place
+#                             of the agent (the cost inside the training process alone)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -189,6 +191,12 @@ elif [ "$part" = abfinal ]; then  # after the per-step calls moved into C: their
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --steps 10 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-10.json" >"$res/ab-launch-10.txt" 2>&1
   log "  launch: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10.json" | tr -d '\n ')"
+elif [ "$part" = abnull ]; then  # the launch loop's A/B with a reader that discards the steps
+  s=${AB_SECONDS:-120}
+  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+    --steps 10 --cpus 2-5 --null-agent --max-seconds "$s" --out "$res/ab-launch-null.json" \
+    >"$res/ab-launch-null.txt" 2>&1
+  log "  launch, null agent: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-null.json" | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
