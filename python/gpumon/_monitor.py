@@ -6,7 +6,8 @@ Contract (docs/python.md):
   GpumonWarning and the monitor becomes a no-op; errors of the user's own loader pass through.
 - Nothing here blocks on the agent: _gpumon.Client.send() queues and writes without waiting.
 - In a forked child (a DataLoader worker) every call does nothing (a fork generation bumped by
-  os.register_at_fork, checked instead of getpid() every step; the C++ client does the same).
+  os.register_at_fork, checked instead of getpid() every step; the per-step C calls and the C++
+  client do the same with pthread_atfork).
 - No thread and no signal handler is started in the training process (a sys.excepthook is
   chained, for the OOM forensics of _oom.py). torch is never imported by gpumon; it is used only
   when the training script has imported it.
@@ -74,30 +75,6 @@ class _NullContext:
 _NULL = _NullContext()
 
 
-class _StepContext:
-    """What mon.step() returns: a plain call marks a step boundary, `with` times its body. It
-    holds its Monitor by a weak reference (the Monitor's step function holds it)."""
-
-    __slots__ = ("_mon",)
-
-    def __init__(self, mon_ref):
-        self._mon = mon_ref
-
-    def __enter__(self):
-        mon = self._mon()
-        if mon is not None:
-            mon._enter_with()
-        return None
-
-    def __exit__(self, exc_type, exc, tb):
-        mon = self._mon()
-        if mon is not None:
-            if exc is not None:
-                mon._on_error(exc)
-            mon._exit_with()
-        return False
-
-
 class _Wrapped:
     """mon.wrap(loader): iterates the loader and times how long each batch keeps us waiting."""
 
@@ -153,7 +130,8 @@ class Monitor:
     """
 
     # The step clock (src/client/step_clock.h, in the _gpumon extension) times the steps and
-    # writes their messages, so a step costs one call into C++. GPU step time is measured on at
+    # writes their messages; the calls a step makes (step(), its `with` context, the wrapped
+    # loader's next()) are C functions over it (python/src/step_calls.h). GPU step time is measured on at
     # most one step every gpu_interval_s seconds (the others carry gpu_step_s = null): recording
     # and reading CUDA events costs tens of microseconds of CPU, too much for every 10 ms step
     # (docs/PERFORMANCE.md). Allocator stats are read at most every allocator_interval_s.
@@ -192,9 +170,9 @@ class Monitor:
         self._clock = _gpumon.StepClock(max(int(oom_steps), 1), _HOUSEKEEPING_INTERVAL)
         # mon.step() is a C function (python/src/step_calls.h): a Python method's frame and
         # attribute lookups are cold after a training step's work and cost microseconds.
+        # It returns a C context manager (`with mon.step():`, python/src/step_calls.h).
         me = weakref.ref(self)
-        self.step = self._clock.step_call(_StepContext(me), _NULL, me)
-        self._clock_end_scoped = self._clock.fast_calls()["end_scoped"]
+        self.step = self._clock.step_call(self._clock.step_scope(me), _NULL, me)
         mem_fn, timer = None, None
         if torch is not None:
             try:
@@ -338,23 +316,6 @@ class Monitor:
             return
         try:
             self._clock.begin_epoch()  # before the first batch: not a step
-        except Exception as e:
-            self._fail(e)
-
-    def _enter_with(self):
-        if not self.active:
-            return
-        try:
-            self._clock.begin_scoped()  # step() just before this was the start, not a boundary
-        except Exception as e:
-            self._fail(e)
-
-    def _exit_with(self):
-        if not self.active:
-            return
-        try:
-            if self._clock_end_scoped():
-                self._housekeeping()
         except Exception as e:
             self._fail(e)
 

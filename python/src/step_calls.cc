@@ -216,26 +216,98 @@ PyTypeObject* timed_type() {
   return type;
 }
 
-// ---- the other hot calls ----
+// ---- `with mon.step():` ----
 
-constexpr const char* kClockCapsule = "gpumon._gpumon.StepClock";
+struct StepScope {
+  PyObject ob_base;  // PyObject_HEAD
+  PyObject* clock_obj;
+  PyStepClock* clock;
+  PyObject* monitor;  // weakref.ref
+};
 
-PyObject* end_scoped(PyObject* self, PyObject* /*unused*/) {
-  auto* clock = static_cast<PyStepClock*>(PyCapsule_GetPointer(self, kClockCapsule));
-  if (clock == nullptr) return nullptr;
-  bool due = false;
-  if (!guarded([&] {
-        clock->clock().end_scoped();
-        due = clock->housekeeping_due();
-      }))
-    return nullptr;  // the Monitor's _exit_with reports it
-  return PyBool_FromLong(due ? 1 : 0);
+StepScope* as_scope(PyObject* self) {
+  return reinterpret_cast<StepScope*>(self);
 }
 
-PyMethodDef kFastCalls[] = {
-    {"end_scoped", end_scoped, METH_NOARGS,
-     "The end of `with mon.step()`; True: housekeeping due."},
+int scope_traverse(PyObject* self, visitproc visit, void* arg) {
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(as_scope(self)->clock_obj);
+  Py_VISIT(as_scope(self)->monitor);
+  return 0;
+}
+
+int scope_clear(PyObject* self) {
+  StepScope* s = as_scope(self);
+  s->clock = nullptr;
+  Py_CLEAR(s->clock_obj);
+  Py_CLEAR(s->monitor);
+  return 0;
+}
+
+void scope_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  scope_clear(self);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+PyObject* scope_enter(PyObject* self, PyObject* /*unused*/) {
+  StepScope* s = as_scope(self);
+  if (s->clock != nullptr && s->clock->active() &&
+      !guarded([&] { s->clock->clock().begin_scoped(); }))  // step() was the start: not a boundary
+    fail(*s->clock, s->monitor);
+  Py_RETURN_NONE;
+}
+
+// monitor._on_error(exc) for an exception leaving the body (it writes the OOM bundle of a CUDA
+// OOM). What that raises is reported as unraisable: the body's own exception goes on.
+void report_body_error(PyObject* monitor_ref, PyObject* exc) {
+  PyObject* mon = monitor_of(monitor_ref);
+  if (mon == nullptr) return;
+  PyObject* r = PyObject_CallMethod(mon, "_on_error", "O", exc);
+  if (r == nullptr) PyErr_WriteUnraisable(mon);
+  Py_XDECREF(r);
+  Py_DECREF(mon);
+}
+
+PyObject* scope_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "__exit__(exc_type, exc, traceback)");
+    return nullptr;
+  }
+  StepScope* s = as_scope(self);
+  if (s->clock == nullptr) Py_RETURN_FALSE;
+  if (args[1] != Py_None && s->clock->active()) report_body_error(s->monitor, args[1]);
+  if (s->clock->active()) run(*s->clock, s->monitor, [](client::StepClock& c) { c.end_scoped(); });
+  Py_RETURN_FALSE;
+}
+
+PyMethodDef kScopeMethods[] = {
+    {"__enter__", scope_enter, METH_NOARGS, "Starts the timed body of a step."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&scope_exit)),
+     METH_FASTCALL, "Ends it; reports a CUDA OOM leaving the body; never swallows an error."},
+    {nullptr, nullptr, 0, nullptr},
 };
+
+PyType_Slot kScopeSlots[] = {
+    {Py_tp_doc, const_cast<char*>("What mon.step() returns: `with mon.step():` times the body.")},
+    {Py_tp_dealloc, reinterpret_cast<void*>(&scope_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(&scope_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(&scope_clear)},
+    {Py_tp_methods, kScopeMethods},
+    {0, nullptr},
+};
+
+PyType_Spec kScopeSpec = {
+    "gpumon._gpumon.StepScope", sizeof(StepScope), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, kScopeSlots};
+
+PyTypeObject* scope_type() {
+  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kScopeSpec));
+  if (type == nullptr) throw py::error_already_set();
+  return type;
+}
 
 }  // namespace
 
@@ -271,21 +343,16 @@ py::object timed_iter(const py::object& clock, const py::object& iterator,
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(it));
 }
 
-py::dict fast_calls(const py::object& clock) {
+py::object step_scope(const py::object& clock, const py::object& monitor) {
   PyStepClock* c = clock_of(clock);
-  PyObject* capsule = PyCapsule_New(c, kClockCapsule, [](PyObject* cap) {
-    Py_XDECREF(static_cast<PyObject*>(PyCapsule_GetContext(cap)));
-  });
-  if (capsule == nullptr) throw py::error_already_set();
-  py::object owner = py::reinterpret_steal<py::object>(capsule);
-  if (PyCapsule_SetContext(capsule, clock.inc_ref().ptr()) != 0) throw py::error_already_set();
-  py::dict out;
-  for (PyMethodDef& def : kFastCalls) {
-    PyObject* fn = PyCFunction_New(&def, capsule);
-    if (fn == nullptr) throw py::error_already_set();
-    out[def.ml_name] = py::reinterpret_steal<py::object>(fn);
-  }
-  return out;
+  require_weakref(monitor);
+  StepScope* s = PyObject_GC_New(StepScope, scope_type());
+  if (s == nullptr) throw py::error_already_set();
+  s->clock_obj = clock.inc_ref().ptr();
+  s->clock = c;
+  s->monitor = monitor.inc_ref().ptr();
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(s));
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(s));
 }
 
 }  // namespace gpumon::python

@@ -4,8 +4,9 @@
 // on the H200 host gpumon's calls cost ~10 us a step cold against ~1 hot (docs/PERFORMANCE.md).
 //   step_call(...)   a function for `mon.step()`: a step boundary; returns the step's context
 //                    manager (for `with mon.step():`), or a null one when the clock is off
+//   step_scope(...)  the context manager step_call returns: `with mon.step():` times the body
+//                    and hands a CUDA OOM leaving it to monitor._on_error()
 //   timed_iter(...)  the iterator `for batch in mon.wrap(loader)` runs: times each next()
-//   fast_calls(...)  {name: function} of the clock's other hot calls (end_scoped)
 // When housekeeping is due they call monitor._housekeeping(); when the clock (its allocator
 // source or GPU timer) or that raises, monitor._fail(exception), which switches the clock off.
 // They never raise into the training loop; the loader's own errors pass through untouched.
@@ -19,8 +20,8 @@ namespace gpumon::python {
 /// `clock` is a _gpumon.StepClock; `monitor` a weakref.ref to the Monitor.
 pybind11::object step_call(const pybind11::object& clock, const pybind11::object& ctx,
                            const pybind11::object& null_ctx, const pybind11::object& monitor);
+pybind11::object step_scope(const pybind11::object& clock, const pybind11::object& monitor);
 pybind11::object timed_iter(const pybind11::object& clock, const pybind11::object& iterator,
                             const pybind11::object& monitor);
-pybind11::dict fast_calls(const pybind11::object& clock);
 
 }  // namespace gpumon::python

@@ -136,10 +136,11 @@ void bind_step_clock(py::module_& m) {
            py::arg("interval_s"), "fn() -> torch.cuda.memory_stats()-like dict, or None")
       .def("set_gpu_timer", &PyStepClock::set_gpu_timer, py::arg("timer"), py::arg("interval_s"),
            "timer.record() -> int, timer.elapsed(a, b) -> seconds or None; or None")
-      .def("fast_calls", &fast_calls, "{name: function} of the other hot calls (end_scoped)")
       .def("step_call", &step_call, py::arg("ctx"), py::arg("null_ctx"), py::arg("monitor"),
            "The function for mon.step(): returns ctx, or null_ctx when the clock is off; "
            "monitor is a weakref.ref to the Monitor (see step_calls.h)")
+      .def("step_scope", &step_scope, py::arg("monitor"),
+           "The context manager mon.step() returns (see step_calls.h)")
       .def("timed_iter", &timed_iter, py::arg("iterator"), py::arg("monitor"),
            "The iterator for mon.wrap(loader): times each next(iterator)")
       .def_property_readonly("active", &PyStepClock::active, "On, and in the process that made it")

@@ -347,6 +347,28 @@ def test_a_monitor_is_freed_when_dropped_and_its_calls_outlive_it_harmlessly():
         pass
 
 
+def test_the_with_form_lets_the_body_s_errors_through_and_times_the_body():
+    from gpumon._monitor import Monitor
+
+    client = _FakeClient()
+    mon = Monitor(client=client)
+    with pytest.raises(ValueError, match="the user's"):
+        with mon.step():
+            raise ValueError("the user's")
+    assert mon.active  # not gpumon's error: it goes on
+    with mon.step():
+        time.sleep(0.02)
+    scope = mon.step()  # a plain call: one more step
+    with pytest.raises(TypeError):
+        type(scope)()
+    with pytest.raises(TypeError):
+        scope.__exit__(None)
+    mon.close()
+    steps = [m for m in client.lines if m["type"] == "step"]
+    assert [m["step"] for m in steps] == [0, 1, 2]  # the step whose body raised counts too
+    assert steps[1]["cpu_step_s"] >= 0.02
+
+
 def test_the_wrapped_loader_keeps_its_length_and_runs_every_epoch():
     from gpumon import _gpumon
     from gpumon._monitor import Monitor
