@@ -143,47 +143,75 @@ PyMethodDef kStepDef = {
     "step", step, METH_NOARGS,
     "Marks the end of a step (plain call) or, as `with mon.step():`, times its body."};
 
-// ---- mon.wrap(loader) ----
+// ---- the objects the calls make: TimedIter and StepScope ----
 
-struct TimedIter {
+// One layout for both: the clock (held), the Monitor (weakly) and, for a TimedIter, the
+// loader's iterator (nullptr in a StepScope).
+struct ClockObject {
   PyObject ob_base;  // PyObject_HEAD
   PyObject* clock_obj;
   PyStepClock* clock;
-  PyObject* inner;
   PyObject* monitor;  // weakref.ref
+  PyObject* inner;
 };
 
-TimedIter* as_timed(PyObject* self) {
-  return reinterpret_cast<TimedIter*>(self);
+ClockObject* as_clock_object(PyObject* self) {
+  return reinterpret_cast<ClockObject*>(self);
 }
 
-int timed_traverse(PyObject* self, visitproc visit, void* arg) {
+int clock_object_traverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(Py_TYPE(self));
-  Py_VISIT(as_timed(self)->clock_obj);
-  Py_VISIT(as_timed(self)->inner);
-  Py_VISIT(as_timed(self)->monitor);
+  Py_VISIT(as_clock_object(self)->clock_obj);
+  Py_VISIT(as_clock_object(self)->monitor);
+  Py_VISIT(as_clock_object(self)->inner);
   return 0;
 }
 
-int timed_clear(PyObject* self) {
-  TimedIter* it = as_timed(self);
-  it->clock = nullptr;
-  Py_CLEAR(it->clock_obj);
-  Py_CLEAR(it->inner);
-  Py_CLEAR(it->monitor);
+int clock_object_clear(PyObject* self) {
+  ClockObject* o = as_clock_object(self);
+  o->clock = nullptr;
+  Py_CLEAR(o->clock_obj);
+  Py_CLEAR(o->monitor);
+  Py_CLEAR(o->inner);
   return 0;
 }
 
-void timed_dealloc(PyObject* self) {
+void clock_object_dealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PyObject_GC_UnTrack(self);
-  timed_clear(self);
+  clock_object_clear(self);
   type->tp_free(self);
   Py_DECREF(type);
 }
 
+// The type of `spec`, whose slots name the three functions above.
+PyTypeObject* clock_object_type(PyType_Spec& spec) {
+  auto* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+  if (type == nullptr) throw py::error_already_set();
+  return type;
+}
+
+py::object new_clock_object(PyTypeObject* type, const py::object& clock, const py::object& monitor,
+                            const py::object& inner) {
+  PyStepClock* c = clock_of(clock);
+  require_weakref(monitor);
+  ClockObject* o = PyObject_GC_New(ClockObject, type);
+  if (o == nullptr) throw py::error_already_set();
+  o->clock_obj = clock.inc_ref().ptr();
+  o->clock = c;
+  o->monitor = monitor.inc_ref().ptr();
+  o->inner = inner ? inner.inc_ref().ptr() : nullptr;
+  PyObject_GC_Track(reinterpret_cast<PyObject*>(o));
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(o));
+}
+
+constexpr unsigned long kClockObjectFlags =
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION;
+
+// ---- mon.wrap(loader) ----
+
 PyObject* timed_next(PyObject* self) {
-  TimedIter* it = as_timed(self);
+  ClockObject* it = as_clock_object(self);
   if (it->inner == nullptr) return nullptr;  // cleared: exhausted
   PyStepClock* clock = it->clock;
   bool timing = clock != nullptr && clock->active();
@@ -198,62 +226,21 @@ PyObject* timed_next(PyObject* self) {
 
 PyType_Slot kTimedSlots[] = {
     {Py_tp_doc, const_cast<char*>("mon.wrap(loader)'s iterator: times the wait for each batch.")},
-    {Py_tp_dealloc, reinterpret_cast<void*>(&timed_dealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(&timed_traverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(&timed_clear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(&clock_object_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(&clock_object_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(&clock_object_clear)},
     {Py_tp_iter, reinterpret_cast<void*>(&PyObject_SelfIter)},
     {Py_tp_iternext, reinterpret_cast<void*>(&timed_next)},
     {0, nullptr},
 };
 
-PyType_Spec kTimedSpec = {
-    "gpumon._gpumon.TimedIter", sizeof(TimedIter), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, kTimedSlots};
-
-PyTypeObject* timed_type() {
-  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kTimedSpec));
-  if (type == nullptr) throw py::error_already_set();
-  return type;
-}
+PyType_Spec kTimedSpec = {"gpumon._gpumon.TimedIter", sizeof(ClockObject), 0, kClockObjectFlags,
+                          kTimedSlots};
 
 // ---- `with mon.step():` ----
 
-struct StepScope {
-  PyObject ob_base;  // PyObject_HEAD
-  PyObject* clock_obj;
-  PyStepClock* clock;
-  PyObject* monitor;  // weakref.ref
-};
-
-StepScope* as_scope(PyObject* self) {
-  return reinterpret_cast<StepScope*>(self);
-}
-
-int scope_traverse(PyObject* self, visitproc visit, void* arg) {
-  Py_VISIT(Py_TYPE(self));
-  Py_VISIT(as_scope(self)->clock_obj);
-  Py_VISIT(as_scope(self)->monitor);
-  return 0;
-}
-
-int scope_clear(PyObject* self) {
-  StepScope* s = as_scope(self);
-  s->clock = nullptr;
-  Py_CLEAR(s->clock_obj);
-  Py_CLEAR(s->monitor);
-  return 0;
-}
-
-void scope_dealloc(PyObject* self) {
-  PyTypeObject* type = Py_TYPE(self);
-  PyObject_GC_UnTrack(self);
-  scope_clear(self);
-  type->tp_free(self);
-  Py_DECREF(type);
-}
-
 PyObject* scope_enter(PyObject* self, PyObject* /*unused*/) {
-  StepScope* s = as_scope(self);
+  ClockObject* s = as_clock_object(self);
   if (s->clock != nullptr && s->clock->active() &&
       !guarded([&] { s->clock->clock().begin_scoped(); }))  // step() was the start: not a boundary
     fail(*s->clock, s->monitor);
@@ -276,7 +263,7 @@ PyObject* scope_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "__exit__(exc_type, exc, traceback)");
     return nullptr;
   }
-  StepScope* s = as_scope(self);
+  ClockObject* s = as_clock_object(self);
   if (s->clock == nullptr) Py_RETURN_FALSE;
   if (args[1] != Py_None && s->clock->active()) report_body_error(s->monitor, args[1]);
   if (s->clock->active()) run(*s->clock, s->monitor, [](client::StepClock& c) { c.end_scoped(); });
@@ -292,22 +279,15 @@ PyMethodDef kScopeMethods[] = {
 
 PyType_Slot kScopeSlots[] = {
     {Py_tp_doc, const_cast<char*>("What mon.step() returns: `with mon.step():` times the body.")},
-    {Py_tp_dealloc, reinterpret_cast<void*>(&scope_dealloc)},
-    {Py_tp_traverse, reinterpret_cast<void*>(&scope_traverse)},
-    {Py_tp_clear, reinterpret_cast<void*>(&scope_clear)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(&clock_object_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(&clock_object_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(&clock_object_clear)},
     {Py_tp_methods, kScopeMethods},
     {0, nullptr},
 };
 
-PyType_Spec kScopeSpec = {
-    "gpumon._gpumon.StepScope", sizeof(StepScope), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION, kScopeSlots};
-
-PyTypeObject* scope_type() {
-  static PyTypeObject* type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&kScopeSpec));
-  if (type == nullptr) throw py::error_already_set();
-  return type;
-}
+PyType_Spec kScopeSpec = {"gpumon._gpumon.StepScope", sizeof(ClockObject), 0, kClockObjectFlags,
+                          kScopeSlots};
 
 }  // namespace
 
@@ -329,30 +309,14 @@ py::object step_call(const py::object& clock, const py::object& ctx, const py::o
 
 py::object timed_iter(const py::object& clock, const py::object& iterator,
                       const py::object& monitor) {
-  PyStepClock* c = clock_of(clock);
-  require_weakref(monitor);
   if (!PyIter_Check(iterator.ptr())) throw py::type_error("timed_iter: an iterator expected");
-  PyTypeObject* type = timed_type();
-  TimedIter* it = PyObject_GC_New(TimedIter, type);
-  if (it == nullptr) throw py::error_already_set();
-  it->clock_obj = clock.inc_ref().ptr();
-  it->clock = c;
-  it->inner = iterator.inc_ref().ptr();
-  it->monitor = monitor.inc_ref().ptr();
-  PyObject_GC_Track(reinterpret_cast<PyObject*>(it));
-  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(it));
+  static PyTypeObject* type = clock_object_type(kTimedSpec);
+  return new_clock_object(type, clock, monitor, iterator);
 }
 
 py::object step_scope(const py::object& clock, const py::object& monitor) {
-  PyStepClock* c = clock_of(clock);
-  require_weakref(monitor);
-  StepScope* s = PyObject_GC_New(StepScope, scope_type());
-  if (s == nullptr) throw py::error_already_set();
-  s->clock_obj = clock.inc_ref().ptr();
-  s->clock = c;
-  s->monitor = monitor.inc_ref().ptr();
-  PyObject_GC_Track(reinterpret_cast<PyObject*>(s));
-  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(s));
+  static PyTypeObject* type = clock_object_type(kScopeSpec);
+  return new_clock_object(type, clock, monitor, py::object());
 }
 
 }  // namespace gpumon::python
