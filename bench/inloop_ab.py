@@ -13,9 +13,10 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
 - the same ratios in the main thread's CPU time: wall slowdown beyond it is time the thread
   spent off the CPU (preempted, or waiting longer on the GPU);
 - the agent's CPU time per step (--null-agent: a reader that discards the messages instead,
-  which leaves the cost inside the training process alone). The agent handles the steps' messages while the loop runs, so
-  where it runs matters: by default it may use any CPU (as when `gpumon.start()` or
-  `gpumon record` starts it); --agent-cpus pins it, e.g. onto the training process's CPUs.
+  which leaves the cost inside the training process alone). The agent handles the steps'
+  messages while the loop runs, so where it runs matters: by default it may use any CPU (as
+  when `gpumon.start()` or `gpumon record` starts it); --agent-cpus pins it, e.g. onto the
+  training process's CPUs.
 --arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
 the method: it should read ~0).
 
@@ -84,8 +85,10 @@ def slowdown(ratios):
     """Median and mean of the ratios as slowdowns in %, each with its 95 % interval."""
     lo, hi = bootstrap_ci(ratios)
     mlo, mhi = bootstrap_ci(ratios, stat=statistics.fmean)
-    return {"median": 100 * (statistics.median(ratios) - 1), "ci95": [100 * (lo - 1), 100 * (hi - 1)],
-            "mean": 100 * (statistics.fmean(ratios) - 1), "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
+    return {"median": 100 * (statistics.median(ratios) - 1),
+            "ci95": [100 * (lo - 1), 100 * (hi - 1)],
+            "mean": 100 * (statistics.fmean(ratios) - 1),
+            "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
 
 
 def run_pairs(a, mon, step):

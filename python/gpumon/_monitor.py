@@ -131,10 +131,11 @@ class Monitor:
 
     # The step clock (src/client/step_clock.h, in the _gpumon extension) times the steps and
     # writes their messages; the calls a step makes (step(), its `with` context, the wrapped
-    # loader's next()) are C functions over it (python/src/step_calls.h). GPU step time is measured on at
-    # most one step every gpu_interval_s seconds (the others carry gpu_step_s = null): recording
-    # and reading CUDA events costs tens of microseconds of CPU, too much for every 10 ms step
-    # (docs/PERFORMANCE.md). Allocator stats are read at most every allocator_interval_s.
+    # loader's next()) are C functions over it (python/src/step_calls.h). GPU step time is
+    # measured on at most one step every gpu_interval_s seconds (the others carry gpu_step_s =
+    # null): recording and reading CUDA events costs tens of microseconds of CPU, too much for
+    # every 10 ms step (docs/PERFORMANCE.md). Allocator stats are read at most every
+    # allocator_interval_s.
 
     def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
                  oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
@@ -169,8 +170,8 @@ class Monitor:
         # The last oom_steps step messages sent stay in the clock for the OOM bundle.
         self._clock = _gpumon.StepClock(max(int(oom_steps), 1), _HOUSEKEEPING_INTERVAL)
         # mon.step() is a C function (python/src/step_calls.h): a Python method's frame and
-        # attribute lookups are cold after a training step's work and cost microseconds.
-        # It returns a C context manager (`with mon.step():`, python/src/step_calls.h).
+        # attribute lookups are cold after a training step's work and cost microseconds. It
+        # returns a C context manager for `with mon.step():`.
         me = weakref.ref(self)
         self.step = self._clock.step_call(self._clock.step_scope(me), _NULL, me)
         mem_fn, timer = None, None
