@@ -141,7 +141,8 @@ class Monitor:
                  oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
         self._client = client
         self.socket_path = socket_path
-        self._pid = os.getpid()
+        # Python's own fork check, for `active` (the callbacks read it every step, and a read of
+        # the clock's would go through pybind11); the clock's C calls check theirs.
         self._generation = _fork_generation[0]
         self._clock = None
         self._disconnects = 0
