@@ -18,10 +18,8 @@ usage: cold_step_cost.py --gpumon PATH [--reps N] [--sweep-mb M] [--cpu C] [--ag
 """
 import argparse
 import itertools
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,9 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_agent import Agent, emit  # noqa: E402
+
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
@@ -49,15 +50,11 @@ def main():
     torch.set_num_threads(1)
     work = tempfile.mkdtemp(prefix="gpumon-cold-")
     sock = os.path.join(work, "agent.sock")
-    agent = subprocess.Popen(
-        [a.gpumon, "agent", "--socket", sock, "-o", os.path.join(work, "cold.gpumon"),
-         "--interval", "100"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        preexec_fn=lambda: os.sched_setaffinity(0, {a.agent_cpu}))
+    agent = Agent([a.gpumon, "agent", "--socket", sock, "-o", os.path.join(work, "cold.gpumon"),
+                   "--interval", "100"], sock, cpus={a.agent_cpu})
     os.sched_setaffinity(0, {a.cpu})
     try:
-        deadline = time.time() + 10
-        while not os.path.exists(sock) and time.time() < deadline and agent.poll() is None:
-            time.sleep(0.05)
+        agent.wait_listening()
         import gpumon
         mon = gpumon.start(socket_path=sock, start_agent=False)
         if not mon.active:
@@ -92,13 +89,8 @@ def main():
                "client": mon.stats()}
         mon.close()
     finally:
-        agent.terminate()
-        agent.wait(10)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+        agent.stop()
+    emit(out, a.out)
 
 
 if __name__ == "__main__":

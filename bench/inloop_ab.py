@@ -26,17 +26,16 @@ usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control] [--p
 """
 import argparse
 import itertools
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from bench_agent import Agent, emit  # noqa: E402
 from training_overhead import bootstrap_ci, make_loop  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -157,19 +156,11 @@ def main():
                "--interval", "100"]
     if a.null_agent:
         command = [sys.executable, "-c", NULL_AGENT, sock]
-    agent = subprocess.Popen(command,
-                             stdout=subprocess.DEVNULL, stderr=log,
-                             preexec_fn=(lambda: os.sched_setaffinity(0, agent_cpus))
-                             if agent_cpus else None)
+    agent = Agent(command, sock, log=log, cpus=agent_cpus)
     if a.cpus:  # after the agent started, which keeps its own CPUs
         os.sched_setaffinity(0, cpu_range(a.cpus))
     try:
-        deadline = time.time() + 10
-        while not os.path.exists(sock) and time.time() < deadline and agent.poll() is None:
-            time.sleep(0.05)
-        if not os.path.exists(sock):
-            log.seek(0)
-            sys.exit("the agent did not listen: " + log.read()[-500:])
+        agent.wait_listening()
         import gpumon
         mon = gpumon.start(socket_path=sock, start_agent=False)
         if not mon.active:
@@ -177,9 +168,9 @@ def main():
         if a.no_bounded_reads:
             mon._configure(mem_fn=None, gpu_timer=None)
         step = make_loop(a.loop)
-        agent_cpu0 = process_cpu_s(agent.pid)
+        agent_cpu0 = process_cpu_s(agent.process.pid)
         r = run_pairs(a, mon if a.arm == "gpumon" else _ControlMonitor(), step)
-        agent_cpu = process_cpu_s(agent.pid) - agent_cpu0
+        agent_cpu = process_cpu_s(agent.process.pid) - agent_cpu0
         wall = slowdown(r["wall"])
         arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm == "gpumon" else "")
         arm += "-null-agent" if a.null_agent else ""
@@ -196,13 +187,8 @@ def main():
                "client": mon.stats()}
         mon.close()
     finally:
-        agent.terminate()
-        agent.wait(10)
-    text = json.dumps(out, indent=1)
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text + "\n")
+        agent.stop()
+    emit(out, a.out)
 
 
 if __name__ == "__main__":

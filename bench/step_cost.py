@@ -16,7 +16,6 @@ messages a second, more than any training does, and fills the client's bounded q
 usage: step_cost.py [--calls N] [--blocks B] [--pace-us U] [--device cuda|cpu] [--out FILE.json]
 """
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -24,6 +23,9 @@ import time
 import warnings
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_agent import emit  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import gpumon  # noqa: E402
@@ -136,8 +138,4 @@ for name, r in res.items():
         "wall_us_median": statistics.median(r["wall_us"]),
     }
 mon.close()
-text = json.dumps(out, indent=1)
-print(text)
-if a.out:
-    with open(a.out, "w") as f:
-        f.write(text + "\n")
+emit(out, a.out)
