@@ -54,31 +54,31 @@ PyObject* take_error() {
 #endif
 }
 
+// monitor.<method>(arg) (no argument when arg is nullptr) through the weak reference. False,
+// with the Python error set, when it raised; true when it ran or the Monitor is gone.
+bool call_monitor(PyObject* monitor_ref, const char* method, PyObject* arg) {
+  PyObject* mon = monitor_of(monitor_ref);
+  if (mon == nullptr) return true;
+  PyObject* r = arg != nullptr ? PyObject_CallMethod(mon, method, "O", arg)
+                               : PyObject_CallMethod(mon, method, nullptr);
+  Py_DECREF(mon);
+  Py_XDECREF(r);
+  return r != nullptr;
+}
+
 // With a Python error set: switches the clock off and hands the error to monitor._fail() (one
 // warning). The error indicator is clear afterwards: nothing reaches the training loop.
 void fail(PyStepClock& clock, PyObject* monitor_ref) {
   clock.switch_off();
   PyObject* exc = take_error();
-  if (PyObject* mon = monitor_of(monitor_ref)) {
-    PyObject* r = PyObject_CallMethod(mon, "_fail", "O", exc != nullptr ? exc : Py_None);
-    if (r == nullptr) PyErr_WriteUnraisable(mon);
-    Py_XDECREF(r);
-    Py_DECREF(mon);
-  }
+  if (!call_monitor(monitor_ref, "_fail", exc != nullptr ? exc : Py_None))
+    PyErr_WriteUnraisable(monitor_ref);
   Py_XDECREF(exc);
 }
 
 // Due housekeeping: monitor._housekeeping(); what it raises goes to fail().
 void housekeeping(PyStepClock& clock, PyObject* monitor_ref) {
-  PyObject* mon = monitor_of(monitor_ref);
-  if (mon == nullptr) return;
-  PyObject* r = PyObject_CallMethod(mon, "_housekeeping", nullptr);
-  Py_DECREF(mon);
-  if (r == nullptr) {
-    fail(clock, monitor_ref);
-    return;
-  }
-  Py_DECREF(r);
+  if (!call_monitor(monitor_ref, "_housekeeping", nullptr)) fail(clock, monitor_ref);
 }
 
 // The clock work of one call, then the housekeeping when it is due.
@@ -250,12 +250,7 @@ PyObject* scope_enter(PyObject* self, PyObject* /*unused*/) {
 // monitor._on_error(exc) for an exception leaving the body (it writes the OOM bundle of a CUDA
 // OOM). What that raises is reported as unraisable: the body's own exception goes on.
 void report_body_error(PyObject* monitor_ref, PyObject* exc) {
-  PyObject* mon = monitor_of(monitor_ref);
-  if (mon == nullptr) return;
-  PyObject* r = PyObject_CallMethod(mon, "_on_error", "O", exc);
-  if (r == nullptr) PyErr_WriteUnraisable(mon);
-  Py_XDECREF(r);
-  Py_DECREF(mon);
+  if (!call_monitor(monitor_ref, "_on_error", exc)) PyErr_WriteUnraisable(monitor_ref);
 }
 
 PyObject* scope_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
