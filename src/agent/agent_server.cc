@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -43,6 +44,7 @@ struct AgentServer::Client {
   std::string out;             // pushed lines not yet written
   std::uint64_t push_seq = 0;  // the pushed line it has (queued or written)
   bool write_closed = false;   // it stopped reading (closed): what it wrote is still read
+  bool more = false;           // the last read stopped at its cap: read again at once
 };
 
 std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& options, AgentSinks sinks,
@@ -126,15 +128,30 @@ double AgentServer::idle_seconds() const {
 }
 
 void AgentServer::run() noexcept {
+  using std::chrono::steady_clock;
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<pollfd> fds;
+  auto next_read = steady_clock::now();
   while (!stopping_.load()) {
+    // The clients' sockets are polled only for room to write pushed lines: a client writing
+    // its steps must not wake this thread (see the header); they are read on the clock.
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
-    for (const auto& c : clients)
-      fds.push_back({c->fd, static_cast<short>(c->out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    bool more = false;
+    for (const auto& c : clients) {
+      fds.push_back({c->fd, static_cast<short>(c->out.empty() ? 0 : POLLOUT), 0});
+      more = more || c->more;
+    }
+    int timeout_ms = -1;
+    if (more) {
+      timeout_ms = 0;
+    } else if (!clients.empty()) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(next_read - steady_clock::now());
+      timeout_ms = static_cast<int>(std::max<std::int64_t>(left.count(), 0));
+    }
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       break;
     }
@@ -143,20 +160,25 @@ void AgentServer::run() noexcept {
       [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof count);
       if (stopping_.load()) break;
     }
+    const auto now = steady_clock::now();
+    const bool read_due = now >= next_read;
+    if (read_due) next_read = now + options_.read_interval;
     std::vector<std::unique_ptr<Client>> keep;
     for (std::size_t i = 0; i < clients.size(); ++i) {
+      Client& c = *clients[i];
       bool alive = true;
       try {
-        if (fds[i + 2].revents & ~POLLOUT) alive = read_client(*clients[i]);
-        if (alive) write_client(*clients[i]);
+        // POLLHUP/POLLERR come unasked: the client is gone, read what it left.
+        if (read_due || c.more || (fds[i + 2].revents & ~POLLOUT) != 0) alive = read_client(c);
+        if (alive) write_client(c);
       } catch (...) {  // bad_alloc, or a sink that threw: drop that client, never the agent
-        drop(*clients[i], "internal error while reading");
+        drop(c, "internal error while reading");
         alive = false;
       }
       if (alive)
         keep.push_back(std::move(clients[i]));
       else
-        finish_client(*clients[i]);
+        finish_client(c);
     }
     clients.swap(keep);
     if (fds[1].revents & POLLIN) accept_pending(clients);
@@ -204,7 +226,8 @@ void AgentServer::accept_pending(std::vector<std::unique_ptr<Client>>& clients) 
 
 bool AgentServer::read_client(Client& c) {
   char chunk[16384];
-  // At most 16 reads (256 KiB) per wake-up, so one fast sender cannot starve the others.
+  // At most 16 reads (256 KiB) at a time, so one fast sender cannot starve the others.
+  c.more = false;
   for (int reads = 0; reads < 16; ++reads) {
     const ssize_t n = ::recv(c.fd, chunk, sizeof chunk, 0);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
@@ -230,7 +253,8 @@ bool AgentServer::read_client(Client& c) {
     }
     if (static_cast<std::size_t>(n) < sizeof chunk) return true;
   }
-  return true;  // more may wait: poll() reports it again
+  c.more = true;  // more may wait: read again at once
+  return true;
 }
 
 bool AgentServer::handle_line(Client& c, std::string_view line) {

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// AgentServer: the agent's Unix socket. One thread polls the listening socket and every client
-// (training ranks, up to max_clients), reads newline-delimited messages (agent_protocol.h) and
-// hands steps and rank events to the sinks. A client that sends something malformed, too long,
-// or a message before its hello is dropped (its connection closed, counted); the server and the
-// other clients carry on. A client that dies mid-message loses only that partial message.
+// AgentServer: the agent's Unix socket. One thread accepts clients (training ranks, up to
+// max_clients), reads their newline-delimited messages (agent_protocol.h) and hands steps and
+// rank events to the sinks. It reads every client each read_interval rather than waiting on
+// their sockets, so a client's write wakes no one: waking a sleeping reader costs the writer, a
+// training process, tens of microseconds (docs/PERFORMANCE.md "The hand-over"). A client that
+// hangs up is read at once. A client that sends something malformed, too long, or a message
+// before its hello is dropped (its connection closed, counted); the server and the other
+// clients carry on. A client that dies mid-message loses only that partial message.
 //
 // The agent also talks back: push() sends one line (live findings, docs/python.md "Protocol")
 // to every client that said hello, and the latest pushed line to each client right after its
@@ -16,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +35,9 @@ namespace gpumon::agent {
 struct AgentServerOptions {
   std::string socket_path;        ///< prepared with prepare_listen_path()
   std::size_t max_clients = 256;  ///< more are accepted and closed at once (counted)
+  /// Clients are read this often (a client that sent more than one read takes is read again
+  /// at once); their messages reach the sinks at most this late.
+  std::chrono::milliseconds read_interval{50};
 };
 
 struct AgentSinks {

@@ -156,6 +156,39 @@ TEST(AgentServer, AClientDyingMidMessageLosesOnlyThatMessage) {
   EXPECT_EQ(server->stats().clients_dropped, 0U);
 }
 
+TEST(AgentServer, ReadsClientsOnItsClockSoTheirWritesWakeNoOneButAHangUpDoes) {
+  TempDir dir;
+  Received r;
+  // Read at the accept, then not for a minute: only a hang-up brings the server round sooner.
+  auto server = start_server(dir.file("agent.sock"), r, 256, std::chrono::minutes(1));
+  const int fd = raw_connect(dir.file("agent.sock"));
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_now == 1; }));
+  put(fd, hello(7, 0));
+  for (int n = 0; n < 100; ++n) put(fd, step(n));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(r.step_count(), 0U) << "a client's write woke the server";
+  ::close(fd);
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 100; }, 2s)) << r.step_count();
+  EXPECT_EQ(r.count_events("disconnect"), 1U);
+}
+
+TEST(AgentServer, AClientSendingMoreThanOneReadTakesIsReadToTheEndWithoutWaiting) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r, 256, 1s);
+  const int fd = raw_connect(dir.file("agent.sock"));
+  ASSERT_GE(fd, 0);
+  std::string burst = hello(7, 0);
+  for (int n = 0; n < 4000; ++n) burst += step(n);  // ~0.8 MB: several capped reads
+  std::thread writer([&] { put(fd, burst); });
+  // The first read comes a second after the accept; at 256 KiB a read and one read a second,
+  // the rest would take three more.
+  EXPECT_TRUE(eventually([&] { return r.step_count() == 4000; }, 2500ms)) << r.step_count();
+  writer.join();
+  ::close(fd);
+}
+
 TEST(AgentServer, StopClosesClientsAndRemovesTheSocket) {
   TempDir dir;
   Received r;

@@ -61,10 +61,11 @@ bool eventually(const std::function<bool()>& done, std::chrono::milliseconds lim
 }
 
 std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,
-                                          std::size_t max_clients) {
+                                          std::size_t max_clients,
+                                          std::chrono::milliseconds read_interval) {
   if (auto e = prepare_listen_path(path); !e.empty()) ADD_FAILURE() << e;
   std::string error;
-  auto server = AgentServer::start({path, max_clients}, r.sinks(), error);
+  auto server = AgentServer::start({path, max_clients, read_interval}, r.sinks(), error);
   EXPECT_NE(server, nullptr) << error;
   return server;
 }

@@ -43,9 +43,10 @@ class Received {
 bool eventually(const std::function<bool()>& done,
                 std::chrono::milliseconds limit = std::chrono::seconds(5));
 
-/// Prepares `path` and starts a server on it feeding `r`; a test failure (and nullptr) when
-/// either fails.
-std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,
-                                          std::size_t max_clients = 256);
+/// Prepares `path` and starts a server on it feeding `r`, reading its clients every
+/// `read_interval`; a test failure (and nullptr) when either fails.
+std::unique_ptr<AgentServer> start_server(
+    const std::string& path, Received& r, std::size_t max_clients = 256,
+    std::chrono::milliseconds read_interval = AgentServerOptions{}.read_interval);
 
 }  // namespace gpumon::agent::testing
