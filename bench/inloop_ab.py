@@ -19,13 +19,18 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
   training process's CPUs.
 --arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
 the method: it should read ~0).
+The ratios of every pair are kept in the output (wall_ratios, cpu_ratios), so runs of one
+setup, made in different sessions, can be pooled: --pool A.json B.json ... gives the same
+figures over all their pairs.
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control] [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--max-seconds S] [--out FILE.json]
+       inloop_ab.py --pool A.json B.json ... [--out FILE.json]
 """
 import argparse
 import itertools
+import json
 import os
 import random
 import statistics
@@ -90,6 +95,30 @@ def slowdown(ratios):
             "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
 
 
+def pool(paths):
+    """The figures over the pairs of several runs of one setup."""
+    runs = []
+    for path in paths:
+        with open(path) as f:
+            runs.append(json.load(f))
+        if "wall_ratios" not in runs[-1]:
+            sys.exit("%s: no wall_ratios (made before they were kept)" % path)
+    setup = ("loop", "arm", "steps_per_half", "cpus", "agent_cpus")
+    for r in runs:
+        if any(r[k] != runs[0][k] for k in setup):
+            sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
+    wall = [x for r in runs for x in r["wall_ratios"]]
+    cpu = [x for r in runs for x in r["cpu_ratios"]]
+    w = slowdown(wall)
+    out = {k: runs[0][k] for k in setup}
+    out.update({"pooled": list(paths), "pairs": len(wall),
+                "seconds": round(sum(r["seconds"] for r in runs), 1),
+                "slowdown_pct_median": w["median"], "slowdown_pct_ci95": w["ci95"],
+                "slowdown_pct_mean": w["mean"], "slowdown_pct_mean_ci95": w["mean_ci95"],
+                "main_thread_cpu_slowdown_pct": slowdown(cpu)})
+    return out
+
+
 def run_pairs(a, mon, step):
     batches = iter(mon.wrap(itertools.repeat(None)))
     perf, cpu = time.perf_counter, time.thread_time
@@ -131,8 +160,10 @@ def run_pairs(a, mon, step):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--gpumon", required=True)
-    ap.add_argument("--loop", choices=["gemm", "launch"], required=True)
+    ap.add_argument("--pool", nargs="+", metavar="RUN.json",
+                    help="pool the pairs of these runs (one setup) instead of measuring")
+    ap.add_argument("--gpumon")
+    ap.add_argument("--loop", choices=["gemm", "launch"])
     ap.add_argument("--arm", choices=["gpumon", "control"], default="gpumon")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
@@ -148,6 +179,11 @@ def main():
                          "inside the training process alone")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    if a.pool:
+        emit(pool(a.pool), a.out)
+        return
+    if not a.gpumon or not a.loop:
+        ap.error("--gpumon and --loop are needed to measure")
     work = tempfile.mkdtemp(prefix="gpumon-ab-")
     sock = os.path.join(work, "agent.sock")
     log = open(os.path.join(work, "agent.log"), "w+")
@@ -184,7 +220,9 @@ def main():
                "agent_cpu_s": round(agent_cpu, 2),
                "agent_cpu_pct_of_a_core": round(100 * agent_cpu / max(r["seconds"], 1e-9), 2),
                "agent_cpu_us_per_step": round(1e6 * agent_cpu / max(r["pairs"] * a.steps, 1), 1),
-               "client": mon.stats()}
+               "client": mon.stats(),
+               "wall_ratios": [round(x, 6) for x in r["wall"]],
+               "cpu_ratios": [round(x, 6) for x in r["cpu"]]}
         mon.close()
     finally:
         agent.stop()

@@ -175,6 +175,9 @@ class Monitor:
         # returns a C context manager for `with mon.step():`.
         me = weakref.ref(self)
         self.step = self._clock.step_call(self._clock.step_scope(me), _NULL, me)
+        # Those calls hand the steps to the client themselves, in C++, and call _housekeeping()
+        # only when there is news (python/src/py_step_clock.h, hand_over).
+        self._clock.attach(client)
         mem_fn, timer = None, None
         if torch is not None:
             try:
@@ -331,8 +334,10 @@ class Monitor:
         return self._clock.steps() if self._clock is not None else 0
 
     def _housekeeping(self):
-        """At most every 0.2 s, from within a step: hands the queued steps to the client and
-        runs the finding callbacks when the agent's findings changed."""
+        """From within a step, when the clock's hand-over asks (at most every 0.2 s: the client
+        lost the agent or has new findings, or it is not a _gpumon.Client): hands the queued
+        steps to the client, warns of a lost agent and runs the finding callbacks when the
+        agent's findings changed."""
         self._flush_outbox()
         if self._finding_callbacks:
             self._check_findings()

@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
+#include "agent/agent_client.h"
 #include "client/step_clock.h"
 
 namespace gpumon::python {
@@ -37,7 +39,8 @@ class PyStepClock {
 
   /// On until switch_off(), and only in the process that made it.
   bool active() const { return on_ && fork_generation() == generation_; }
-  void switch_off() { on_ = false; }
+  /// Off, and lets go of the attached client.
+  void switch_off();
 
   /// fn() returns a torch.cuda.memory_stats()-like dict; None: no allocator stats.
   void set_allocator_source(pybind11::object fn, double interval_s);
@@ -45,6 +48,15 @@ class PyStepClock {
   void set_gpu_timer(pybind11::object timer, double interval_s);
   /// Hands the messages to `client`: a _gpumon.Client in C++, anything else through send().
   std::size_t hand_to(const pybind11::object& client);
+  /// The client hand_over() writes to when it is a _gpumon.Client; any other (a test's
+  /// stand-in) leaves the hand-over to the Monitor's Python housekeeping.
+  void attach(pybind11::object client);
+  /// The housekeeping a step call runs when it is due: hands the steps to the attached
+  /// _gpumon.Client and writes them, all in C++ (a Python call here costs a cold training loop
+  /// far more than the write; docs/PERFORMANCE.md "The hand-over"). True when the Monitor's
+  /// Python housekeeping must run as well: no _gpumon.Client is attached, or the client lost
+  /// the agent or received new findings since the last hand-over.
+  bool hand_over();
 
  private:
   client::StepClock clock_;
@@ -52,6 +64,10 @@ class PyStepClock {
   Clock::time_point due_{};
   bool on_ = true;
   unsigned generation_;
+  pybind11::object client_obj_;           // keeps client_ alive
+  agent::AgentClient* client_ = nullptr;  // nullptr: not a _gpumon.Client
+  std::uint64_t seen_disconnects_ = 0;
+  std::uint64_t seen_findings_ = 0;
 };
 
 }  // namespace gpumon::python

@@ -81,13 +81,14 @@ void housekeeping(PyStepClock& clock, PyObject* monitor_ref) {
   if (!call_monitor(monitor_ref, "_housekeeping", nullptr)) fail(clock, monitor_ref);
 }
 
-// The clock work of one call, then the housekeeping when it is due.
+// The clock work of one call, then the hand-over when it is due, and the Monitor's
+// housekeeping when the hand-over asks for it.
 template <typename Work>
 void run(PyStepClock& clock, PyObject* monitor_ref, Work&& work) {
   bool due = false;
   if (!guarded([&] {
         work(clock.clock());
-        due = clock.housekeeping_due();
+        due = clock.housekeeping_due() && clock.hand_over();
       })) {
     fail(clock, monitor_ref);
   } else if (due) {

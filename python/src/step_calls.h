@@ -7,8 +7,9 @@
 //   step_scope(...)  the context manager step_call returns: `with mon.step():` times the body
 //                    and hands a CUDA OOM leaving it to monitor._on_error()
 //   timed_iter(...)  the iterator `for batch in mon.wrap(loader)` runs: times each next()
-// When housekeeping is due they call monitor._housekeeping(); when the clock (its allocator
-// source or GPU timer) or that raises, monitor._fail(exception), which switches the clock off.
+// When housekeeping is due they hand the steps to the client (PyStepClock::hand_over) and, when
+// it asks, call monitor._housekeeping(); when the clock (its allocator source or GPU timer) or
+// either raises, monitor._fail(exception), which switches the clock off.
 // They never raise into the training loop; the loader's own errors pass through untouched.
 // The monitor is held by a weak reference, so a Monitor holding these is not kept alive by them.
 #pragma once

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // _gpumon.StepClock: src/client/step_clock.h for the Python Monitor, so a training step costs
 // calls into C++ only (no Python frame, no message formatting in Python): the per-step calls are
-// in step_calls.cc. The Monitor's housekeeping (handing the messages to the client, looking for
-// new findings) runs at most every housekeeping_interval_s. The allocator source and the GPU
+// in step_calls.cc. At most every housekeeping_interval_s they hand the messages to the client
+// (PyStepClock::hand_over, in C++), and call the Monitor's Python housekeeping only when there
+// is news for it (a lost agent, new findings). The allocator source and the GPU
 // timer are Python objects, called from within those calls at their bounded rates; what they
 // raise goes to the Monitor, which then switches itself off with one warning.
 #include "step_clock_binding.h"
@@ -116,6 +117,33 @@ void PyStepClock::set_gpu_timer(py::object timer, double interval_s) {
                        interval_s);
 }
 
+void PyStepClock::switch_off() {
+  on_ = false;
+  client_ = nullptr;
+  client_obj_ = py::object();
+}
+
+void PyStepClock::attach(py::object client) {
+  client_ =
+      py::isinstance<agent::AgentClient>(client) ? &client.cast<agent::AgentClient&>() : nullptr;
+  client_obj_ = std::move(client);
+  if (client_ == nullptr) return;
+  seen_disconnects_ = client_->disconnects();
+  seen_findings_ = client_->findings_seq();
+}
+
+bool PyStepClock::hand_over() {
+  if (client_ == nullptr) return true;
+  clock_.drain([this](const std::string& line) { client_->enqueue(line); });
+  client_->flush();  // one write for the batch
+  const std::uint64_t disconnects = client_->disconnects();
+  const std::uint64_t findings = client_->findings_seq();
+  const bool news = disconnects != seen_disconnects_ || findings != seen_findings_;
+  seen_disconnects_ = disconnects;
+  seen_findings_ = findings;
+  return news;
+}
+
 std::size_t PyStepClock::hand_to(const py::object& client) {
   if (py::isinstance<agent::AgentClient>(client)) {
     auto& c = client.cast<agent::AgentClient&>();
@@ -151,7 +179,11 @@ void bind_step_clock(py::module_& m) {
       .def("finish", [](PyStepClock& c) { c.clock().finish(); })
       .def("steps", [](const PyStepClock& c) { return c.clock().steps(); })
       .def("recent", [](PyStepClock& c) { return c.clock().recent(); })
-      .def("hand_to", &PyStepClock::hand_to, py::arg("client"));
+      .def("hand_to", &PyStepClock::hand_to, py::arg("client"))
+      .def("attach", &PyStepClock::attach, py::arg("client"),
+           "The client the step calls' hand-over writes to (see py_step_clock.h)")
+      .def("hand_over", &PyStepClock::hand_over,
+           "The step calls' hand-over now; True when the Monitor's housekeeping must run too");
 }
 
 }  // namespace gpumon::python

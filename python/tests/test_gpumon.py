@@ -304,6 +304,36 @@ def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
     mon2.close()
 
 
+def test_the_hand_over_runs_in_cxx_and_calls_python_only_with_news(tmp_path, agent):
+    import gpumon
+    mon = gpumon.start(socket_path=agent.sock)
+    calls = []  # what the client had at each call of Python's housekeeping
+    housekeeping = mon._housekeeping
+    client = mon._client
+    mon._housekeeping = lambda: (
+        calls.append((client.findings_seq(), client.disconnects())), housekeeping())
+    for _ in mon.wrap(range(60)):  # 0.6 s: the steps are handed over about three times
+        time.sleep(0.01)
+        mon.step()
+    # The steps reached the agent without a flush() of ours, and Python's housekeeping ran only
+    # for news: the agent's findings line, which it sends after the hello.
+    assert wait_for(lambda: client.stats()["sent"] >= 40), client.stats()
+    assert len(calls) <= 1 and all(seq > 0 for seq, _ in calls), calls
+    before = len(calls)
+    # A lost agent is news: Python's housekeeping runs and warns once.
+    agent.stop(signal.SIGKILL)
+    gpumon._monitor._warned.discard("agent-lost")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not caught:
+            time.sleep(0.01)
+            mon.step()
+    assert len(calls) > before and calls[-1][1] == 1 and mon.active
+    assert [str(w.message) for w in caught if "lost the agent" in str(w.message)], caught
+    mon.close()
+
+
 def test_a_failing_hand_over_switches_gpumon_off_with_one_warning():
     import gpumon
     from gpumon._monitor import Monitor

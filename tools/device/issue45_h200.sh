@@ -27,6 +27,9 @@
 #   issue45_h200.sh coldab    build; bench/cold_step_cost.py, the launch loop's in-loop cost
 #                             (training_overhead.py, 8 blocks) and its A/B in 40-step halves
 #                             for AB_SECONDS (default 240)
+#   issue45_h200.sh handover  build; the launch loop's in-loop cost (training_overhead.py, 8
+#                             blocks) and its A/B in 40-step halves for AB_SECONDS (default 380),
+#                             the hand-over in C++ and an agent that reads on its clock
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -212,6 +215,15 @@ elif [ "$part" = coldab ]; then  # the next measurements of the launch loop's co
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --steps 40 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-40.json" >"$res/ab-launch-40.txt" 2>&1
   log "  launch, 40-step halves: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-40.json" | tr -d '\n ')"
+elif [ "$part" = handover ]; then  # after the hand-over moved to C++ (PERFORMANCE.md)
+  timeout 120 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 8 \
+    --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz --out "$res" \
+    >"$res/overhead-launch.txt" 2>&1
+  log "  in-loop: $(grep -A12 '"gpumon-python-10hz"' "$res/overhead-launch.json" | grep in_loop_wall_us | tr -d '\n ')"
+  s=${AB_SECONDS:-380}
+  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+    --steps 40 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-40.json" >"$res/ab-launch-40.txt" 2>&1
+  log "  launch, 40-step halves: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-40.json" | head -12 | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
