@@ -18,12 +18,14 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
   when `gpumon.start()` or `gpumon record` starts it); --agent-cpus pins it, e.g. onto the
   training process's CPUs.
 --arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
-the method: it should read ~0).
+the method: it should read ~0). --arm inert makes gpumon's own calls with its clock switched
+off (as after an internal error): the cost of calling them, without their work (timing,
+hand-over, bounded reads).
 The ratios of every pair are kept in the output (wall_ratios, cpu_ratios), so runs of one
 setup, made in different sessions, can be pooled: --pool A.json B.json ... gives the same
 figures over all their pairs.
 
-usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control] [--pairs N]
+usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control|inert] [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--max-seconds S] [--out FILE.json]
        inloop_ab.py --pool A.json B.json ... [--out FILE.json]
@@ -164,7 +166,7 @@ def main():
                     help="pool the pairs of these runs (one setup) instead of measuring")
     ap.add_argument("--gpumon")
     ap.add_argument("--loop", choices=["gemm", "launch"])
-    ap.add_argument("--arm", choices=["gpumon", "control"], default="gpumon")
+    ap.add_argument("--arm", choices=["gpumon", "control", "inert"], default="gpumon")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
     ap.add_argument("--max-seconds", type=float, default=0,
@@ -203,12 +205,14 @@ def main():
             sys.exit("gpumon is not active: nothing to measure")
         if a.no_bounded_reads:
             mon._configure(mem_fn=None, gpu_timer=None)
+        if a.arm == "inert":
+            mon._clock.switch_off()  # the calls stay; they only check the switch
         step = make_loop(a.loop)
         agent_cpu0 = process_cpu_s(agent.process.pid)
-        r = run_pairs(a, mon if a.arm == "gpumon" else _ControlMonitor(), step)
+        r = run_pairs(a, _ControlMonitor() if a.arm == "control" else mon, step)
         agent_cpu = process_cpu_s(agent.process.pid) - agent_cpu0
         wall = slowdown(r["wall"])
-        arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm == "gpumon" else "")
+        arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm != "control" else "")
         arm += "-null-agent" if a.null_agent else ""
         out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],

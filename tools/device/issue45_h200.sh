@@ -30,6 +30,9 @@
 #   issue45_h200.sh handover  build; the launch loop's in-loop cost (training_overhead.py, 8
 #                             blocks) and its A/B in 40-step halves for AB_SECONDS (default 380),
 #                             the hand-over in C++ and an agent that reads on its clock
+#   issue45_h200.sh inert     build; perf's availability; the launch loop's A/B in 10-step
+#                             halves with gpumon's calls inert (clock off), then with them on,
+#                             AB_SECONDS (default 200) each: where the main thread's CPU goes
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -224,6 +227,16 @@ elif [ "$part" = handover ]; then  # after the hand-over moved to C++ (PERFORMAN
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --steps 40 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-40.json" >"$res/ab-launch-40.txt" 2>&1
   log "  launch, 40-step halves: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-40.json" | head -12 | tr -d '\n ')"
+elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or in their work?
+  { command -v perf && timeout 10 perf stat -e cycles,instructions true; } >"$res/perf.txt" 2>&1
+  s=${AB_SECONDS:-200}
+  for arm in inert gpumon; do
+    timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+      --steps 10 --cpus 2-5 --arm $arm --max-seconds "$s" --out "$res/ab-launch-10-$arm.json" \
+      >"$res/ab-launch-10-$arm.txt" 2>&1
+    log "  $arm: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10-$arm.json" | head -12 | tr -d '\n ')"
+    log "  $arm cpu: $(grep -A3 main_thread_cpu "$res/ab-launch-10-$arm.json" | tr -d '\n ')"
+  done
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
