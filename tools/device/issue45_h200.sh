@@ -33,6 +33,7 @@
 #   issue45_h200.sh inert     build; perf's availability; the launch loop's A/B in 10-step
 #                             halves with gpumon's calls inert (clock off), then with them on,
 #                             AB_SECONDS (default 200) each: where the main thread's CPU goes
+#                             (AB_ARMS picks the arms; gpumon-nbr: without the bounded reads)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -230,9 +231,10 @@ elif [ "$part" = handover ]; then  # after the hand-over moved to C++ (PERFORMAN
 elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or in their work?
   { command -v perf && timeout 10 perf stat -e cycles,instructions true; } >"$res/perf.txt" 2>&1
   s=${AB_SECONDS:-200}
-  for arm in inert gpumon; do
+  for arm in ${AB_ARMS:-inert gpumon}; do  # gpumon-nbr: gpumon with --no-bounded-reads
+    extra=(--arm "${arm%-nbr}"); [ "$arm" != "${arm%-nbr}" ] && extra+=(--no-bounded-reads)
     timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-      --steps 10 --cpus 2-5 --arm $arm --max-seconds "$s" --out "$res/ab-launch-10-$arm.json" \
+      --steps 10 --cpus 2-5 "${extra[@]}" --max-seconds "$s" --out "$res/ab-launch-10-$arm.json" \
       >"$res/ab-launch-10-$arm.txt" 2>&1
     log "  $arm: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10-$arm.json" | head -12 | tr -d '\n ')"
     log "  $arm cpu: $(grep -A3 main_thread_cpu "$res/ab-launch-10-$arm.json" | tr -d '\n ')"
