@@ -79,6 +79,22 @@ rec() {
   log "  $name: exit $? steps $("$g" export "$res/$name.gpumon" --steps --format jsonl 2>/dev/null | wc -l)"
 }
 
+# ab NAME SECONDS ARGS...: the launch loop's A/B (bench/inloop_ab.py, pinned to CPUs 2-5) into
+# ab-NAME.json, with a one-line summary in the log.
+ab() {
+  local name=$1 s=$2; shift 2
+  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
+    --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
+  log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s mean %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_mean"], [round(x, 2) for x in d["slowdown_pct_mean_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
+}
+# inloop_launch: gpumon's calls timed inside the launch loop (bench/training_overhead.py, 8 blocks).
+inloop_launch() {
+  timeout 120 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 8 \
+    --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz --out "$res" \
+    >"$res/overhead-launch.txt" 2>&1
+  log "  in-loop: $(grep -A12 '"gpumon-python-10hz"' "$res/overhead-launch.json" | grep in_loop_wall_us | tr -d '\n ')"
+}
+
 if [ "$part" = planted ]; then
   for k in healthy healthy-long slow-loader launch-bound leak cache fragmentation near-oom; do
     rec "planted-$k" 60 python3 tools/device/planted.py "$k" --seconds 25
@@ -175,19 +191,10 @@ elif [ "$part" = ab ]; then  # gpumon's calls on and off in alternating runs of 
     --out "$res/inloop-ab-gemm.json" >"$res/inloop-ab-gemm.txt" 2>&1
   log "  gemm: $(grep -A3 slowdown_pct_median "$res/inloop-ab-gemm.json" | tr -d '\n ')"
 elif [ "$part" = ablaunch ]; then  # the launch loop's A/B alone, as many pairs as the time allows
-  s=${AB_SECONDS:-100} k=${AB_STEPS:-20}
-  f="$res/inloop-ab-launch-$k-${s}s"
-  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --steps "$k" --cpus 2-5 --max-seconds "$s" --out "$f.json" >"$f.txt" 2>&1
-  log "  launch: $(grep -B1 -A8 slowdown_pct_median "$f.json" | tr -d '\n ')"
+  k=${AB_STEPS:-20}
+  ab "launch-$k" "${AB_SECONDS:-100}" --steps "$k"
 elif [ "$part" = abdiag ]; then  # where the launch loop's A/B slowdown comes from
   lscpu -e >"$res/lscpu.txt" 2>&1
-  ab() {  # NAME SECONDS ARGS...
-    local name=$1 s=$2; shift 2
-    timeout $((s + 40)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-      --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
-    log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s mean %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_mean"], [round(x, 2) for x in d["slowdown_pct_mean_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
-  }
   ab agent-any-10 ${AB_SECONDS:-90} --steps 10
   ab agent-same-cpus-10 ${AB_SECONDS:-90} --steps 10 --agent-cpus 2-5
   ab control-10 60 --steps 10 --arm control
@@ -197,47 +204,23 @@ elif [ "$part" = abfinal ]; then  # after the per-step calls moved into C: their
   export XDG_RUNTIME_DIR=/tmp/xdg; mkdir -p "$XDG_RUNTIME_DIR"
   timeout 100 python3 bench/step_cost.py --device cuda --blocks 10 --out "$res/step-cost.json" >"$res/step-cost.txt" 2>&1
   log "  step cost: $(grep -A1 '"gpumon"' "$res/step-cost.json" | tail -1)"
-  s=${AB_SECONDS:-300}
-  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --steps 10 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-10.json" >"$res/ab-launch-10.txt" 2>&1
-  log "  launch: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10.json" | tr -d '\n ')"
+  ab launch-10 "${AB_SECONDS:-300}" --steps 10
 elif [ "$part" = abnull ]; then  # the launch loop's A/B with a reader that discards the steps
-  s=${AB_SECONDS:-120}
-  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --steps 10 --cpus 2-5 --null-agent --max-seconds "$s" --out "$res/ab-launch-null.json" \
-    >"$res/ab-launch-null.txt" 2>&1
-  log "  launch, null agent: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-null.json" | tr -d '\n ')"
+  ab launch-null "${AB_SECONDS:-120}" --steps 10 --null-agent
 elif [ "$part" = coldab ]; then  # the next measurements of the launch loop's cost (see python.md)
   timeout 60 python3 bench/cold_step_cost.py --gpumon "$g" --cpu 3 --agent-cpu 12 \
     --out "$res/cold-step-cost.json" >"$res/cold-step-cost.txt" 2>&1
   log "  cold: $(grep '"extra_cold' "$res/cold-step-cost.json" | tr -d '\n ')"
-  timeout 120 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 8 \
-    --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz --out "$res" \
-    >"$res/overhead-launch.txt" 2>&1
-  log "  in-loop: $(grep -A12 '"gpumon-python-10hz"' "$res/overhead-launch.json" | grep in_loop | tr -d '\n ' | head -c 300)"
-  s=${AB_SECONDS:-240}
-  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --steps 40 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-40.json" >"$res/ab-launch-40.txt" 2>&1
-  log "  launch, 40-step halves: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-40.json" | tr -d '\n ')"
+  inloop_launch
+  ab launch-40 "${AB_SECONDS:-240}" --steps 40
 elif [ "$part" = handover ]; then  # after the hand-over moved to C++ (PERFORMANCE.md)
-  timeout 120 python3 bench/training_overhead.py --gpumon "$g" --loop launch --blocks 8 \
-    --seconds 1.5 --cpus 2-5 --arms off,off-control,gpumon-python-10hz --out "$res" \
-    >"$res/overhead-launch.txt" 2>&1
-  log "  in-loop: $(grep -A12 '"gpumon-python-10hz"' "$res/overhead-launch.json" | grep in_loop_wall_us | tr -d '\n ')"
-  s=${AB_SECONDS:-380}
-  timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --steps 40 --cpus 2-5 --max-seconds "$s" --out "$res/ab-launch-40.json" >"$res/ab-launch-40.txt" 2>&1
-  log "  launch, 40-step halves: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-40.json" | head -12 | tr -d '\n ')"
+  inloop_launch
+  ab launch-40 "${AB_SECONDS:-380}" --steps 40
 elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or in their work?
   { command -v perf && timeout 10 perf stat -e cycles,instructions true; } >"$res/perf.txt" 2>&1
-  s=${AB_SECONDS:-200}
   for arm in ${AB_ARMS:-inert gpumon}; do  # gpumon-nbr: gpumon with --no-bounded-reads
     extra=(--arm "${arm%-nbr}"); [ "$arm" != "${arm%-nbr}" ] && extra+=(--no-bounded-reads)
-    timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-      --steps 10 --cpus 2-5 "${extra[@]}" --max-seconds "$s" --out "$res/ab-launch-10-$arm.json" \
-      >"$res/ab-launch-10-$arm.txt" 2>&1
-    log "  $arm: $(grep -B1 -A8 slowdown_pct_median "$res/ab-launch-10-$arm.json" | head -12 | tr -d '\n ')"
-    log "  $arm cpu: $(grep -A3 main_thread_cpu "$res/ab-launch-10-$arm.json" | tr -d '\n ')"
+    ab "launch-10-$arm" "${AB_SECONDS:-200}" --steps 10 "${extra[@]}"
   done
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
