@@ -20,13 +20,15 @@ step without) - 1, with a 95 % bootstrap interval. The drift cancels within each
 --arm control swaps gpumon's calls for the same number of empty Python calls (an A/A test of
 the method: it should read ~0). --arm inert makes gpumon's own calls with its clock switched
 off (as after an internal error): the cost of calling them, without their work (timing,
-hand-over, bounded reads).
+hand-over, bounded reads). --oom-steps and --hand-over-s change two parts of that work (the
+ring of steps kept for the OOM bundle, the interval between hand-overs), to bisect its cost.
 The ratios of every pair are kept in the output (wall_ratios, cpu_ratios), so runs of one
 setup, made in different sessions, can be pooled: --pool A.json B.json ... gives the same
 figures over all their pairs.
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control|inert] [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
+                    [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
        inloop_ab.py --pool A.json B.json ... [--out FILE.json]
 """
@@ -179,6 +181,10 @@ def main():
     ap.add_argument("--null-agent", action="store_true",
                     help="a reader that discards the messages instead of the agent: the cost "
                          "inside the training process alone")
+    ap.add_argument("--oom-steps", type=int, default=None,
+                    help="steps kept for the OOM bundle (gpumon.start's oom_steps; default 64)")
+    ap.add_argument("--hand-over-s", type=float, default=None,
+                    help="seconds between hand-overs of the queued steps (default 0.2)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     if a.pool:
@@ -200,7 +206,10 @@ def main():
     try:
         agent.wait_listening()
         import gpumon
-        mon = gpumon.start(socket_path=sock, start_agent=False)
+        if a.hand_over_s is not None:
+            gpumon._monitor._HOUSEKEEPING_INTERVAL = a.hand_over_s
+        kwargs = {} if a.oom_steps is None else {"oom_steps": a.oom_steps}
+        mon = gpumon.start(socket_path=sock, start_agent=False, **kwargs)
         if not mon.active:
             sys.exit("gpumon is not active: nothing to measure")
         if a.no_bounded_reads:
@@ -214,6 +223,8 @@ def main():
         wall = slowdown(r["wall"])
         arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm != "control" else "")
         arm += "-null-agent" if a.null_agent else ""
+        arm += "-oom-steps-%d" % a.oom_steps if a.oom_steps is not None else ""
+        arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
         out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
                "slowdown_pct_median": wall["median"], "slowdown_pct_ci95": wall["ci95"],
