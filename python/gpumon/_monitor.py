@@ -306,6 +306,8 @@ class Monitor:
         in it becomes one GpumonWarning and training goes on."""
         if callable(callback):
             self._finding_callbacks.append(callback)
+            if self._clock is not None:  # findings that came before it count as news for it
+                self._clock.ask_housekeeping()
 
     def __enter__(self):
         return self

@@ -57,6 +57,9 @@ class PyStepClock {
   /// Python housekeeping must run as well: no _gpumon.Client is attached, or the client lost
   /// the agent or received new findings since the last hand-over.
   bool hand_over();
+  /// The next hand_over() asks for the Monitor's housekeeping whatever the news (a finding
+  /// callback registered after the findings arrived must still see them).
+  void ask_housekeeping() { housekeeping_asked_ = true; }
 
  private:
   client::StepClock clock_;
@@ -68,6 +71,7 @@ class PyStepClock {
   agent::AgentClient* client_ = nullptr;  // nullptr: not a _gpumon.Client
   std::uint64_t seen_disconnects_ = 0;
   std::uint64_t seen_findings_ = 0;
+  bool housekeeping_asked_ = false;
 };
 
 }  // namespace gpumon::python

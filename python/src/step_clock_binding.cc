@@ -138,7 +138,8 @@ bool PyStepClock::hand_over() {
   client_->flush();  // one write for the batch
   const std::uint64_t disconnects = client_->disconnects();
   const std::uint64_t findings = client_->findings_seq();
-  const bool news = disconnects != seen_disconnects_ || findings != seen_findings_;
+  const bool news = disconnects != seen_disconnects_ || findings != seen_findings_ ||
+                    std::exchange(housekeeping_asked_, false);
   seen_disconnects_ = disconnects;
   seen_findings_ = findings;
   return news;
@@ -183,7 +184,9 @@ void bind_step_clock(py::module_& m) {
       .def("attach", &PyStepClock::attach, py::arg("client"),
            "The client the step calls' hand-over writes to (see py_step_clock.h)")
       .def("hand_over", &PyStepClock::hand_over,
-           "The step calls' hand-over now; True when the Monitor's housekeeping must run too");
+           "The step calls' hand-over now; True when the Monitor's housekeeping must run too")
+      .def("ask_housekeeping", &PyStepClock::ask_housekeeping,
+           "The next hand-over runs the Monitor's housekeeping");
 }
 
 }  // namespace gpumon::python

@@ -65,6 +65,28 @@ def test_findings_reach_the_client_by_poll_and_by_callback(tmp_path):
     assert " xid gpu 0" in log, log
 
 
+def test_a_callback_registered_after_the_findings_came_still_sees_them(tmp_path):
+    proc, sock = start_agent(tmp_path)
+    try:
+        mon = gpumon.start(socket_path=sock, start_agent=False)
+        deadline = time.time() + 20  # steps hand over and read what the agent pushed
+        while time.time() < deadline and '"xid"' not in mon._client.findings_line():
+            mon.step()
+            time.sleep(0.02)
+        assert '"xid"' in mon._client.findings_line()
+        events = []
+        mon.on_finding(events.append)
+        deadline = time.time() + 1.0  # a hand-over every 0.2 s; the agent may push nothing new
+        while time.time() < deadline and not events:
+            mon.step()
+            time.sleep(0.02)
+        assert any(e["id"] == "xid" and e["state"] == "appeared" for e in events), events
+        mon.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+
+
 def test_inactive_monitor_has_no_findings(tmp_path):
     mon = gpumon.Monitor()
     assert mon.findings() == [] and mon.health_score() is None
