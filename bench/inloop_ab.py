@@ -26,7 +26,7 @@ The ratios of every pair are kept in the output (wall_ratios, cpu_ratios), so ru
 setup, made in different sessions, can be pooled: --pool A.json B.json ... gives the same
 figures over all their pairs.
 
-usage: inloop_ab.py --gpumon PATH --loop gemm|launch [--arm gpumon|control|inert] [--pairs N]
+usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu [--arm gpumon|control|inert] [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
@@ -167,7 +167,8 @@ def main():
     ap.add_argument("--pool", nargs="+", metavar="RUN.json",
                     help="pool the pairs of these runs (one setup) instead of measuring")
     ap.add_argument("--gpumon")
-    ap.add_argument("--loop", choices=["gemm", "launch"])
+    ap.add_argument("--loop", choices=["gemm", "launch", "cpu"],
+                    help="cpu: the launch loop's model on the CPU (checks this script, no GPU)")
     ap.add_argument("--arm", choices=["gpumon", "control", "inert"], default="gpumon")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")

@@ -50,6 +50,8 @@ ARMS = ["off", "off-control", "gpumon-10hz", "gpumon-100hz", "gpumon-python-10hz
 
 
 def make_loop(kind):
+    """A training step on the GPU: "gemm" (compute-bound) or "launch" (~300 small kernels);
+    "cpu" is the launch loop's model on the CPU, for checking the benchmarks without a GPU."""
     if kind == "gemm":
         a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -61,12 +63,13 @@ def make_loop(kind):
             return x[0, 0].item()
 
         return step
+    device = "cpu" if kind == "cpu" else "cuda"
     layers = []
     for _ in range(24):
         layers += [torch.nn.Linear(256, 256), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers).cuda()
+    model = torch.nn.Sequential(*layers).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    data = torch.randn(64, 256, device="cuda")
+    data = torch.randn(64, 256, device=device)
 
     def step():
         opt.zero_grad(set_to_none=True)

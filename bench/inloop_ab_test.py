@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""inloop_ab.py --pool: the pairs of several runs of one setup, pooled (no GPU needed)."""
+"""bench/inloop_ab.py without a GPU: its arms on the launch loop's model on the CPU (--loop cpu)
+against a real agent on the fake NVML, and --pool."""
 import json
 import os
 import subprocess
@@ -19,9 +20,32 @@ def run_file(tmp_path, name, wall, **changes):
     return str(path)
 
 
+def inloop_ab(*args):
+    return subprocess.run([sys.executable, os.path.join(HERE, "inloop_ab.py"), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
 def pool(*paths):
-    return subprocess.run([sys.executable, os.path.join(HERE, "inloop_ab.py"), "--pool", *paths],
-                          capture_output=True, text=True, timeout=60)
+    return inloop_ab("--pool", *paths)
+
+
+@pytest.mark.parametrize("args,arm,sent", [
+    ([], "gpumon", 17),  # 3 warm-up and 6 measured pairs of 2 steps; the last one is deferred
+    (["--arm", "inert"], "inert", 0),
+    (["--oom-steps", "1", "--hand-over-s", "0.05"], "gpumon-oom-steps-1-hand-over-0.05s", 17),
+])
+def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
+    binary = os.environ.get("GPUMON_TEST_BINARY")
+    if not binary or not os.environ.get("GPUMON_NVML_LIBRARY"):
+        pytest.skip("needs GPUMON_TEST_BINARY and GPUMON_NVML_LIBRARY (ctest sets them)")
+    out = tmp_path / "ab.json"
+    r = inloop_ab("--gpumon", binary, "--loop", "cpu", "--pairs", "6", "--steps", "2",
+                  "--out", str(out), *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads(out.read_text())
+    assert d["arm"] == arm and d["pairs"] == 6 and len(d["wall_ratios"]) == 6
+    assert all(x > 0 for x in d["wall_ratios"] + d["cpu_ratios"])
+    assert d["client"]["sent"] == sent and d["client"]["dropped"] == 0
 
 
 def test_pooling_two_runs_gives_the_figures_over_all_their_pairs(tmp_path):
