@@ -33,7 +33,8 @@
 #   issue45_h200.sh inert     build; perf's availability; the launch loop's A/B in 10-step
 #                             halves with gpumon's calls inert (clock off), then with them on,
 #                             AB_SECONDS (default 200) each: where the main thread's CPU goes
-#                             (AB_ARMS picks the arms; gpumon-nbr: without the bounded reads)
+#                             (AB_ARMS picks the arms: see ab_arm_args, e.g. AB_ARMS="gpumon
+#                             gpumon-oom1 gpumon-ho1" for the next bisect)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -86,6 +87,21 @@ ab() {
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
   log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s mean %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_mean"], [round(x, 2) for x in d["slowdown_pct_mean_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
+}
+# ab_arm_args NAME: inloop_ab.py's arguments for an AB_ARMS name, a base arm (gpumon, inert,
+# control) with suffixes: -nbr (no allocator stats or CUDA events), -oom1 (an OOM ring of one
+# step), -ho1 (a hand-over a second); e.g. gpumon-oom1-ho1.
+ab_arm_args() {
+  local name=$1 args=()
+  while :; do
+    case "$name" in
+      *-nbr) args+=(--no-bounded-reads); name=${name%-nbr} ;;
+      *-oom1) args+=(--oom-steps 1); name=${name%-oom1} ;;
+      *-ho1) args+=(--hand-over-s 1); name=${name%-ho1} ;;
+      *) break ;;
+    esac
+  done
+  echo --arm "$name" "${args[@]}"
 }
 # inloop_launch: gpumon's calls timed inside the launch loop (bench/training_overhead.py, 8 blocks).
 inloop_launch() {
@@ -218,9 +234,8 @@ elif [ "$part" = handover ]; then  # after the hand-over moved to C++ (PERFORMAN
   ab launch-40 "${AB_SECONDS:-380}" --steps 40
 elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or in their work?
   { command -v perf && timeout 10 perf stat -e cycles,instructions true; } >"$res/perf.txt" 2>&1
-  for arm in ${AB_ARMS:-inert gpumon}; do  # gpumon-nbr: gpumon with --no-bounded-reads
-    extra=(--arm "${arm%-nbr}"); [ "$arm" != "${arm%-nbr}" ] && extra+=(--no-bounded-reads)
-    ab "launch-10-$arm" "${AB_SECONDS:-200}" --steps 10 "${extra[@]}"
+  for arm in ${AB_ARMS:-inert gpumon}; do
+    ab "launch-10-$arm" "${AB_SECONDS:-200}" --steps 10 $(ab_arm_args "$arm")
   done
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
