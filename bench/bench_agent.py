@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""What the Python benchmarks share: an agent of their own to send steps to, and their output."""
+"""What the Python benchmarks share: an agent of their own to send steps to, a Monitor connected
+to it, and their output."""
+import contextlib
 import json
 import os
 import subprocess
@@ -34,6 +36,22 @@ class Agent:
     def stop(self):
         self.process.terminate()
         self.process.wait(10)
+
+    @contextlib.contextmanager
+    def monitor(self, **start_kwargs):
+        """Once the agent listens, a gpumon Monitor sending to it (gpumon.start's other
+        arguments in start_kwargs; the benchmark exits when it is not active). The Monitor is
+        closed when the block ends without an error, and the agent stopped in any case."""
+        try:
+            self.wait_listening()
+            import gpumon
+            mon = gpumon.start(socket_path=self.socket_path, start_agent=False, **start_kwargs)
+            if not mon.active:
+                sys.exit("gpumon is not active: nothing to measure")
+            yield mon
+            mon.close()
+        finally:
+            self.stop()
 
 
 def emit(out, path=None):

@@ -53,12 +53,7 @@ def main():
     agent = Agent([a.gpumon, "agent", "--socket", sock, "-o", os.path.join(work, "cold.gpumon"),
                    "--interval", "100"], sock, cpus={a.agent_cpu})
     os.sched_setaffinity(0, {a.cpu})
-    try:
-        agent.wait_listening()
-        import gpumon
-        mon = gpumon.start(socket_path=sock, start_agent=False)
-        if not mon.active:
-            sys.exit("gpumon is not active: nothing to measure")
+    with agent.monitor() as mon:
         sweep = torch.zeros(a.sweep_mb * 1024 * 1024 // 4)
         wrapped = iter(mon.wrap(itertools.repeat(None)))
         plain = itertools.repeat(None)
@@ -87,9 +82,6 @@ def main():
                "extra_cold_us_median": med["gpumon"] - med["plain"],
                "extra_cold_us_trimmed_mean": trim["gpumon"] - trim["plain"],
                "client": mon.stats()}
-        mon.close()
-    finally:
-        agent.stop()
     emit(out, a.out)
 
 

@@ -99,6 +99,14 @@ def slowdown(ratios):
             "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
 
 
+def ratio_figures(wall, cpu):
+    """The output's figures over the pairs' ratios of wall and of main-thread CPU time."""
+    w = slowdown(wall)
+    return {"slowdown_pct_median": w["median"], "slowdown_pct_ci95": w["ci95"],
+            "slowdown_pct_mean": w["mean"], "slowdown_pct_mean_ci95": w["mean_ci95"],
+            "main_thread_cpu_slowdown_pct": slowdown(cpu)}
+
+
 def pool(paths):
     """The figures over the pairs of several runs of one setup."""
     runs = []
@@ -113,13 +121,10 @@ def pool(paths):
             sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
     wall = [x for r in runs for x in r["wall_ratios"]]
     cpu = [x for r in runs for x in r["cpu_ratios"]]
-    w = slowdown(wall)
     out = {k: runs[0][k] for k in setup}
     out.update({"pooled": list(paths), "pairs": len(wall),
                 "seconds": round(sum(r["seconds"] for r in runs), 1),
-                "slowdown_pct_median": w["median"], "slowdown_pct_ci95": w["ci95"],
-                "slowdown_pct_mean": w["mean"], "slowdown_pct_mean_ci95": w["mean_ci95"],
-                "main_thread_cpu_slowdown_pct": slowdown(cpu)})
+                **ratio_figures(wall, cpu)})
     return out
 
 
@@ -201,18 +206,14 @@ def main():
                "--interval", "100"]
     if a.null_agent:
         command = [sys.executable, "-c", NULL_AGENT, sock]
+    import gpumon
+    if a.hand_over_s is not None:
+        gpumon._monitor._HOUSEKEEPING_INTERVAL = a.hand_over_s
+    kwargs = {} if a.oom_steps is None else {"oom_steps": a.oom_steps}
     agent = Agent(command, sock, log=log, cpus=agent_cpus)
     if a.cpus:  # after the agent started, which keeps its own CPUs
         os.sched_setaffinity(0, cpu_range(a.cpus))
-    try:
-        agent.wait_listening()
-        import gpumon
-        if a.hand_over_s is not None:
-            gpumon._monitor._HOUSEKEEPING_INTERVAL = a.hand_over_s
-        kwargs = {} if a.oom_steps is None else {"oom_steps": a.oom_steps}
-        mon = gpumon.start(socket_path=sock, start_agent=False, **kwargs)
-        if not mon.active:
-            sys.exit("gpumon is not active: nothing to measure")
+    with agent.monitor(**kwargs) as mon:
         if a.no_bounded_reads:
             mon._configure(mem_fn=None, gpu_timer=None)
         if a.arm == "inert":
@@ -221,16 +222,13 @@ def main():
         agent_cpu0 = process_cpu_s(agent.process.pid)
         r = run_pairs(a, _ControlMonitor() if a.arm == "control" else mon, step)
         agent_cpu = process_cpu_s(agent.process.pid) - agent_cpu0
-        wall = slowdown(r["wall"])
         arm = a.arm + ("-no-bounded-reads" if a.no_bounded_reads and a.arm != "control" else "")
         arm += "-null-agent" if a.null_agent else ""
         arm += "-oom-steps-%d" % a.oom_steps if a.oom_steps is not None else ""
         arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
         out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
-               "slowdown_pct_median": wall["median"], "slowdown_pct_ci95": wall["ci95"],
-               "slowdown_pct_mean": wall["mean"], "slowdown_pct_mean_ci95": wall["mean_ci95"],
-               "main_thread_cpu_slowdown_pct": slowdown(r["cpu"]),
+               **ratio_figures(r["wall"], r["cpu"]),
                "step_ms_with_median": statistics.median(r["on_ms"]),
                "step_ms_without_median": statistics.median(r["off_ms"]),
                "agent_cpu_s": round(agent_cpu, 2),
@@ -239,9 +237,6 @@ def main():
                "client": mon.stats(),
                "wall_ratios": [round(x, 6) for x in r["wall"]],
                "cpu_ratios": [round(x, 6) for x in r["cpu"]]}
-        mon.close()
-    finally:
-        agent.stop()
     emit(out, a.out)
 
 
