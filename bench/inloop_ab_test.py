@@ -20,9 +20,9 @@ def run_file(tmp_path, name, wall, **changes):
     return str(path)
 
 
-def inloop_ab(*args):
+def inloop_ab(*args, env=None):
     return subprocess.run([sys.executable, os.path.join(HERE, "inloop_ab.py"), *args],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
 
 
 def pool(*paths):
@@ -36,11 +36,12 @@ def pool(*paths):
 ])
 def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     binary = os.environ.get("GPUMON_TEST_BINARY")
-    if not binary or not os.environ.get("GPUMON_NVML_LIBRARY"):
-        pytest.skip("needs GPUMON_TEST_BINARY and GPUMON_NVML_LIBRARY (ctest sets them)")
+    fake_nvml = os.environ.get("GPUMON_TEST_FAKE_NVML")
+    if not binary or not fake_nvml:
+        pytest.skip("needs GPUMON_TEST_BINARY and GPUMON_TEST_FAKE_NVML (ctest sets them)")
     out = tmp_path / "ab.json"
     r = inloop_ab("--gpumon", binary, "--loop", "cpu", "--pairs", "6", "--steps", "2",
-                  "--out", str(out), *args)
+                  "--out", str(out), *args, env=dict(os.environ, GPUMON_NVML_LIBRARY=fake_nvml))
     assert r.returncode == 0, r.stdout + r.stderr
     d = json.loads(out.read_text())
     assert d["arm"] == arm and d["pairs"] == 6 and len(d["wall_ratios"]) == 6
