@@ -8,8 +8,11 @@ steps with the three lines (`for b in mon.wrap(loader): ... mon.step()`) and wit
 order of each pair random; the slowdown is the median over pairs of (mean step with) / (mean
 step without) - 1, with a 95 % bootstrap interval. The drift cancels within each pair (about
 0.1-0.5 s). Also reported:
-- the mean of the ratios, which counts in full the few halves that hold one of gpumon's
-  bounded-rate reads (allocator stats, CUDA events, the hand-over of queued steps);
+- the total with over the total without, less one (slowdown_pct_total), which counts every
+  half in full, a rare stall too (the median counts small costs in full, even those only a few
+  halves hold: --median-check shows it, below);
+- the mean of the ratios, which also counts every half but reads high where there is nothing
+  (a mean of ratios of noisy times exceeds 1: +0.3 % in the A/A control on the H200);
 - the same ratios in the main thread's CPU time: wall slowdown beyond it is time the thread
   spent off the CPU (preempted, or waiting longer on the GPU);
 - the agent's CPU time per step (--null-agent: a reader that discards the messages instead,
@@ -25,12 +28,18 @@ ring of steps kept for the OOM bundle, the interval between hand-overs), to bise
 The ratios of every pair are kept in the output (wall_ratios, cpu_ratios), so runs of one
 setup, made in different sessions, can be pooled: --pool A.json B.json ... gives the same
 figures over all their pairs.
+--median-check RUN.json plants a cost in the pairs of a run that had none (control or inert):
+a given share of the with-halves made a given fraction slower, and shows how far the median
+moves against the cost planted (which is share x fraction). Small costs (up to ~2 % of a half,
+i.e. ~1 ms in a 50 ms half) move the median by their full mean; only rarer, larger stalls are
+undercounted, and those slowdown_pct_total counts.
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu [--arm gpumon|control|inert] [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
        inloop_ab.py --pool A.json B.json ... [--out FILE.json]
+       inloop_ab.py --median-check RUN.json
 """
 import argparse
 import itertools
@@ -99,12 +108,45 @@ def slowdown(ratios):
             "mean_ci95": [100 * (mlo - 1), 100 * (mhi - 1)]}
 
 
-def ratio_figures(wall, cpu):
-    """The output's figures over the pairs' ratios of wall and of main-thread CPU time."""
+def total_slowdown(on_s, off_s):
+    """sum(on) / sum(off) - 1 in %, with a 95 % bootstrap interval over the pairs."""
+    pairs = list(zip(on_s, off_s))
+
+    def ratio(sample):
+        return sum(p[0] for p in sample) / sum(p[1] for p in sample)
+
+    lo, hi = bootstrap_ci(pairs, stat=ratio)
+    return {"slowdown_pct_total": 100 * (ratio(pairs) - 1),
+            "slowdown_pct_total_ci95": [100 * (lo - 1), 100 * (hi - 1)]}
+
+
+def ratio_figures(wall, cpu, on_s=None, off_s=None):
+    """The output's figures over the pairs' ratios of wall and of main-thread CPU time, and
+    over their wall times (on_s, off_s: seconds of each pair's halves) where given."""
     w = slowdown(wall)
-    return {"slowdown_pct_median": w["median"], "slowdown_pct_ci95": w["ci95"],
-            "slowdown_pct_mean": w["mean"], "slowdown_pct_mean_ci95": w["mean_ci95"],
-            "main_thread_cpu_slowdown_pct": slowdown(cpu)}
+    out = {"slowdown_pct_median": w["median"], "slowdown_pct_ci95": w["ci95"],
+           "slowdown_pct_mean": w["mean"], "slowdown_pct_mean_ci95": w["mean_ci95"],
+           "main_thread_cpu_slowdown_pct": slowdown(cpu)}
+    if on_s:
+        out.update(total_slowdown(on_s, off_s))
+    return out
+
+
+def median_check(path, seed=3, trials=200):
+    """How the median of a no-cost run's ratios moves when a cost is planted in some halves."""
+    with open(path) as f:
+        wall = json.load(f)["wall_ratios"]
+    base = statistics.median(wall)
+    rng = random.Random(seed)
+    rows = []
+    for share, extra in [(0.5, 0.002), (0.5, 0.005), (0.1, 0.005), (0.1, 0.02), (0.05, 0.02),
+                         (0.05, 0.05), (0.01, 0.2)]:
+        moved = statistics.fmean(
+            statistics.median([x * (1 + extra) if rng.random() < share else x for x in wall])
+            - base for _ in range(trials))
+        rows.append({"share_of_halves": share, "extra_pct": 100 * extra,
+                     "cost_planted_pct": 100 * share * extra, "median_moves_pct": 100 * moved})
+    return {"run": path, "pairs": len(wall), "planted": rows}
 
 
 def pool(paths):
@@ -121,10 +163,13 @@ def pool(paths):
             sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
     wall = [x for r in runs for x in r["wall_ratios"]]
     cpu = [x for r in runs for x in r["cpu_ratios"]]
+    timed = all("wall_on_s" in r for r in runs)  # runs before they were kept have no total
+    on_s = [x for r in runs for x in r["wall_on_s"]] if timed else None
+    off_s = [x for r in runs for x in r["wall_off_s"]] if timed else None
     out = {k: runs[0][k] for k in setup}
     out.update({"pooled": list(paths), "pairs": len(wall),
                 "seconds": round(sum(r["seconds"] for r in runs), 1),
-                **ratio_figures(wall, cpu)})
+                **ratio_figures(wall, cpu, on_s, off_s)})
     return out
 
 
@@ -149,7 +194,7 @@ def run_pairs(a, mon, step):
     for _ in range(3):  # warm up both paths
         with_calls(), without()
     rng = random.Random(1)
-    wall, cpu_ratios, on_ms, off_ms = [], [], [], []
+    wall, cpu_ratios, on_s, off_s = [], [], [], []
     t0 = perf()
     stop_at = t0 + a.max_seconds if a.max_seconds > 0 else float("inf")
     for _ in range(a.pairs):
@@ -161,16 +206,18 @@ def run_pairs(a, mon, step):
             off, on = without(), with_calls()
         wall.append(on[0] / off[0])
         cpu_ratios.append(on[1] / off[1])
-        on_ms.append(on[0] * 1e3 / a.steps)
-        off_ms.append(off[0] * 1e3 / a.steps)
+        on_s.append(on[0])
+        off_s.append(off[0])
     return {"pairs": len(wall), "seconds": round(perf() - t0, 1), "wall": wall,
-            "cpu": cpu_ratios, "on_ms": on_ms, "off_ms": off_ms}
+            "cpu": cpu_ratios, "on_s": on_s, "off_s": off_s}
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pool", nargs="+", metavar="RUN.json",
                     help="pool the pairs of these runs (one setup) instead of measuring")
+    ap.add_argument("--median-check", metavar="RUN.json",
+                    help="plant costs in a no-cost run's pairs and show how the median moves")
     ap.add_argument("--gpumon")
     ap.add_argument("--loop", choices=["gemm", "launch", "cpu"],
                     help="cpu: the launch loop's model on the CPU (checks this script, no GPU)")
@@ -195,6 +242,9 @@ def main():
     a = ap.parse_args()
     if a.pool:
         emit(pool(a.pool), a.out)
+        return
+    if a.median_check:
+        emit(median_check(a.median_check), a.out)
         return
     if not a.gpumon or not a.loop:
         ap.error("--gpumon and --loop are needed to measure")
@@ -228,15 +278,17 @@ def main():
         arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
         out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
-               **ratio_figures(r["wall"], r["cpu"]),
-               "step_ms_with_median": statistics.median(r["on_ms"]),
-               "step_ms_without_median": statistics.median(r["off_ms"]),
+               **ratio_figures(r["wall"], r["cpu"], r["on_s"], r["off_s"]),
+               "step_ms_with_median": 1e3 * statistics.median(r["on_s"]) / a.steps,
+               "step_ms_without_median": 1e3 * statistics.median(r["off_s"]) / a.steps,
                "agent_cpu_s": round(agent_cpu, 2),
                "agent_cpu_pct_of_a_core": round(100 * agent_cpu / max(r["seconds"], 1e-9), 2),
                "agent_cpu_us_per_step": round(1e6 * agent_cpu / max(r["pairs"] * a.steps, 1), 1),
                "client": mon.stats(),
                "wall_ratios": [round(x, 6) for x in r["wall"]],
-               "cpu_ratios": [round(x, 6) for x in r["cpu"]]}
+               "cpu_ratios": [round(x, 6) for x in r["cpu"]],
+               "wall_on_s": [round(x, 7) for x in r["on_s"]],
+               "wall_off_s": [round(x, 7) for x in r["off_s"]]}
     emit(out, a.out)
 
 

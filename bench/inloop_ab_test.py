@@ -46,6 +46,11 @@ def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     d = json.loads(out.read_text())
     assert d["arm"] == arm and d["pairs"] == 6 and len(d["wall_ratios"]) == 6
     assert all(x > 0 for x in d["wall_ratios"] + d["cpu_ratios"])
+    assert len(d["wall_on_s"]) == len(d["wall_off_s"]) == 6
+    on, off = sum(d["wall_on_s"]), sum(d["wall_off_s"])
+    assert d["slowdown_pct_total"] == pytest.approx(100 * (on / off - 1), abs=1e-3)
+    lo, hi = d["slowdown_pct_total_ci95"]
+    assert lo <= d["slowdown_pct_total"] <= hi
     assert d["client"]["sent"] == sent and d["client"]["dropped"] == 0
 
 
@@ -60,6 +65,33 @@ def test_pooling_two_runs_gives_the_figures_over_all_their_pairs(tmp_path):
     assert out["slowdown_pct_mean"] == pytest.approx(100 * (30 * 0.01 + 31 * 0.03) / 61)
     assert out["main_thread_cpu_slowdown_pct"]["median"] == pytest.approx(0.0)
     assert {k: out[k] for k in SETUP} == SETUP
+
+
+def test_pooled_totals_weigh_each_pair_by_its_time_and_need_every_run_timed(tmp_path):
+    # A run with one slow half in ten: the median of ratios misses it, the total counts it.
+    on = [0.05] * 9 + [0.10]
+    a = run_file(tmp_path, "a.json", [x / 0.05 for x in on], wall_on_s=on, wall_off_s=[0.05] * 10)
+    b = run_file(tmp_path, "b.json", [1.0] * 10, wall_on_s=[0.05] * 10, wall_off_s=[0.05] * 10)
+    out = json.loads(pool(a, b).stdout)
+    assert out["slowdown_pct_median"] == pytest.approx(0.0)
+    assert out["slowdown_pct_total"] == pytest.approx(100 * 0.05 / 1.0)  # 1.05 s against 1.00 s
+    untimed = run_file(tmp_path, "untimed.json", [1.0] * 10)
+    assert "slowdown_pct_total" not in json.loads(pool(a, untimed).stdout)
+
+
+def test_median_check_shows_small_planted_costs_moving_the_median_by_their_mean(tmp_path):
+    # A no-cost run whose halves vary by a few %, like the launch loop's.
+    import random
+    rng = random.Random(7)
+    run = run_file(tmp_path, "inert.json", [rng.gauss(1.0, 0.04) for _ in range(4000)])
+    r = inloop_ab("--median-check", run)
+    assert r.returncode == 0, r.stderr
+    rows = {(x["share_of_halves"], x["extra_pct"]): x for x in json.loads(r.stdout)["planted"]}
+    small = rows[(0.5, 0.5)]  # half the halves 0.5 % slower: 0.25 % on average
+    assert small["cost_planted_pct"] == pytest.approx(0.25)
+    assert small["median_moves_pct"] == pytest.approx(0.25, abs=0.05)
+    rare = rows[(0.01, 20.0)]  # a 20 % stall in 1 % of the halves: the median misses most of it
+    assert rare["median_moves_pct"] < 0.5 * rare["cost_planted_pct"]
 
 
 def test_runs_of_different_setups_or_without_ratios_are_refused(tmp_path):

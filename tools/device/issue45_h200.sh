@@ -35,6 +35,9 @@
 #                             AB_SECONDS (default 200) each: where the main thread's CPU goes
 #                             (AB_ARMS picks the arms: see ab_arm_args, e.g. AB_ARMS="gpumon
 #                             gpumon-oom1 gpumon-ho1" for the next bisect)
+#   issue45_h200.sh abpool    build; the launch loop's 10-step A/B, AB_ROUNDS rounds of each of
+#                             AB_ARMS (default "gpumon control"), AB_SECONDS each, into files
+#                             that inloop_ab.py --pool joins
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -86,7 +89,7 @@ ab() {
   local name=$1 s=$2; shift 2
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
     --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
-  log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s mean %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_mean"], [round(x, 2) for x in d["slowdown_pct_mean_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
+  log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s total %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_total"], [round(x, 2) for x in d["slowdown_pct_total_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
 }
 # ab_arm_args NAME: inloop_ab.py's arguments for an AB_ARMS name, a base arm (gpumon, inert,
 # control) with suffixes: -nbr (no allocator stats or CUDA events), -oom1 (an OOM ring of one
@@ -236,6 +239,12 @@ elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or
   { command -v perf && timeout 10 perf stat -e cycles,instructions true; } >"$res/perf.txt" 2>&1
   for arm in ${AB_ARMS:-inert gpumon}; do
     ab "launch-10-$arm" "${AB_SECONDS:-200}" --steps 10 $(ab_arm_args "$arm")
+  done
+elif [ "$part" = abpool ]; then  # runs to pool: AB_ROUNDS rounds of each of AB_ARMS in turn
+  for round in $(seq "${AB_ROUNDS:-2}"); do
+    for arm in ${AB_ARMS:-gpumon control}; do
+      ab "launch-10-$arm-r$round" "${AB_SECONDS:-95}" --steps 10 $(ab_arm_args "$arm")
+    done
   done
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
