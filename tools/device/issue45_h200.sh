@@ -38,6 +38,8 @@
 #   issue45_h200.sh abpool    build; the launch loop's 10-step A/B, AB_ROUNDS rounds of each of
 #                             AB_ARMS (default "gpumon control"), AB_SECONDS each, into files
 #                             that inloop_ab.py --pool joins
+#   issue45_h200.sh abboth    build; the launch loop's 10-step A/B (gpumon, control, gpumon;
+#                             AB_SECONDS each), then the GEMM loop's (unpinned, AB_SECONDS)
 #   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
 #   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
@@ -250,6 +252,14 @@ elif [ "$part" = abpool ]; then  # runs to pool: AB_ROUNDS rounds of each of AB_
       ab "launch-10-$arm-r$round" "${AB_SECONDS:-95}" --steps 10 $(ab_arm_args "$arm")
     done
   done
+elif [ "$part" = abboth ]; then  # both reference loops: the launch loop in rounds, then gemm
+  ab launch-10-gpumon-r1 "${AB_SECONDS:-120}" --steps 10
+  ab launch-10-control-r1 100 --steps 10 --arm control
+  ab launch-10-gpumon-r2 "${AB_SECONDS:-120}" --steps 10
+  log "gemm loop"
+  timeout 180 python3 bench/inloop_ab.py --gpumon "$g" --loop gemm --pairs 100000 --steps 10 \
+    --max-seconds "${AB_SECONDS:-120}" --out "$res/ab-gemm-10-gpumon.json" >"$res/ab-gemm-10-gpumon.txt" 2>&1
+  log "  gemm: $(grep -A1 -E '"slowdown_pct_(median|total)"' "$res/ab-gemm-10-gpumon.json" | tr -d '\n ')"
 elif [ "$part" = ddp2 ]; then  # the DDP runs again, with every rank stopping at the same step
   for k in ddp-healthy imbalance; do
     rec "planted-$k" 80 python3 -m torch.distributed.run --standalone --nproc_per_node 2 tools/device/planted.py "$k" --seconds 40
