@@ -34,7 +34,8 @@ moves against the cost planted (which is share x fraction). Small costs (up to ~
 i.e. ~1 ms in a 50 ms half) move the median by their full mean; only rarer, larger stalls are
 undercounted, and those slowdown_pct_total counts.
 
-usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu [--arm gpumon|control|inert] [--pairs N]
+usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu [--layers L] [--arm gpumon|control|inert]
+                    [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
@@ -149,6 +150,21 @@ def median_check(path, seed=3, trials=200):
     return {"run": path, "pairs": len(wall), "planted": rows}
 
 
+# Two-sided 95 % quantiles of Student's t by degrees of freedom (beyond 10: 2.0, a little wide).
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23}
+
+
+def between_runs(medians):
+    """The runs' medians, their mean and its 95 % t-interval: an interval that also holds the
+    machine-to-machine variation a bootstrap over the pooled pairs leaves out."""
+    out = {"run_medians_pct": [round(m, 3) for m in medians]}
+    if len(medians) > 1:
+        mean = statistics.fmean(medians)
+        half = T95.get(len(medians) - 1, 2.0) * statistics.stdev(medians) / len(medians) ** 0.5
+        out.update({"mean_pct": mean, "mean_ci95": [mean - half, mean + half]})
+    return out
+
+
 def pool(paths):
     """The figures over the pairs of several runs of one setup."""
     runs = []
@@ -157,7 +173,9 @@ def pool(paths):
             runs.append(json.load(f))
         if "wall_ratios" not in runs[-1]:
             sys.exit("%s: no wall_ratios (made before they were kept)" % path)
-    setup = ("loop", "arm", "steps_per_half", "cpus", "agent_cpus")
+    setup = ("loop", "layers", "arm", "steps_per_half", "cpus", "agent_cpus")
+    for r in runs:  # runs from before --layers had the launch loop's 24
+        r.setdefault("layers", None if r["loop"] == "gemm" else 24)
     for r in runs:
         if any(r[k] != runs[0][k] for k in setup):
             sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
@@ -168,6 +186,7 @@ def pool(paths):
     off_s = [x for r in runs for x in r["wall_off_s"]] if timed else None
     out = {k: runs[0][k] for k in setup}
     out.update({"pooled": list(paths), "pairs": len(wall),
+                "between_runs": between_runs([r["slowdown_pct_median"] for r in runs]),
                 "seconds": round(sum(r["seconds"] for r in runs), 1),
                 **ratio_figures(wall, cpu, on_s, off_s)})
     return out
@@ -221,6 +240,9 @@ def main():
     ap.add_argument("--gpumon")
     ap.add_argument("--loop", choices=["gemm", "launch", "cpu"],
                     help="cpu: the launch loop's model on the CPU (checks this script, no GPU)")
+    ap.add_argument("--layers", type=int, default=24,
+                    help="the launch loop's layers: 24 make a 4.5-5 ms step on the H200; fewer, "
+                         "a shorter one (MEASURING.md's launch-bound loop is 1-3 ms)")
     ap.add_argument("--arm", choices=["gpumon", "control", "inert"], default="gpumon")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
@@ -268,7 +290,7 @@ def main():
             mon._configure(mem_fn=None, gpu_timer=None)
         if a.arm == "inert":
             mon._clock.switch_off()  # the calls stay; they only check the switch
-        step = make_loop(a.loop)
+        step = make_loop(a.loop, a.layers)
         agent_cpu0 = process_cpu_s(agent.process.pid)
         r = run_pairs(a, _ControlMonitor() if a.arm == "control" else mon, step)
         agent_cpu = process_cpu_s(agent.process.pid) - agent_cpu0
@@ -276,7 +298,7 @@ def main():
         arm += "-null-agent" if a.null_agent else ""
         arm += "-oom-steps-%d" % a.oom_steps if a.oom_steps is not None else ""
         arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
-        out = {"loop": a.loop, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
+        out = {"loop": a.loop, "layers": a.layers if a.loop != "gemm" else None, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
                "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
                **ratio_figures(r["wall"], r["cpu"], r["on_s"], r["off_s"]),
                "step_ms_with_median": 1e3 * statistics.median(r["on_s"]) / a.steps,

@@ -3,6 +3,8 @@
 against a real agent on the fake NVML, and --pool."""
 import json
 import os
+import random
+import statistics
 import subprocess
 import sys
 
@@ -16,6 +18,7 @@ SETUP = {"loop": "launch", "arm": "gpumon", "steps_per_half": 10, "cpus": "2-5",
 def run_file(tmp_path, name, wall, **changes):
     path = tmp_path / name
     path.write_text(json.dumps(dict(SETUP, seconds=10.0, wall_ratios=wall,
+                                    slowdown_pct_median=100 * (statistics.median(wall) - 1),
                                     cpu_ratios=[1.0] * len(wall), **changes)))
     return str(path)
 
@@ -40,11 +43,13 @@ def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     if not binary or not fake_nvml:
         pytest.skip("needs GPUMON_TEST_BINARY and GPUMON_TEST_FAKE_NVML (ctest sets them)")
     out = tmp_path / "ab.json"
-    r = inloop_ab("--gpumon", binary, "--loop", "cpu", "--pairs", "6", "--steps", "2",
-                  "--out", str(out), *args, env=dict(os.environ, GPUMON_NVML_LIBRARY=fake_nvml))
+    r = inloop_ab("--gpumon", binary, "--loop", "cpu", "--layers", "8", "--pairs", "6",
+                  "--steps", "2", "--out", str(out), *args,
+                  env=dict(os.environ, GPUMON_NVML_LIBRARY=fake_nvml))
     assert r.returncode == 0, r.stdout + r.stderr
     d = json.loads(out.read_text())
     assert d["arm"] == arm and d["pairs"] == 6 and len(d["wall_ratios"]) == 6
+    assert d["layers"] == 8
     assert all(x > 0 for x in d["wall_ratios"] + d["cpu_ratios"])
     assert len(d["wall_on_s"]) == len(d["wall_off_s"]) == 6
     on, off = sum(d["wall_on_s"]), sum(d["wall_off_s"])
@@ -64,6 +69,10 @@ def test_pooling_two_runs_gives_the_figures_over_all_their_pairs(tmp_path):
     assert out["slowdown_pct_median"] == pytest.approx(3.0)  # 31 of the 61 pairs read 1.03
     assert out["slowdown_pct_mean"] == pytest.approx(100 * (30 * 0.01 + 31 * 0.03) / 61)
     assert out["main_thread_cpu_slowdown_pct"]["median"] == pytest.approx(0.0)
+    runs = out["between_runs"]  # the two runs' medians, 1 % and 3 %: mean 2 %, t(1) = 12.71
+    assert runs["run_medians_pct"] == pytest.approx([1.0, 3.0])
+    assert runs["mean_pct"] == pytest.approx(2.0)
+    assert runs["mean_ci95"] == pytest.approx([2.0 - 12.71, 2.0 + 12.71])
     assert {k: out[k] for k in SETUP} == SETUP
 
 
@@ -81,7 +90,6 @@ def test_pooled_totals_weigh_each_pair_by_its_time_and_need_every_run_timed(tmp_
 
 def test_median_check_shows_small_planted_costs_moving_the_median_by_their_mean(tmp_path):
     # A no-cost run whose halves vary by a few %, like the launch loop's.
-    import random
     rng = random.Random(7)
     run = run_file(tmp_path, "inert.json", [rng.gauss(1.0, 0.04) for _ in range(4000)])
     r = inloop_ab("--median-check", run)
@@ -98,6 +106,10 @@ def test_runs_of_different_setups_or_without_ratios_are_refused(tmp_path):
     a = run_file(tmp_path, "a.json", [1.0] * 5)
     b = run_file(tmp_path, "b.json", [1.0] * 5, steps_per_half=40)
     r = pool(a, b)
+    assert r.returncode != 0 and "not one setup" in r.stderr
+    # A run from before --layers had the launch loop's 24 layers: it pools with those only.
+    assert pool(a, run_file(tmp_path, "l24.json", [1.0] * 5, layers=24)).returncode == 0
+    r = pool(a, run_file(tmp_path, "l8.json", [1.0] * 5, layers=8))
     assert r.returncode != 0 and "not one setup" in r.stderr
     old = tmp_path / "old.json"
     old.write_text(json.dumps(dict(SETUP, seconds=1.0)))

@@ -13,7 +13,6 @@ Without nvidia-smi (CI, fake NVML) the nvidia-smi arms are skipped.
 """
 import argparse
 import json
-import os
 import random
 import resource
 import shutil

@@ -85,12 +85,13 @@ rec() {
   log "  $name: exit $? steps $("$g" export "$res/$name.gpumon" --steps --format jsonl 2>/dev/null | wc -l)"
 }
 
-# ab NAME SECONDS ARGS...: the launch loop's A/B (bench/inloop_ab.py, pinned to CPUs 2-5) into
-# ab-NAME.json, with a one-line summary in the log.
+# ab NAME SECONDS ARGS...: the launch loop's A/B (bench/inloop_ab.py, pinned to CPUs 2-5; AB_LAYERS
+# layers, default 24: a 4.5-5 ms step) into ab-NAME.json, with a one-line summary in the log.
 ab() {
   local name=$1 s=$2; shift 2
   timeout $((s + 60)) python3 bench/inloop_ab.py --gpumon "$g" --loop launch --pairs 100000 \
-    --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" >"$res/ab-$name.txt" 2>&1
+    --layers "${AB_LAYERS:-24}" --cpus 2-5 --max-seconds "$s" --out "$res/ab-$name.json" "$@" \
+    >"$res/ab-$name.txt" 2>&1
   log "  $name: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=d["main_thread_cpu_slowdown_pct"]; print(d["pairs"], "pairs, wall median %.2f %s total %.2f %s; cpu median %.2f %s; agent %.1f %% of a core" % (d["slowdown_pct_median"], [round(x, 2) for x in d["slowdown_pct_ci95"]], d["slowdown_pct_total"], [round(x, 2) for x in d["slowdown_pct_total_ci95"]], m["median"], [round(x, 2) for x in m["ci95"]], d["agent_cpu_pct_of_a_core"]))' "$res/ab-$name.json" 2>&1)"
 }
 # ab_arm_args NAME: inloop_ab.py's arguments for an AB_ARMS name, a base arm (gpumon, inert,
