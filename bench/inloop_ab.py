@@ -136,7 +136,10 @@ def ratio_figures(wall, cpu, on_s=None, off_s=None):
 def median_check(path, seed=3, trials=200):
     """How the median of a no-cost run's ratios moves when a cost is planted in some halves."""
     with open(path) as f:
-        wall = json.load(f)["wall_ratios"]
+        wall = json.load(f).get("wall_ratios")
+    if not wall:
+        sys.exit("%s: no wall_ratios (a pooled summary, or a run from before they were kept)"
+                 % path)
     base = statistics.median(wall)
     rng = random.Random(seed)
     rows = []

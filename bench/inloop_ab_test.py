@@ -100,6 +100,10 @@ def test_median_check_shows_small_planted_costs_moving_the_median_by_their_mean(
     assert small["median_moves_pct"] == pytest.approx(0.25, abs=0.05)
     rare = rows[(0.01, 20.0)]  # a 20 % stall in 1 % of the halves: the median misses most of it
     assert rare["median_moves_pct"] < 0.5 * rare["cost_planted_pct"]
+    summary = tmp_path / "pooled.json"  # --pool's output keeps no ratios
+    summary.write_text(json.dumps(json.loads(pool(run, run).stdout)))
+    r = inloop_ab("--median-check", str(summary))
+    assert r.returncode != 0 and "no wall_ratios" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_runs_of_different_setups_or_without_ratios_are_refused(tmp_path):
