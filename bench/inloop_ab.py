@@ -34,7 +34,8 @@ moves against the cost planted (which is share x fraction). Small costs (up to ~
 i.e. ~1 ms in a 50 ms half) move the median by their full mean; only rarer, larger stalls are
 undercounted, and those slowdown_pct_total counts.
 
-usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu [--layers L] [--arm gpumon|control|inert]
+usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu|dispatch [--layers L]
+                    [--arm gpumon|control|inert]
                     [--pairs N]
                     [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
@@ -241,8 +242,10 @@ def main():
     ap.add_argument("--median-check", metavar="RUN.json",
                     help="plant costs in a no-cost run's pairs and show how the median moves")
     ap.add_argument("--gpumon")
-    ap.add_argument("--loop", choices=["gemm", "launch", "cpu"],
-                    help="cpu: the launch loop's model on the CPU (checks this script, no GPU)")
+    ap.add_argument("--loop", choices=["gemm", "launch", "cpu", "dispatch"],
+                    help="cpu: the launch loop's model on the CPU (checks this script, no GPU); "
+                         "dispatch: a CPU loop bound by torch's per-op dispatch, as the launch "
+                         "loop is by kernel launches (gpumon's per-step cost without a GPU)")
     ap.add_argument("--layers", type=int, default=24,
                     help="the launch loop's layers: 24 make a 4.5-5 ms step on the H200; fewer, "
                          "a shorter one (MEASURING.md's launch-bound loop is 1-3 ms)")
@@ -301,8 +304,9 @@ def main():
         arm += "-null-agent" if a.null_agent else ""
         arm += "-oom-steps-%d" % a.oom_steps if a.oom_steps is not None else ""
         arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
-        out = {"loop": a.loop, "layers": a.layers if a.loop != "gemm" else None, "arm": arm, "pairs": r["pairs"], "steps_per_half": a.steps,
-               "cpus": a.cpus, "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
+        out = {"loop": a.loop, "layers": a.layers if a.loop != "gemm" else None, "arm": arm,
+               "pairs": r["pairs"], "steps_per_half": a.steps, "cpus": a.cpus,
+               "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
                **ratio_figures(r["wall"], r["cpu"], r["on_s"], r["off_s"]),
                "step_ms_with_median": 1e3 * statistics.median(r["on_s"]) / a.steps,
                "step_ms_without_median": 1e3 * statistics.median(r["off_s"]) / a.steps,
@@ -312,8 +316,8 @@ def main():
                "client": mon.stats(),
                "wall_ratios": [round(x, 6) for x in r["wall"]],
                "cpu_ratios": [round(x, 6) for x in r["cpu"]],
-               "wall_on_s": [round(x, 7) for x in r["on_s"]],
-               "wall_off_s": [round(x, 7) for x in r["off_s"]]}
+               "wall_on_s": [round(x, 9) for x in r["on_s"]],
+               "wall_off_s": [round(x, 9) for x in r["off_s"]]}
     emit(out, a.out)
 
 

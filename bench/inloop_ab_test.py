@@ -36,6 +36,7 @@ def pool(*paths):
     ([], "gpumon", 17),  # 3 warm-up and 6 measured pairs of 2 steps; the last one is deferred
     (["--arm", "inert"], "inert", 0),
     (["--oom-steps", "1", "--hand-over-s", "0.05"], "gpumon-oom-steps-1-hand-over-0.05s", 17),
+    (["--loop", "dispatch"], "gpumon", 17),
 ])
 def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     binary = os.environ.get("GPUMON_TEST_BINARY")

@@ -52,7 +52,10 @@ ARMS = ["off", "off-control", "gpumon-10hz", "gpumon-100hz", "gpumon-python-10hz
 def make_loop(kind, layers=24):
     """A training step on the GPU: "gemm" (compute-bound) or "launch" (`layers` small Linear +
     ReLU layers, forward and backward: ~300 kernels and 4.5-5 ms a step on the H200 with 24);
-    "cpu" is the launch loop's model on the CPU, for checking the benchmarks without a GPU."""
+    "cpu" is the launch loop's model on the CPU, for checking the benchmarks without a GPU;
+    "dispatch" the launch loop's shape with 8-wide layers on one CPU thread, so that torch's
+    per-op dispatch dominates its step as kernel launches dominate the launch loop's (~0.9 ms
+    a step with 24 layers on the 2-core VM): gpumon's per-step cost, measurable without a GPU."""
     if kind == "gemm":
         a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -64,13 +67,16 @@ def make_loop(kind, layers=24):
             return x[0, 0].item()
 
         return step
-    device = "cpu" if kind == "cpu" else "cuda"
+    device = "cuda" if kind == "launch" else "cpu"
+    width, batch = (8, 1) if kind == "dispatch" else (256, 64)
+    if kind == "dispatch":
+        torch.set_num_threads(1)
     modules = []
     for _ in range(layers):
-        modules += [torch.nn.Linear(256, 256), torch.nn.ReLU()]
+        modules += [torch.nn.Linear(width, width), torch.nn.ReLU()]
     model = torch.nn.Sequential(*modules).to(device)
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
-    data = torch.randn(64, 256, device=device)
+    data = torch.randn(batch, width, device=device)
 
     def step():
         opt.zero_grad(set_to_none=True)
