@@ -10,7 +10,7 @@ Also times one torch.cuda.memory_stats() call (the seed's per-sample cost) and t
   gpumon-no-events the same without the CUDA events (what a CPU run or gpu_timer=None costs)
   gpumon-with      `with mon.step():` instead of the plain call
 Then the calls made at a bounded rate, one at a time (housekeeping: handing the queued steps to
-the client, every 0.2 s; a CUDA event's record and read, once per gpu_interval_s).
+the client, every second; a CUDA event's record and read, once per gpu_interval_s).
 Each step sleeps --pace-us (in every arm, so it cancels out): an unpaced loop sends 200 000
 messages a second, more than any training does, and fills the client's bounded queue.
 usage: step_cost.py [--calls N] [--blocks B] [--pace-us U] [--device cuda|cpu] [--out FILE.json]

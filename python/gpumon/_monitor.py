@@ -120,7 +120,11 @@ class _CudaTimer:
         return self._ring[begun].elapsed_time(end) / 1000.0
 
 
-_HOUSEKEEPING_INTERVAL = 0.2  # seconds between hand-overs of queued steps to the client
+# Seconds between hand-overs of queued steps to the client (sooner once 512 steps wait). Each
+# hand-over costs a step loop far more than its own few tens of µs (docs/PERFORMANCE.md, "The
+# hand-over's interval"): 1 s rather than 0.2 s took a 0.9 ms loop's slowdown from +0.68 % to
+# +0.42 %.
+_HOUSEKEEPING_INTERVAL = 1.0
 
 
 class Monitor:
@@ -269,7 +273,7 @@ class Monitor:
             return {}
 
     def flush(self):
-        """Writes the steps queued so far to the agent now (they go at most 0.2 s late
+        """Writes the steps queued so far to the agent now (they go at most 1 s late
         otherwise). True when nothing is left queued."""
         if not self.active:
             return False
@@ -336,7 +340,7 @@ class Monitor:
         return self._clock.steps() if self._clock is not None else 0
 
     def _housekeeping(self):
-        """From within a step, when the clock's hand-over asks (at most every 0.2 s: the client
+        """From within a step, when the clock's hand-over asks (at most every 1 s: the client
         lost the agent or has new findings, or it is not a _gpumon.Client): hands the queued
         steps to the client, warns of a lost agent and runs the finding callbacks when the
         agent's findings changed."""

@@ -29,10 +29,14 @@ class PyStepClock {
   client::StepClock& clock() { return clock_; }
   const client::StepClock& clock() const { return clock_; }
 
-  /// True at most every housekeeping interval.
+  /// Steps waiting that make a hand-over due before its interval: a fast loop's batch stays
+  /// far under the client's queue cap (256 KiB; a step's line is ~200 bytes).
+  static constexpr std::size_t kHandOverSteps = 512;
+
+  /// True every housekeeping interval, or sooner once kHandOverSteps steps wait.
   bool housekeeping_due() {
     const auto now = Clock::now();
-    if (now < due_) return false;
+    if (now < due_ && clock_.queued() < kHandOverSteps) return false;
     due_ = now + housekeeping_;
     return true;
   }

@@ -160,7 +160,7 @@ void bind_step_clock(py::module_& m) {
   py::class_<PyStepClock>(
       m, "StepClock", "The step clock of src/client/step_clock.h; see python/gpumon/_monitor.py")
       .def(py::init<std::size_t, double>(), py::arg("keep_recent") = 64,
-           py::arg("housekeeping_interval_s") = 0.2)
+           py::arg("housekeeping_interval_s") = 1.0)
       .def("set_allocator_source", &PyStepClock::set_allocator_source, py::arg("fn"),
            py::arg("interval_s"), "fn() -> torch.cuda.memory_stats()-like dict, or None")
       .def("set_gpu_timer", &PyStepClock::set_gpu_timer, py::arg("timer"), py::arg("interval_s"),

@@ -76,7 +76,7 @@ def test_a_callback_registered_after_the_findings_came_still_sees_them(tmp_path)
         assert '"xid"' in mon._client.findings_line()
         events = []
         mon.on_finding(events.append)
-        deadline = time.time() + 1.0  # a hand-over every 0.2 s; the agent may push nothing new
+        deadline = time.time() + 3.0  # a hand-over every 1 s; the agent may push nothing new
         while time.time() < deadline and not events:
             mon.step()
             time.sleep(0.02)

@@ -169,7 +169,7 @@ def test_training_killed_mid_run_leaves_the_steps_so_far(tmp_path, agent):
         [sys.executable, os.path.join(HERE, "train_loop.py"), "500", "--step-sleep", "0.02",
          "--flag", str(flag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert wait_for(flag.exists, 60)
-    time.sleep(0.5)
+    time.sleep(1.5)  # past a hand-over (one a second): the steps before it are the agent's
     os.killpg(os.getpgid(proc.pid), 0)  # still alive
     proc.kill()
     proc.communicate(timeout=30)
@@ -304,8 +304,10 @@ def test_errors_inside_gpumon_never_reach_the_loop(tmp_path, agent):
     mon2.close()
 
 
-def test_the_hand_over_runs_in_cxx_and_calls_python_only_with_news(tmp_path, agent):
+def test_the_hand_over_runs_in_cxx_and_calls_python_only_with_news(tmp_path, agent,
+                                                                   monkeypatch):
     import gpumon
+    monkeypatch.setattr(gpumon._monitor, "_HOUSEKEEPING_INTERVAL", 0.2)
     mon = gpumon.start(socket_path=agent.sock)
     calls = []  # what the client had at each call of Python's housekeeping
     housekeeping = mon._housekeeping
@@ -332,6 +334,20 @@ def test_the_hand_over_runs_in_cxx_and_calls_python_only_with_news(tmp_path, age
     assert len(calls) > before and calls[-1][1] == 1 and mon.active
     assert [str(w.message) for w in caught if "lost the agent" in str(w.message)], caught
     mon.close()
+
+
+def test_a_fast_loop_hands_over_every_512_steps_whatever_the_interval(agent, monkeypatch):
+    import gpumon
+    monkeypatch.setattr(gpumon._monitor, "_HOUSEKEEPING_INTERVAL", 3600.0)
+    mon = gpumon.start(socket_path=agent.sock)
+    client = mon._client
+    for _ in mon.wrap(range(1100)):  # the first call hands over; then 512 steps wait, twice
+        mon.step()
+    # No flush() of ours: the steps went because enough of them waited, not because time passed.
+    assert wait_for(lambda: client.stats()["sent"] >= 1024), client.stats()
+    assert client.stats()["sent"] < 1100 and client.stats()["dropped"] == 0, client.stats()
+    mon.close()
+    assert client.stats()["sent"] >= 1100, client.stats()  # close() sends the rest (and a bye)
 
 
 def test_a_failing_hand_over_switches_gpumon_off_with_one_warning():

@@ -91,6 +91,8 @@ class StepClock {
     return n;
   }
   bool has_out() const { return !out_.empty(); }
+  /// Steps emitted and not yet drained.
+  std::size_t queued() const { return out_.size(); }
   /// The messages of the last keep_recent sent steps and, last, of the step still waiting for
   /// its GPU time (null there).
   std::vector<std::string> recent() const;
