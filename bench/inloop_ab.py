@@ -35,9 +35,8 @@ i.e. ~1 ms in a 50 ms half) move the median by their full mean; only rarer, larg
 undercounted, and those slowdown_pct_total counts.
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu|dispatch [--layers L]
-                    [--arm gpumon|control|inert]
-                    [--pairs N]
-                    [--steps K] [--cpus 2-5] [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
+                    [--arm gpumon|control|inert] [--pairs N] [--steps K] [--cpus 2-5]
+                    [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
        inloop_ab.py --pool A.json B.json ... [--out FILE.json]

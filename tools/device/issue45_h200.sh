@@ -96,7 +96,8 @@ ab() {
 }
 # ab_arm_args NAME: inloop_ab.py's arguments for an AB_ARMS name, a base arm (gpumon, inert,
 # control) with suffixes: -nbr (no allocator stats or CUDA events), -oom1 (an OOM ring of one
-# step), -ho1 (a hand-over a second), -away (the agent pinned to CPUs 8-15, away from the
+# step), -ho1 (a hand-over a second), -ho02 (a hand-over every 0.2 s, the default before
+# b1a3fab), -away (the agent pinned to CPUs 8-15, away from the
 # training's 2-5), -null (a reader that discards the steps in place of the agent); e.g.
 # gpumon-oom1-ho1.
 ab_arm_args() {
@@ -106,6 +107,7 @@ ab_arm_args() {
       *-nbr) args+=(--no-bounded-reads); name=${name%-nbr} ;;
       *-oom1) args+=(--oom-steps 1); name=${name%-oom1} ;;
       *-ho1) args+=(--hand-over-s 1); name=${name%-ho1} ;;
+      *-ho02) args+=(--hand-over-s 0.2); name=${name%-ho02} ;;
       *-away) args+=(--agent-cpus 8-15); name=${name%-away} ;;
       *-null) args+=(--null-agent); name=${name%-null} ;;
       *) break ;;
