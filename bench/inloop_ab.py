@@ -133,13 +133,20 @@ def ratio_figures(wall, cpu, on_s=None, off_s=None):
     return out
 
 
-def median_check(path, seed=3, trials=200):
-    """How the median of a no-cost run's ratios moves when a cost is planted in some halves."""
+def load_run(path):
+    """A run's output, with its pairs' ratios (exits when it has none)."""
     with open(path) as f:
-        wall = json.load(f).get("wall_ratios")
-    if not wall:
+        run = json.load(f)
+    if not run.get("wall_ratios"):
         sys.exit("%s: no wall_ratios (a pooled summary, or a run from before they were kept)"
                  % path)
+    run.setdefault("layers", None if run.get("loop") == "gemm" else 24)  # before --layers: 24
+    return run
+
+
+def median_check(path, seed=3, trials=200):
+    """How the median of a no-cost run's ratios moves when a cost is planted in some halves."""
+    wall = load_run(path)["wall_ratios"]
     base = statistics.median(wall)
     rng = random.Random(seed)
     rows = []
@@ -170,15 +177,8 @@ def between_runs(medians):
 
 def pool(paths):
     """The figures over the pairs of several runs of one setup."""
-    runs = []
-    for path in paths:
-        with open(path) as f:
-            runs.append(json.load(f))
-        if "wall_ratios" not in runs[-1]:
-            sys.exit("%s: no wall_ratios (made before they were kept)" % path)
+    runs = [load_run(path) for path in paths]
     setup = ("loop", "layers", "arm", "steps_per_half", "cpus", "agent_cpus")
-    for r in runs:  # runs from before --layers had the launch loop's 24
-        r.setdefault("layers", None if r["loop"] == "gemm" else 24)
     for r in runs:
         if any(r[k] != runs[0][k] for k in setup):
             sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
