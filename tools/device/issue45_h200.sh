@@ -75,6 +75,7 @@ g=$bdir/gpumon
 export PYTHONPATH="$src/python" GPUMON_BINARY="$g"
 python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"
 nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id,memory.total --format=csv >"$res/gpu.txt" 2>&1
+{ cat /sys/devices/system/clocksource/clocksource0/current_clocksource; grep -m1 -o -w -E "constant_tsc|nonstop_tsc|tsc_known_freq" /proc/cpuinfo | sort -u | tr "\n" " "; echo; } >"$res/clocksource.txt" 2>&1
 pip list 2>/dev/null | grep -i -E "^(torch|lightning|pytorch-lightning|transformers|accelerate) " >"$res/versions.txt"
 
 # rec NAME SECONDS CMD...: CMD under `gpumon record` (10 Hz), its output in NAME.txt.
