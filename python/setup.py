@@ -25,6 +25,7 @@ setup(ext_modules=[
         ["src/gpumon_module.cc", "src/step_clock_binding.cc", "src/step_calls.cc",
          SRC + "/agent/agent_client.cc",
          SRC + "/agent/socket_path.cc", SRC + "/client/step_clock.cc",
+         SRC + "/client/tick_clock.cc",
          SRC + "/client/messages.cc"],
         include_dirs=[SRC, "../include", "src"],
         cxx_std=20,

@@ -33,9 +33,10 @@ class PyStepClock {
   /// far under the client's queue cap (256 KiB; a step's line is ~200 bytes).
   static constexpr std::size_t kHandOverSteps = 512;
 
-  /// True every housekeeping interval, or sooner once kHandOverSteps steps wait.
+  /// True every housekeeping interval, or sooner once kHandOverSteps steps wait. Runs right
+  /// after a clock call and takes its time (a read of its own would cost a cold loop ~1 µs).
   bool housekeeping_due() {
-    const auto now = Clock::now();
+    const auto now = clock_.last_now();
     if (now < due_ && clock_.queued() < kHandOverSteps) return false;
     due_ = now + housekeeping_;
     return true;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "client/step_clock.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -21,14 +22,34 @@ Clock::duration interval(double s) {
 
 }  // namespace
 
-StepClock::StepClock(StepClockOptions options) : options_(std::move(options)), t0_(now()) {
+StepClock::StepClock(StepClockOptions options) : StepClock(std::move(options), TickClock()) {}
+
+StepClock::StepClock(StepClockOptions options, TickClock ticks)
+    : options_(std::move(options)), ticks_(ticks) {
+  resync(Clock::now());
+  t0_ = now();
   maybe_begin_gpu(t0_.at);
 }
 
+Clock::time_point StepClock::now_at() {
+  last_now_ = ticks_.now();
+  return last_now_;
+}
+
 StepClock::Boundary StepClock::now() {
-  return {
-      Clock::now(),
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count()};
+  const Clock::time_point at = now_at();
+  return {at, seconds(at.time_since_epoch()) + wall_offset_s_};
+}
+
+void StepClock::resync(Clock::time_point at) {
+  ticks_.resync();
+  const Clock::time_point steady = Clock::now();
+  const double wall =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  wall_offset_s_ = wall - seconds(steady.time_since_epoch());
+  // The first calibration comes soon after the start, then one a kResyncInterval.
+  resync_next_ = at + (ticks_.counting() ? Clock::duration(kResyncInterval)
+                                         : Clock::duration(TickClock::kCalibration));
 }
 
 void StepClock::set_allocator_source(std::function<AllocatorStats()> source, double interval_s) {
@@ -43,7 +64,7 @@ void StepClock::set_gpu_timer(std::shared_ptr<GpuTimer> timer, double interval_s
   gpu_begun_.reset();
   waiting_.reset();  // its events belong to the old timer
   gpu_next_ = {};
-  maybe_begin_gpu(Clock::now());  // the step under way is timed
+  maybe_begin_gpu(now_at());  // the step under way is timed
 }
 
 void StepClock::step() {
@@ -81,12 +102,12 @@ void StepClock::begin_epoch() {
 
 void StepClock::fetch_begin() {
   apply_pending();
-  wait_start_ = Clock::now();
+  wait_start_ = now_at();
 }
 
 void StepClock::fetch_end() {
   if (!wait_start_) return;
-  data_wait_s_ += seconds(Clock::now() - *wait_start_);
+  data_wait_s_ += seconds(now_at() - *wait_start_);
   wait_start_.reset();
   fetched_ = true;
 }
@@ -105,7 +126,7 @@ void StepClock::set_next_gpu_seconds(double s) {
 }
 
 bool StepClock::allocator_stats_due() const {
-  return Clock::now() >= mem_next_;
+  return ticks_.now() >= mem_next_;
 }
 
 void StepClock::finish() {
@@ -115,11 +136,18 @@ void StepClock::finish() {
 
 std::vector<std::string> StepClock::recent() const {
   std::vector<std::string> lines;
+  // The drained steps in the ring, then those still in the outbox: the last keep_recent.
   const std::size_t n = recent_.size();
-  // Before the ring is full, recent_next_ == n and the oldest is at 0.
+  const std::size_t queued = std::min(out_.size(), options_.keep_recent);
+  const std::size_t from_ring = std::min(n, options_.keep_recent - queued);
   std::string line;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = n - from_ring; i < n; ++i) {
+    // Before the ring is full, recent_next_ == n and the oldest is at 0.
     step_message(recent_[(recent_next_ + i) % n], line);
+    lines.push_back(line);
+  }
+  for (std::size_t i = out_.size() - queued; i < out_.size(); ++i) {
+    step_message(out_[i], line);
     lines.push_back(line);
   }
   if (waiting_) {
@@ -140,7 +168,7 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
   StepFields f;
   f.step = step_;
   f.t_start_s = start.wall;
-  f.cpu_step_s = seconds(end.at - start.at);
+  f.cpu_step_s = std::max(0.0, seconds(end.at - start.at));  // < 0: a resync between
   f.data_wait_s = data_wait_s_;
   f.mem = read_mem(end.at);
   ++step_;
@@ -150,6 +178,7 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
   t0_ = {end.at, std::abs(end.wall - t_end) > kMaxWallDrift ? end.wall : t_end};
   data_wait_s_ = 0;
   fetched_ = false;
+  if (end.at >= resync_next_) resync(end.at);  // after the step's times: they use one offset
   GpuTimer* timer = options_.gpu_timer.get();
   if (timer == nullptr) {
     f.gpu_step_s = std::exchange(next_gpu_s_, std::nullopt);
@@ -182,6 +211,9 @@ std::optional<AllocatorStats> StepClock::read_mem(Clock::time_point at) {
 
 void StepClock::send(const StepFields& fields) {
   out_.push_back(fields);
+}
+
+void StepClock::remember(const StepFields& fields) {
   if (options_.keep_recent == 0) return;
   if (recent_.size() < options_.keep_recent) {
     recent_.push_back(fields);

@@ -5,7 +5,9 @@
 // (gpumon::Monitor) and the Python package (_gpumon.StepClock, python/gpumon/_monitor.py) both
 // run it, so a step costs the same small, allocation-free work in both (docs/python.md "Cost").
 //
-// A step costs two clock reads and a copy of its fields: they wait in an outbox until the owner
+// A step costs three reads of a TickClock (tick_clock.h: the CPU's counter where it can be
+// trusted, steady_clock elsewhere) and a copy of its fields; the wall clock is read only when
+// the TickClock resyncs, about once a second. The fields wait in an outbox until the owner
 // drains it (drain(), which writes the messages then) and hands them to the agent client; the
 // last `keep_recent` sent steps stay readable for an OOM report (recent()).
 //
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "client/messages.h"
+#include "client/tick_clock.h"
 #include "gpumon/monitor.h"
 
 namespace gpumon::client {
@@ -48,6 +51,11 @@ class StepClock {
 
   /// The first step starts now.
   explicit StepClock(StepClockOptions options = {});
+  /// With a given TickClock (a test's counter).
+  StepClock(StepClockOptions options, TickClock ticks);
+
+  /// How often the TickClock is paired with steady_clock and the wall clock.
+  static constexpr std::chrono::seconds kResyncInterval{1};
 
   void set_allocator_source(std::function<AllocatorStats()> source, double interval_s);
   void set_gpu_timer(std::shared_ptr<GpuTimer> timer, double interval_s);
@@ -86,6 +94,7 @@ class StepClock {
     for (const StepFields& f : out_) {
       step_message(f, line_);
       sink(static_cast<const std::string&>(line_));
+      remember(f);  // here, in one warm pass, rather than a second copy in every step
     }
     out_.clear();  // keeps its capacity: a warm step allocates nothing
     return n;
@@ -93,6 +102,10 @@ class StepClock {
   bool has_out() const { return !out_.empty(); }
   /// Steps emitted and not yet drained.
   std::size_t queued() const { return out_.size(); }
+  /// The time the last call that read the clock read (the constructor's at first): the Python
+  /// calls' hand-over check uses it instead of a read of its own.
+  Clock::time_point last_now() const { return last_now_; }
+  const TickClock& ticks() const { return ticks_; }
   /// The messages of the last keep_recent sent steps and, last, of the step still waiting for
   /// its GPU time (null there).
   std::vector<std::string> recent() const;
@@ -108,16 +121,23 @@ class StepClock {
     int to = 0;
   };
 
-  static Boundary now();
+  Boundary now();
+  Clock::time_point now_at();  // the time only
+  void resync(Clock::time_point at);
   void apply_pending();
   void emit(const Boundary& start, const Boundary& end);
   std::optional<AllocatorStats> read_mem(Clock::time_point now);
   void send(const StepFields& fields);
+  void remember(const StepFields& fields);
   void send_waiting();
   void maybe_begin_gpu(Clock::time_point now);
   void restart_gpu(Clock::time_point now);
 
   StepClockOptions options_;
+  TickClock ticks_;
+  Clock::time_point last_now_;
+  double wall_offset_s_ = 0;  // the wall clock minus steady_clock, at the last resync
+  Clock::time_point resync_next_{};
   std::int64_t step_ = 0;
   Boundary t0_;
   double data_wait_s_ = 0;
@@ -133,7 +153,7 @@ class StepClock {
   std::optional<Waiting> waiting_;
   std::string line_;  // the message being written, reused
   std::vector<StepFields> out_;
-  std::vector<StepFields> recent_;  // a ring of keep_recent steps
+  std::vector<StepFields> recent_;  // a ring of the last keep_recent drained steps
   std::size_t recent_next_ = 0;
 };
 

@@ -211,13 +211,28 @@ TEST(StepClock, RecentKeepsTheLastLinesOldestFirst) {
   StepClockOptions o;
   o.keep_recent = 3;
   StepClock clock(o);
+  const auto recent = [&] {
+    std::vector<int> steps;
+    for (const auto& line : clock.recent()) steps.push_back(json::parse(line)["step"].get<int>());
+    return steps;
+  };
   clock.step();
   clock.step();
-  EXPECT_EQ(clock.recent().size(), 2U);
-  for (int i = 0; i < 5; ++i) clock.step();
-  std::vector<int> steps;
-  for (const auto& line : clock.recent()) steps.push_back(json::parse(line)["step"].get<int>());
-  EXPECT_EQ(steps, (std::vector<int>{4, 5, 6}));
+  EXPECT_EQ(recent(), (std::vector<int>{0, 1}));  // in the outbox
+  take(clock);
+  EXPECT_EQ(recent(), (std::vector<int>{0, 1}));  // in the ring
+  clock.step();
+  EXPECT_EQ(recent(), (std::vector<int>{0, 1, 2}));  // both
+  for (int i = 0; i < 4; ++i) clock.step();
+  EXPECT_EQ(recent(), (std::vector<int>{4, 5, 6}));  // the outbox alone
+  take(clock);
+  clock.step();
+  EXPECT_EQ(recent(), (std::vector<int>{5, 6, 7}));
+  for (int i = 0; i < 7; ++i) {
+    take(clock);  // the ring wraps
+    clock.step();
+  }
+  EXPECT_EQ(recent(), (std::vector<int>{12, 13, 14}));
   EXPECT_TRUE(StepClock().recent().empty());  // keep_recent 0: none kept
 }
 

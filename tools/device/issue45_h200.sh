@@ -35,8 +35,9 @@
 #                             AB_SECONDS (default 200) each: where the main thread's CPU goes
 #                             (AB_ARMS picks the arms: see ab_arm_args, e.g. AB_ARMS="gpumon
 #                             gpumon-oom1 gpumon-ho1" for the next bisect)
-#   issue45_h200.sh abpool    build; the launch loop's 10-step A/B, AB_ROUNDS rounds of each of
-#                             AB_ARMS (default "gpumon control"), AB_SECONDS each, into files
+#   issue45_h200.sh abpool    build; the step clock's cold bench (TSC against steady_clock, 3
+#                             runs), then the launch loop's 10-step A/B, AB_ROUNDS rounds of each
+#                             of AB_ARMS (default "gpumon control"), AB_SECONDS each, into files
 #                             that inloop_ab.py --pool joins
 #   issue45_h200.sh abboth    build; the launch loop's 10-step A/B (gpumon, control, gpumon;
 #                             AB_SECONDS each), then the GEMM loop's (unpinned, AB_SECONDS)
@@ -56,7 +57,7 @@ finish() { tar -czf "$out/results.tgz" -C "$out" r; }
 trap finish EXIT
 
 bdir=/tmp/gpumon-build
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=OFF -DGPUMON_BUILD_TESTS=OFF
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=ON -DGPUMON_BUILD_TESTS=OFF
        -DGPUMON_WITH_EXPORTER=OFF -DGPUMON_PYTHON="$(command -v python3)"
        -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
 if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
@@ -69,7 +70,7 @@ if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]
 fi
 log "build ($part)"
 cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
-  cmake --build "$bdir" -j 16 --target gpumon gpumon_python gpumon_fake_nvml >"$res/build.txt" 2>&1 ||
+  cmake --build "$bdir" -j 16 --target gpumon gpumon_python gpumon_fake_nvml gpumon_bench_step_clock_cold >"$res/build.txt" 2>&1 ||
   { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
 g=$bdir/gpumon
 export PYTHONPATH="$src/python" GPUMON_BINARY="$g"
@@ -251,6 +252,10 @@ elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or
     ab "launch-10-$arm" "${AB_SECONDS:-200}" --steps 10 $(ab_arm_args "$arm")
   done
 elif [ "$part" = abpool ]; then  # runs to pool: AB_ROUNDS rounds of each of AB_ARMS in turn
+  for i in 1 2 3; do  # the step clock's cold work, TSC against steady_clock, on CPU 2
+    taskset -c 2 "$bdir/gpumon_bench_step_clock_cold" >"$res/step-clock-cold-$i.json" 2>&1
+    log "  step clock cold: $(tr -d '\n' <"$res/step-clock-cold-$i.json")"
+  done
   for round in $(seq "${AB_ROUNDS:-2}"); do
     for arm in ${AB_ARMS:-gpumon control}; do
       ab "launch-10-$arm-r$round" "${AB_SECONDS:-95}" --steps 10 $(ab_arm_args "$arm")
