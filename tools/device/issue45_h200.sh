@@ -253,7 +253,7 @@ elif [ "$part" = inert ]; then  # is the main thread's extra CPU in the calls or
   done
 elif [ "$part" = abpool ]; then  # runs to pool: AB_ROUNDS rounds of each of AB_ARMS in turn
   for i in 1 2 3; do  # the step clock's cold work, TSC against steady_clock, on CPU 2
-    taskset -c 2 "$bdir/gpumon_bench_step_clock_cold" >"$res/step-clock-cold-$i.json" 2>&1
+    taskset -c 2 "$bdir/gpumon_bench_step_clock_cold" --reps 1000 >"$res/step-clock-cold-$i.json" 2>&1
     log "  step clock cold: $(tr -d '\n' <"$res/step-clock-cold-$i.json")"
   done
   for round in $(seq "${AB_ROUNDS:-2}"); do
