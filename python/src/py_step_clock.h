@@ -13,12 +13,13 @@
 
 #include "agent/agent_client.h"
 #include "client/step_clock.h"
+#include "util/hot.h"
 
 namespace gpumon::python {
 
 /// Bumped in every forked child; fork_generation() is one relaxed load.
 void register_fork_handler();
-unsigned fork_generation();
+GPUMON_HOT unsigned fork_generation();
 
 class PyStepClock {
  public:
@@ -61,7 +62,7 @@ class PyStepClock {
   /// far more than the write; docs/PERFORMANCE.md "The hand-over"). True when the Monitor's
   /// Python housekeeping must run as well: no _gpumon.Client is attached, or the client lost
   /// the agent or received new findings since the last hand-over.
-  bool hand_over();
+  GPUMON_COLD bool hand_over();
   /// The next hand_over() asks for the Monitor's housekeeping whatever the news (a finding
   /// callback registered after the findings arrived must still see them).
   void ask_housekeeping() { housekeeping_asked_ = true; }

@@ -68,7 +68,7 @@ bool call_monitor(PyObject* monitor_ref, const char* method, PyObject* arg) {
 
 // With a Python error set: switches the clock off and hands the error to monitor._fail() (one
 // warning). The error indicator is clear afterwards: nothing reaches the training loop.
-void fail(PyStepClock& clock, PyObject* monitor_ref) {
+GPUMON_COLD void fail(PyStepClock& clock, PyObject* monitor_ref) {
   clock.switch_off();
   PyObject* exc = take_error();
   if (!call_monitor(monitor_ref, "_fail", exc != nullptr ? exc : Py_None))
@@ -77,7 +77,7 @@ void fail(PyStepClock& clock, PyObject* monitor_ref) {
 }
 
 // Due housekeeping: monitor._housekeeping(); what it raises goes to fail().
-void housekeeping(PyStepClock& clock, PyObject* monitor_ref) {
+GPUMON_COLD void housekeeping(PyStepClock& clock, PyObject* monitor_ref) {
   if (!call_monitor(monitor_ref, "_housekeeping", nullptr)) fail(clock, monitor_ref);
 }
 
@@ -132,7 +132,7 @@ struct StepCall {
   }
 };
 
-PyObject* step(PyObject* self, PyObject* /*unused*/) {
+GPUMON_HOT PyObject* step(PyObject* self, PyObject* /*unused*/) {
   auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kStepCapsule));
   if (s == nullptr) return nullptr;
   if (!s->clock->active()) return Py_NewRef(s->null_ctx);
@@ -211,7 +211,7 @@ constexpr unsigned long kClockObjectFlags =
 
 // ---- mon.wrap(loader) ----
 
-PyObject* timed_next(PyObject* self) {
+GPUMON_HOT PyObject* timed_next(PyObject* self) {
   ClockObject* it = as_clock_object(self);
   if (it->inner == nullptr) return nullptr;  // cleared: exhausted
   PyStepClock* clock = it->clock;
@@ -240,7 +240,7 @@ PyType_Spec kTimedSpec = {"gpumon._gpumon.TimedIter", sizeof(ClockObject), 0, kC
 
 // ---- `with mon.step():` ----
 
-PyObject* scope_enter(PyObject* self, PyObject* /*unused*/) {
+GPUMON_HOT PyObject* scope_enter(PyObject* self, PyObject* /*unused*/) {
   ClockObject* s = as_clock_object(self);
   if (s->clock != nullptr && s->clock->active() &&
       !guarded([&] { s->clock->clock().begin_scoped(); }))  // step() was the start: not a boundary
@@ -254,7 +254,7 @@ void report_body_error(PyObject* monitor_ref, PyObject* exc) {
   if (!call_monitor(monitor_ref, "_on_error", exc)) PyErr_WriteUnraisable(monitor_ref);
 }
 
-PyObject* scope_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+GPUMON_HOT PyObject* scope_exit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) {
     PyErr_SetString(PyExc_TypeError, "__exit__(exc_type, exc, traceback)");
     return nullptr;

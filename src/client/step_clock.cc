@@ -25,7 +25,7 @@ Clock::duration interval(double s) {
 StepClock::StepClock(StepClockOptions options) : StepClock(std::move(options), TickClock()) {}
 
 StepClock::StepClock(StepClockOptions options, TickClock ticks)
-    : options_(std::move(options)), ticks_(ticks) {
+    : ticks_(ticks), timed_(options.gpu_timer != nullptr), options_(std::move(options)) {
   resync(Clock::now());
   t0_ = now();
   maybe_begin_gpu(t0_.at);
@@ -61,6 +61,7 @@ void StepClock::set_allocator_source(std::function<AllocatorStats()> source, dou
 void StepClock::set_gpu_timer(std::shared_ptr<GpuTimer> timer, double interval_s) {
   options_.gpu_timer = std::move(timer);
   options_.gpu_interval_s = interval_s;
+  timed_ = options_.gpu_timer != nullptr;
   gpu_begun_.reset();
   waiting_.reset();  // its events belong to the old timer
   gpu_next_ = {};
@@ -119,6 +120,7 @@ void StepClock::add_data_wait(double s) {
 
 void StepClock::set_next_allocator_stats(const AllocatorStats& stats) {
   next_mem_ = stats;
+  mem_given_ = true;
 }
 
 void StepClock::set_next_gpu_seconds(double s) {
@@ -179,8 +181,7 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
   data_wait_s_ = 0;
   fetched_ = false;
   if (end.at >= resync_next_) resync(end.at);  // after the step's times: they use one offset
-  GpuTimer* timer = options_.gpu_timer.get();
-  if (timer == nullptr) {
+  if (!timed_) {
     f.gpu_step_s = std::exchange(next_gpu_s_, std::nullopt);
     send(f);
     return;
@@ -192,7 +193,7 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
     maybe_begin_gpu(end.at);
     return;
   }
-  waiting_ = Waiting{f, *begun, timer->record()};
+  waiting_ = Waiting{f, *begun, options_.gpu_timer->record()};
   if (end.at >= gpu_next_) {  // this step's end event also starts the next timed step
     gpu_next_ = end.at + interval(options_.gpu_interval_s);
     gpu_begun_ = waiting_->to;
@@ -200,11 +201,12 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
 }
 
 std::optional<AllocatorStats> StepClock::read_mem(Clock::time_point at) {
-  if (next_mem_) {
+  if (mem_given_) {
+    mem_given_ = false;
     mem_next_ = at + interval(options_.allocator_interval_s);
     return std::exchange(next_mem_, std::nullopt);
   }
-  if (!options_.allocator_source || at < mem_next_) return std::nullopt;
+  if (at < mem_next_ || !options_.allocator_source) return std::nullopt;
   mem_next_ = at + interval(options_.allocator_interval_s);  // before a call that may throw
   return options_.allocator_source();
 }
@@ -233,14 +235,14 @@ void StepClock::send_waiting() {
 }
 
 void StepClock::maybe_begin_gpu(Clock::time_point at) {
-  if (options_.gpu_timer && at >= gpu_next_) {
+  if (timed_ && at >= gpu_next_) {
     gpu_next_ = at + interval(options_.gpu_interval_s);
     gpu_begun_ = options_.gpu_timer->record();
   }
 }
 
 void StepClock::restart_gpu(Clock::time_point at) {
-  if (!options_.gpu_timer) return;
+  if (!timed_) return;
   if (gpu_begun_) {
     gpu_begun_ = options_.gpu_timer->record();  // the step really starts now
   } else {

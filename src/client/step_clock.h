@@ -26,6 +26,7 @@
 
 #include "client/messages.h"
 #include "client/tick_clock.h"
+#include "util/hot.h"
 #include "gpumon/monitor.h"
 
 namespace gpumon::client {
@@ -61,19 +62,19 @@ class StepClock {
   void set_gpu_timer(std::shared_ptr<GpuTimer> timer, double interval_s);
 
   /// A step boundary now: the step since the last boundary ends and is emitted.
-  void step();
+  GPUMON_HOT void step();
   /// A step boundary now, emitted at the next call (Python's plain mon.step()), unless a scoped
   /// step begins first: then this was the scoped step's start, not a boundary.
-  void step_deferred();
+  GPUMON_HOT void step_deferred();
   /// A step timed from now to end_scoped() (what ran before it is not counted).
-  void begin_scoped();
+  GPUMON_HOT void begin_scoped();
   /// Ends the scoped step now; false when none had begun.
-  bool end_scoped();
+  GPUMON_HOT bool end_scoped();
   /// A new epoch: when nothing was fetched since the last boundary, the next step starts now.
   void begin_epoch();
   /// Around fetching a batch: the time between counts as the step's data wait.
-  void fetch_begin();
-  void fetch_end();
+  GPUMON_HOT void fetch_begin();
+  GPUMON_HOT void fetch_end();
   /// Data wait measured by the caller (a trainer's callbacks); marks the step as fetched.
   void add_data_wait(double seconds);
 
@@ -108,7 +109,7 @@ class StepClock {
   const TickClock& ticks() const { return ticks_; }
   /// The messages of the last keep_recent sent steps and, last, of the step still waiting for
   /// its GPU time (null there).
-  std::vector<std::string> recent() const;
+  GPUMON_COLD std::vector<std::string> recent() const;
 
  private:
   struct Boundary {
@@ -121,38 +122,43 @@ class StepClock {
     int to = 0;
   };
 
-  Boundary now();
-  Clock::time_point now_at();  // the time only
-  void resync(Clock::time_point at);
-  void apply_pending();
-  void emit(const Boundary& start, const Boundary& end);
-  std::optional<AllocatorStats> read_mem(Clock::time_point now);
-  void send(const StepFields& fields);
-  void remember(const StepFields& fields);
+  GPUMON_HOT Boundary now();
+  GPUMON_HOT Clock::time_point now_at();  // the time only
+  GPUMON_COLD void resync(Clock::time_point at);
+  GPUMON_HOT void apply_pending();
+  GPUMON_HOT void emit(const Boundary& start, const Boundary& end);
+  GPUMON_HOT std::optional<AllocatorStats> read_mem(Clock::time_point now);
+  GPUMON_HOT void send(const StepFields& fields);
+  GPUMON_COLD void remember(const StepFields& fields);
   void send_waiting();
   void maybe_begin_gpu(Clock::time_point now);
   void restart_gpu(Clock::time_point now);
 
-  StepClockOptions options_;
+  // What a step reads and writes, together at the start: after a training step's work every
+  // cache line here is a miss, so the fewer the better. The rest after.
   TickClock ticks_;
   Clock::time_point last_now_;
-  double wall_offset_s_ = 0;  // the wall clock minus steady_clock, at the last resync
   Clock::time_point resync_next_{};
   std::int64_t step_ = 0;
   Boundary t0_;
   double data_wait_s_ = 0;
   std::optional<Clock::time_point> wait_start_;
-  bool fetched_ = false;
   std::optional<Boundary> pending_;
   std::optional<Boundary> scoped_start_;
-  std::optional<AllocatorStats> next_mem_;
-  std::optional<double> next_gpu_s_;
   Clock::time_point mem_next_{};
   Clock::time_point gpu_next_{};
+  std::optional<double> next_gpu_s_;
   std::optional<int> gpu_begun_;
+  bool fetched_ = false;
+  bool timed_ = false;      // options_.gpu_timer is set
+  bool mem_given_ = false;  // next_mem_ is set
+  double wall_offset_s_ = 0;  // the wall clock minus steady_clock, at the last resync
+  std::vector<StepFields> out_;
+
+  StepClockOptions options_;
+  std::optional<AllocatorStats> next_mem_;
   std::optional<Waiting> waiting_;
   std::string line_;  // the message being written, reused
-  std::vector<StepFields> out_;
   std::vector<StepFields> recent_;  // a ring of the last keep_recent drained steps
   std::size_t recent_next_ = 0;
 };

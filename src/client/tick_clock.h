@@ -18,6 +18,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "util/hot.h"
+
 namespace gpumon::client {
 
 class TickClock {
@@ -38,7 +40,7 @@ class TickClock {
   time_point now() const { return ns_per_tick_ == 0 ? Steady::now() : now_at(ticks_()); }
 
   /// Pairs the counter with steady_clock: calibrates, checks and re-anchors. A few µs.
-  void resync();
+  GPUMON_COLD void resync();
   /// True while now() reads the counter.
   bool counting() const { return ns_per_tick_ != 0; }
   /// False once the counter disagreed with steady_clock, or where it is not used at all.
@@ -54,13 +56,14 @@ class TickClock {
     return anchor_.at + std::chrono::nanoseconds(
                             static_cast<std::int64_t>(static_cast<double>(d) * ns_per_tick_));
   }
-  Pair read_pair() const;
+  GPUMON_COLD Pair read_pair() const;
   void distrust();
 
+  // What now() reads first (one cache line), the calibration's first pair after.
   Ticks ticks_ = nullptr;  // nullptr: steady_clock only
-  Pair first_;
-  Pair anchor_;
   double ns_per_tick_ = 0;  // 0: not calibrated
+  Pair anchor_;
+  Pair first_;
 };
 
 }  // namespace gpumon::client
