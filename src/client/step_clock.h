@@ -26,8 +26,8 @@
 
 #include "client/messages.h"
 #include "client/tick_clock.h"
-#include "util/hot.h"
 #include "gpumon/monitor.h"
+#include "util/hot.h"
 
 namespace gpumon::client {
 
@@ -150,15 +150,15 @@ class StepClock {
   std::optional<double> next_gpu_s_;
   std::optional<int> gpu_begun_;
   bool fetched_ = false;
-  bool timed_ = false;      // options_.gpu_timer is set
-  bool mem_given_ = false;  // next_mem_ is set
+  bool timed_ = false;        // options_.gpu_timer is set
+  bool mem_given_ = false;    // next_mem_ is set
   double wall_offset_s_ = 0;  // the wall clock minus steady_clock, at the last resync
   std::vector<StepFields> out_;
 
   StepClockOptions options_;
   std::optional<AllocatorStats> next_mem_;
   std::optional<Waiting> waiting_;
-  std::string line_;  // the message being written, reused
+  std::string line_;                // the message being written, reused
   std::vector<StepFields> recent_;  // a ring of the last keep_recent drained steps
   std::size_t recent_next_ = 0;
 };

@@ -60,7 +60,7 @@ class TickClock {
   void distrust();
 
   // What now() reads first (one cache line), the calibration's first pair after.
-  Ticks ticks_ = nullptr;  // nullptr: steady_clock only
+  Ticks ticks_ = nullptr;   // nullptr: steady_clock only
   double ns_per_tick_ = 0;  // 0: not calibrated
   Pair anchor_;
   Pair first_;
