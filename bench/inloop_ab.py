@@ -4,8 +4,11 @@
 On a shared host a launch-bound loop's step time drifts by +-10 % within minutes, so arms a few
 seconds apart (bench/training_overhead.py) cannot resolve 0.5 %. Here one `gpumon agent`
 (10 Hz, recording) and one Monitor run throughout, and the loop alternates runs of --steps
-steps with the three lines (`for b in mon.wrap(loader): ... mon.step()`) and without them, the
-order of each pair random; the slowdown is the median over pairs of (mean step with) / (mean
+steps with the three lines (`for b in mon.wrap(loader): ... mon.step()`) and without them
+(`for b in loader: ...`: the half without gpumon fetches from a plain iterator of the same
+kind, since a loop without gpumon iterates its loader all the same; --baseline none leaves
+that fetch out, as every run before this option did, which counted one next() call as
+gpumon's), the order of each pair random; the slowdown is the median over pairs of (mean step with) / (mean
 step without) - 1, with a 95 % bootstrap interval. The drift cancels within each pair (about
 0.1-0.5 s). Also reported:
 - the total with over the total without, less one (slowdown_pct_total), which counts every
@@ -35,7 +38,8 @@ i.e. ~1 ms in a 50 ms half) move the median by their full mean; only rarer, larg
 undercounted, and those slowdown_pct_total counts.
 
 usage: inloop_ab.py --gpumon PATH --loop gemm|launch|cpu|dispatch [--layers L]
-                    [--arm gpumon|control|inert] [--pairs N] [--steps K] [--cpus 2-5]
+                    [--arm gpumon|control|inert] [--baseline fetch|none] [--pairs N]
+                    [--steps K] [--cpus 2-5]
                     [--agent-cpus 8-11] [--no-bounded-reads] [--null-agent]
                     [--oom-steps N] [--hand-over-s S]
                     [--max-seconds S] [--out FILE.json]
@@ -141,6 +145,7 @@ def load_run(path):
         sys.exit("%s: no wall_ratios (a pooled summary, or a run from before they were kept)"
                  % path)
     run.setdefault("layers", None if run.get("loop") == "gemm" else 24)  # before --layers: 24
+    run.setdefault("baseline", "none")  # before --baseline: the without-half fetched nothing
     return run
 
 
@@ -178,7 +183,7 @@ def between_runs(medians):
 def pool(paths):
     """The figures over the pairs of several runs of one setup."""
     runs = [load_run(path) for path in paths]
-    setup = ("loop", "layers", "arm", "steps_per_half", "cpus", "agent_cpus")
+    setup = ("loop", "layers", "arm", "baseline", "steps_per_half", "cpus", "agent_cpus")
     for r in runs:
         if any(r[k] != runs[0][k] for k in setup):
             sys.exit("not one setup: %s" % [{k: r[k] for k in setup} for r in runs])
@@ -197,6 +202,7 @@ def pool(paths):
 
 def run_pairs(a, mon, step):
     batches = iter(mon.wrap(itertools.repeat(None)))
+    plain = itertools.repeat(None)  # the loader a loop without gpumon iterates all the same
     perf, cpu = time.perf_counter, time.thread_time
 
     def with_calls():
@@ -207,11 +213,20 @@ def run_pairs(a, mon, step):
             mon.step()
         return perf() - t, cpu() - c
 
-    def without():
+    def without_fetching():  # before --baseline fetch: the with-half alone paid for a next()
         t, c = perf(), cpu()
         for _ in range(a.steps):
             step()
         return perf() - t, cpu() - c
+
+    def fetching():
+        t, c = perf(), cpu()
+        for _ in range(a.steps):
+            next(plain)
+            step()
+        return perf() - t, cpu() - c
+
+    without = fetching if a.baseline == "fetch" else without_fetching
 
     for _ in range(3):  # warm up both paths
         with_calls(), without()
@@ -249,6 +264,11 @@ def main():
                     help="the launch loop's layers: 24 make a 4.5-5 ms step on the H200; fewer, "
                          "a shorter one (MEASURING.md's launch-bound loop is 1-3 ms)")
     ap.add_argument("--arm", choices=["gpumon", "control", "inert"], default="gpumon")
+    ap.add_argument("--baseline", choices=["fetch", "none"], default="fetch",
+                    help="what the half without gpumon does besides the step: fetch (a next() "
+                         "on a plain iterator, as a loop without gpumon still iterates its "
+                         "loader) or none (before this option: the with-half's next() counted "
+                         "as gpumon's)")
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--steps", type=int, default=40, help="steps in each half of a pair")
     ap.add_argument("--max-seconds", type=float, default=0,
@@ -304,6 +324,7 @@ def main():
         arm += "-oom-steps-%d" % a.oom_steps if a.oom_steps is not None else ""
         arm += "-hand-over-%gs" % a.hand_over_s if a.hand_over_s is not None else ""
         out = {"loop": a.loop, "layers": a.layers if a.loop != "gemm" else None, "arm": arm,
+               "baseline": a.baseline,
                "pairs": r["pairs"], "steps_per_half": a.steps, "cpus": a.cpus,
                "agent_cpus": a.agent_cpus or "any", "seconds": r["seconds"],
                **ratio_figures(r["wall"], r["cpu"], r["on_s"], r["off_s"]),

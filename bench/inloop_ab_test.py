@@ -37,6 +37,7 @@ def pool(*paths):
     (["--arm", "inert"], "inert", 0),
     (["--oom-steps", "1", "--hand-over-s", "0.05"], "gpumon-oom-steps-1-hand-over-0.05s", 17),
     (["--loop", "dispatch"], "gpumon", 17),
+    (["--baseline", "none"], "gpumon", 17),
 ])
 def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     binary = os.environ.get("GPUMON_TEST_BINARY")
@@ -51,6 +52,7 @@ def test_each_arm_runs_and_reports_its_pairs(tmp_path, args, arm, sent):
     d = json.loads(out.read_text())
     assert d["arm"] == arm and d["pairs"] == 6 and len(d["wall_ratios"]) == 6
     assert d["layers"] == 8
+    assert d["baseline"] == ("none" if "none" in args else "fetch")
     assert all(x > 0 for x in d["wall_ratios"] + d["cpu_ratios"])
     assert len(d["wall_on_s"]) == len(d["wall_off_s"]) == 6
     on, off = sum(d["wall_on_s"]), sum(d["wall_off_s"])
@@ -115,6 +117,10 @@ def test_runs_of_different_setups_or_without_ratios_are_refused(tmp_path):
     # A run from before --layers had the launch loop's 24 layers: it pools with those only.
     assert pool(a, run_file(tmp_path, "l24.json", [1.0] * 5, layers=24)).returncode == 0
     r = pool(a, run_file(tmp_path, "l8.json", [1.0] * 5, layers=8))
+    assert r.returncode != 0 and "not one setup" in r.stderr
+    # A run from before --baseline fetched nothing in its without-half: it pools with those only.
+    assert pool(a, run_file(tmp_path, "none.json", [1.0] * 5, baseline="none")).returncode == 0
+    r = pool(a, run_file(tmp_path, "fetch.json", [1.0] * 5, baseline="fetch"))
     assert r.returncode != 0 and "not one setup" in r.stderr
     old = tmp_path / "old.json"
     old.write_text(json.dumps(dict(SETUP, seconds=1.0)))

@@ -100,13 +100,15 @@ ab() {
 # control) with suffixes: -nbr (no allocator stats or CUDA events), -oom1 (an OOM ring of one
 # step), -ho1 (a hand-over a second), -ho02 (a hand-over every 0.2 s, the default before
 # b1a3fab), -away (the agent pinned to CPUs 8-15, away from the
-# training's 2-5), -null (a reader that discards the steps in place of the agent); e.g.
-# gpumon-oom1-ho1.
+# training's 2-5), -null (a reader that discards the steps in place of the agent), -nofetch
+# (the half without gpumon fetches no batch, as every run before inloop_ab.py's --baseline);
+# e.g. gpumon-oom1-ho1.
 ab_arm_args() {
   local name=$1 args=()
   while :; do
     case "$name" in
       *-nbr) args+=(--no-bounded-reads); name=${name%-nbr} ;;
+      *-nofetch) args+=(--baseline none); name=${name%-nofetch} ;;
       *-oom1) args+=(--oom-steps 1); name=${name%-oom1} ;;
       *-ho1) args+=(--hand-over-s 1); name=${name%-ho1} ;;
       *-ho02) args+=(--hand-over-s 0.2); name=${name%-ho02} ;;
