@@ -47,9 +47,10 @@ void StepClock::resync(Clock::time_point at) {
   const double wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   wall_offset_s_ = wall - seconds(steady.time_since_epoch());
-  // The first calibration comes soon after the start, then one a kResyncInterval.
-  resync_next_ = at + (ticks_.counting() ? Clock::duration(kResyncInterval)
-                                         : Clock::duration(TickClock::kCalibration));
+  // A counter still to calibrate is soon after the start, then one a kResyncInterval.
+  const bool calibrating = ticks_.trusted() && !ticks_.counting();
+  resync_next_ = at + (calibrating ? Clock::duration(TickClock::kCalibration)
+                                   : Clock::duration(kResyncInterval));
 }
 
 void StepClock::set_allocator_source(std::function<AllocatorStats()> source, double interval_s) {

@@ -146,6 +146,21 @@ TEST_F(FakeCounter, AStepClockOverAJumpingCounterKeepsSaneStepTimes) {
   });
 }
 
+TEST(StepClockWall, AStepClockWithoutACounterTimesOnSteadyClock) {
+  StepClock steps({}, TickClock(nullptr));
+  for (int i = 0; i < 3; ++i) {
+    std::this_thread::sleep_for(TickClock::kCalibration);
+    steps.step();
+  }
+  EXPECT_FALSE(steps.ticks().counting());
+  int n = 0;
+  steps.drain([&](const std::string& line) {
+    EXPECT_GE(nlohmann::json::parse(line)["cpu_step_s"].get<double>(), 0.019) << line;
+    ++n;
+  });
+  EXPECT_EQ(n, 3);
+}
+
 TEST(StepClockWall, StepStartsAreOnTheWallClock) {
   StepClock steps;
   std::this_thread::sleep_for(2ms);
