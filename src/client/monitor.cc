@@ -241,6 +241,12 @@ void Monitor::oom(std::int64_t requested_bytes) noexcept {
 void Monitor::close(std::chrono::milliseconds timeout) noexcept {
   if (!active()) return;
   state_->closed = true;
+  // The step still waiting for its GPU time goes out with what it has (null if not done).
+  GPUMON_GUARDED({
+    state_->clock->finish();
+    state_->send_steps();
+  })
+  if (!state_->client) return;  // finish() threw: fail() let go of the client
   GPUMON_GUARDED({
     state_->client->send(R"({"type":"bye"})");
     state_->client->close(timeout);

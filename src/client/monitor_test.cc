@@ -213,6 +213,19 @@ TEST_F(MonitorWithAgent, AGpuTimerTimesOneStepPerIntervalReadAStepLater) {
   EXPECT_EQ(timer->recorded, 2);  // one pair in the hour, not one a step
 }
 
+TEST_F(MonitorWithAgent, CloseSendsTheStepStillWaitingForItsGpuTime) {
+  MonitorOptions o = options();
+  o.gpu_timer = std::make_shared<InstantTimer>();
+  o.gpu_interval_s = 0;  // every step timed: the last one waits for the next step to read it
+  Monitor mon = Monitor::start(o);
+  for (int i = 0; i < 3; ++i) mon.step();
+  mon.close();
+  ASSERT_TRUE(agent.wait_steps(3));
+  const auto steps = agent.steps();
+  ASSERT_EQ(steps.size(), 3U);
+  for (const auto& s : steps) EXPECT_DOUBLE_EQ(s.gpu_step_s.value_or(-1), 0.01);
+}
+
 TEST_F(MonitorWithAgent, OomIsARankEvent) {
   Monitor mon = Monitor::start(options());
   mon.step();
