@@ -65,7 +65,7 @@ MonitorOptions options_for(const std::string& path, Warnings& w) {
 
 // A test whose Monitor is given the socket an agent already listens on.
 class MonitorWithAgent : public ::testing::Test {
- protected:
+ public:
   MonitorOptions options() { return options_for(dir.file("a.sock"), w); }
 
   TempDir dir;
@@ -197,16 +197,25 @@ class InstantTimer : public GpuTimer {
   int recorded = 0;
 };
 
-TEST_F(MonitorWithAgent, AGpuTimerTimesOneStepPerIntervalReadAStepLater) {
-  MonitorOptions o = options();
-  auto timer = std::make_shared<InstantTimer>();
+// `n` steps of a Monitor whose timer times at most one step per `interval_s`, then close(): what
+// the agent received (all n, or a failure).
+auto timed_steps(MonitorWithAgent& t, const std::shared_ptr<InstantTimer>& timer, double interval_s,
+                 int n) {
+  MonitorOptions o = t.options();
   o.gpu_timer = timer;
-  o.gpu_interval_s = 3600;
+  o.gpu_interval_s = interval_s;
   Monitor mon = Monitor::start(o);
-  for (int i = 0; i < 5; ++i) mon.step();
+  for (int i = 0; i < n; ++i) mon.step();
   mon.close();
-  ASSERT_TRUE(agent.wait_steps(5));
-  const auto steps = agent.steps();
+  EXPECT_TRUE(t.agent.wait_steps(static_cast<std::size_t>(n)));
+  auto steps = t.agent.steps();
+  EXPECT_EQ(steps.size(), static_cast<std::size_t>(n));
+  return steps;
+}
+
+TEST_F(MonitorWithAgent, AGpuTimerTimesOneStepPerIntervalReadAStepLater) {
+  auto timer = std::make_shared<InstantTimer>();
+  const auto steps = timed_steps(*this, timer, 3600, 5);
   ASSERT_EQ(steps.size(), 5U);
   EXPECT_DOUBLE_EQ(steps[0].gpu_step_s.value_or(-1), 0.01);  // events 0 -> 1
   for (std::size_t i = 1; i < steps.size(); ++i) EXPECT_FALSE(steps[i].gpu_step_s) << i;
@@ -214,14 +223,8 @@ TEST_F(MonitorWithAgent, AGpuTimerTimesOneStepPerIntervalReadAStepLater) {
 }
 
 TEST_F(MonitorWithAgent, CloseSendsTheStepStillWaitingForItsGpuTime) {
-  MonitorOptions o = options();
-  o.gpu_timer = std::make_shared<InstantTimer>();
-  o.gpu_interval_s = 0;  // every step timed: the last one waits for the next step to read it
-  Monitor mon = Monitor::start(o);
-  for (int i = 0; i < 3; ++i) mon.step();
-  mon.close();
-  ASSERT_TRUE(agent.wait_steps(3));
-  const auto steps = agent.steps();
+  // Every step timed: the last one waits for a next step to read it, and close() sends it.
+  const auto steps = timed_steps(*this, std::make_shared<InstantTimer>(), 0, 3);
   ASSERT_EQ(steps.size(), 3U);
   for (const auto& s : steps) EXPECT_DOUBLE_EQ(s.gpu_step_s.value_or(-1), 0.01);
 }
