@@ -8,8 +8,8 @@ steps with the three lines (`for b in mon.wrap(loader): ... mon.step()`) and wit
 (`for b in loader: ...`: the half without gpumon fetches from a plain iterator of the same
 kind, since a loop without gpumon iterates its loader all the same; --baseline none leaves
 that fetch out, as every run before this option did, which counted one next() call as
-gpumon's), the order of each pair random; the slowdown is the median over pairs of (mean step with) / (mean
-step without) - 1, with a 95 % bootstrap interval. The drift cancels within each pair (about
+gpumon's), the order of each pair random; the slowdown is the median over pairs of (mean
+step with) / (mean step without) - 1, with a 95 % bootstrap interval. The drift cancels within each pair (about
 0.1-0.5 s). Also reported:
 - the total with over the total without, less one (slowdown_pct_total), which counts every
   half in full, a rare stall too (the median counts small costs in full, even those only a few

@@ -29,7 +29,8 @@ std::uint64_t ticks() {
   return __rdtscp(&aux);
 }
 
-// One step's calls, as the Python step calls make them, with the hand-over's drain when due.
+// One step's calls, as the Python step calls make them, with the hand-over's drain when due
+// (512: PyStepClock::kHandOverSteps, python/src/py_step_clock.h, which this bench does not link).
 void one_step(StepClock& clock) {
   clock.fetch_begin();
   clock.fetch_end();
