@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/hand_over_schedule.h"
 #include "client/step_clock.h"
 
 #if defined(__x86_64__)
@@ -21,6 +22,7 @@
 
 namespace {
 
+using gpumon::client::HandOverSchedule;
 using gpumon::client::StepClock;
 using gpumon::client::TickClock;
 
@@ -29,13 +31,12 @@ std::uint64_t ticks() {
   return __rdtscp(&aux);
 }
 
-// One step's calls, as the Python step calls make them, with the hand-over's drain when due
-// (512: PyStepClock::kHandOverSteps, python/src/py_step_clock.h, which this bench does not link).
+// One step's calls, as the Python step calls make them, with the hand-over's drain when due.
 void one_step(StepClock& clock) {
   clock.fetch_begin();
   clock.fetch_end();
   clock.step_deferred();
-  if (clock.queued() >= 512) clock.drain([](const std::string&) {});
+  if (clock.queued() >= HandOverSchedule::kSteps) clock.drain([](const std::string&) {});
 }
 
 }  // namespace

@@ -92,8 +92,10 @@ struct MonitorOptions {
   std::size_t max_queue_bytes = 256 * 1024;    ///< steps kept while the agent is away
   std::chrono::milliseconds min_backoff{100};  ///< reconnection delay, doubling up to max
   std::chrono::milliseconds max_backoff{5000};
-  /// Steps are written to the socket at most this often (they wait in the queue meanwhile),
-  /// so most steps cost no system call; close() writes the rest. 0: every step writes.
+  /// Steps are handed to the client and written to the socket at most this often, or sooner
+  /// once 512 wait (they wait in the step clock meanwhile, unformatted), so most steps cost
+  /// neither a message nor a system call; oom() and close() write the rest. 0: every step
+  /// writes.
   std::chrono::milliseconds write_interval{200};
 };
 

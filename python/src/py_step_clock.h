@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "agent/agent_client.h"
+#include "client/hand_over_schedule.h"
 #include "client/step_clock.h"
 #include "util/hot.h"
 
@@ -30,18 +31,8 @@ class PyStepClock {
   client::StepClock& clock() { return clock_; }
   const client::StepClock& clock() const { return clock_; }
 
-  /// Steps waiting that make a hand-over due before its interval: a fast loop's batch stays
-  /// far under the client's queue cap (256 KiB; a step's line is ~200 bytes).
-  static constexpr std::size_t kHandOverSteps = 512;
-
-  /// True every housekeeping interval, or sooner once kHandOverSteps steps wait. Runs right
-  /// after a clock call and takes its time (a read of its own would cost a cold loop ~1 µs).
-  bool housekeeping_due() {
-    const auto now = clock_.last_now();
-    if (now < due_ && clock_.queued() < kHandOverSteps) return false;
-    due_ = now + housekeeping_;
-    return true;
-  }
+  /// True every housekeeping interval, or sooner once HandOverSchedule::kSteps steps wait.
+  bool housekeeping_due() { return hand_over_.due(clock_); }
 
   /// On until switch_off(), and only in the process that made it.
   bool active() const { return on_ && fork_generation() == generation_; }
@@ -69,8 +60,7 @@ class PyStepClock {
 
  private:
   client::StepClock clock_;
-  Clock::duration housekeeping_;
-  Clock::time_point due_{};
+  client::HandOverSchedule hand_over_;
   bool on_ = true;
   unsigned generation_;
   pybind11::object client_obj_;           // keeps client_ alive

@@ -99,7 +99,7 @@ PyStepClock::PyStepClock(std::size_t keep_recent, double housekeeping_interval_s
         o.keep_recent = keep_recent;
         return o;
       }()),
-      housekeeping_(std::chrono::duration_cast<Clock::duration>(
+      hand_over_(std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(housekeeping_interval_s))),
       generation_(fork_generation()) {}
 

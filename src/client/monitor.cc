@@ -13,6 +13,7 @@
 #include "agent/agent_client.h"
 #include "agent/socket_path.h"
 #include "client/agent_launcher.h"
+#include "client/hand_over_schedule.h"
 #include "client/messages.h"
 #include "client/step_clock.h"
 
@@ -47,8 +48,10 @@ struct Monitor::State {
   MonitorOptions options;
   std::unique_ptr<agent::AgentClient> client;
   std::optional<client::StepClock> clock;  // set once the client is
+  // Steps stay in the clock until a hand-over (every write_interval): formatting and queueing
+  // each step's message as it ends would cost a cold training loop microseconds a step.
+  std::optional<client::HandOverSchedule> hand_over;
   std::string socket_path;
-  pid_t pid = ::getpid();
   bool closed = false;
   std::set<std::string> warned;
   std::uint64_t disconnects = 0;
@@ -63,10 +66,15 @@ struct Monitor::State {
     client.reset();
   }
 
-  bool active() const { return client != nullptr && !closed && ::getpid() == pid; }
+  // A forked child (a DataLoader-like worker) is inert: the client's fork generation, one load
+  // rather than a getpid() system call per step call.
+  bool active() const { return client != nullptr && !closed && client->in_owner_process(); }
 
-  void send(const std::string& message) {
-    client->send(message);
+  // Hands the clock's steps, then `message` when given, to the client and writes them.
+  void send_steps(std::string_view message = {}) {
+    clock->drain([this](const std::string& line) { client->enqueue(line); });
+    if (!message.empty()) client->enqueue(message);
+    client->flush();
     const std::uint64_t d = client->disconnects();
     if (d != disconnects) {
       disconnects = d;
@@ -76,9 +84,8 @@ struct Monitor::State {
     }
   }
 
-  // Hands the clock's step messages to the client (which writes them every write_interval).
-  void send_steps() {
-    clock->drain([this](const std::string& line) { send(line); });
+  void send_steps_if_due() {
+    if (hand_over->due(*clock)) send_steps();
   }
 };
 
@@ -133,7 +140,7 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     co.write_interval = s.options.write_interval;
     s.client = std::make_unique<agent::AgentClient>(co);
     client::HelloFields h;
-    h.pid = s.pid;
+    h.pid = ::getpid();
     h.rank = client::env_int("RANK");
     h.local_rank = client::env_int("LOCAL_RANK");
     h.world_size = client::env_int("WORLD_SIZE");
@@ -152,6 +159,7 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     clock_options.gpu_timer = s.options.gpu_timer;
     clock_options.gpu_interval_s = s.options.gpu_interval_s;
     s.clock.emplace(std::move(clock_options));  // the first step starts now
+    s.hand_over.emplace(s.options.write_interval);
   } catch (const std::exception& e) {
     if (mon.state_) mon.state_->fail(e.what());
   } catch (...) {
@@ -186,7 +194,7 @@ void Monitor::step() noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
     state_->clock->step();
-    state_->send_steps();
+    state_->send_steps_if_due();
   })
 }
 
@@ -199,7 +207,7 @@ Monitor::ScopedStep Monitor::scoped_step() noexcept {
 void Monitor::end_scoped() noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
-    if (state_->clock->end_scoped()) state_->send_steps();
+    if (state_->clock->end_scoped()) state_->send_steps_if_due();
   })
 }
 
@@ -232,9 +240,10 @@ bool Monitor::allocator_stats_due() const noexcept {
 void Monitor::oom(std::int64_t requested_bytes) noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
-    state_->send(client::oom_message(state_->clock->steps(), requested_bytes > 0
-                                                                 ? std::optional(requested_bytes)
-                                                                 : std::nullopt));
+    // The steps before it first, and all written now: the process may not outlive the error.
+    state_->send_steps(
+        client::oom_message(state_->clock->steps(),
+                            requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
   })
 }
 

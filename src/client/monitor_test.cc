@@ -16,6 +16,7 @@
 
 #include "agent/agent_server.h"
 #include "agent/testing/agent_test_support.h"
+#include "client/hand_over_schedule.h"
 
 namespace gpumon {
 namespace {
@@ -244,6 +245,28 @@ TEST_F(MonitorWithAgent, OomIsARankEvent) {
     EXPECT_EQ(j["requested_bytes"], 1 << 20);
   }
   EXPECT_TRUE(found);
+}
+
+TEST_F(MonitorWithAgent, StepsWaitForTheHandOverOrForKStepsAndAnOomWritesThem) {
+  MonitorOptions o = options();
+  o.write_interval = std::chrono::hours(1);
+  Monitor mon = Monitor::start(o);
+  mon.step();  // the first hand-over is due at once
+  ASSERT_TRUE(agent.wait_steps(1));
+  constexpr std::size_t k = client::HandOverSchedule::kSteps;
+  for (std::size_t i = 1; i < k; ++i) mon.step();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(agent.steps().size(), 1u);  // k - 1 wait in the clock
+  mon.step();                           // k wait: handed over without the interval
+  ASSERT_TRUE(agent.wait_steps(k + 1));
+  mon.step();
+  mon.step();
+  mon.oom(1 << 20);  // the two steps, then the OOM, written now
+  ASSERT_TRUE(agent.wait_event("oom"));
+  const auto steps = agent.steps();
+  ASSERT_EQ(steps.size(), k + 3);
+  for (std::size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].step, i);
+  mon.close();
 }
 
 TEST(Monitor, AgentAbsentThenAppearingGetsTheQueuedSteps) {
