@@ -258,9 +258,11 @@ elif [ "$part" = abpool ]; then  # runs to pool: AB_ROUNDS rounds of each of AB_
     taskset -c 2 "$bdir/gpumon_bench_step_clock_cold" --reps 1000 >"$res/step-clock-cold-$i.json" 2>&1
     log "  step clock cold: $(tr -d '\n' <"$res/step-clock-cold-$i.json")"
   done
+  n=0  # in every name: an arm may come twice in a round
   for round in $(seq "${AB_ROUNDS:-2}"); do
     for arm in ${AB_ARMS:-gpumon control}; do
-      ab "launch-10-$arm-r$round" "${AB_SECONDS:-95}" --steps 10 $(ab_arm_args "$arm")
+      n=$((n + 1))
+      ab "launch-10-$arm-r$round-$n" "${AB_SECONDS:-95}" --steps 10 $(ab_arm_args "$arm")
     done
   done
 elif [ "$part" = abboth ]; then  # both reference loops: the launch loop in rounds, then gemm
