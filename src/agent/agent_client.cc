@@ -53,6 +53,15 @@ void unregister_fd(int slot) {
   if (slot >= 0) g_fds[slot].store(0);
 }
 
+// The '\n's in [p, p + n): memchr is vectorised, where std::count went byte by byte (a
+// hand-over's 100 KB took ~0.5 M instructions, half of the hand-over's cost).
+std::uint64_t count_lines(const char* p, std::size_t n) {
+  std::uint64_t lines = 0;
+  for (const char* end = p + n; (p = static_cast<const char*>(std::memchr(p, '\n', end - p))); ++p)
+    ++lines;
+  return lines;
+}
+
 }  // namespace
 
 AgentClient::AgentClient(AgentClientOptions options)
@@ -244,8 +253,7 @@ void AgentClient::write_locked() {
       return;
     }
     // Count the messages whose last byte just went out.
-    stats_.sent += std::count(queue_.begin() + static_cast<long>(written_),
-                              queue_.begin() + static_cast<long>(written_) + n, '\n');
+    stats_.sent += count_lines(queue_.data() + written_, static_cast<std::size_t>(n));
     written_ += static_cast<std::size_t>(n);
   }
   if (written_ == queue_.size()) {
