@@ -9,10 +9,13 @@ launch loop's A/B (bench/inloop_ab.py) pays. Here each call is followed by a swe
 in thread CPU time against a plain next() over the same kind of iterator, interleaved:
 
   gpumon   next(iter(mon.wrap(itertools.repeat(None)))) then mon.step()
+  inert    the same two calls on a second Monitor whose clock is switched off (as after an
+           internal error): what calling them costs, without the clock's work
   plain    next(itertools.repeat(None))
 
-The extra cost is the difference of the medians (and of the means of the fastest 90 %). One
-`gpumon agent` (on --agent-cpu) receives the steps. Runs on a CPU-only machine.
+The extra cost is the difference of the medians (and of the means of the fastest 90 %); the
+clock's own share is gpumon's less inert's. One `gpumon agent` (on --agent-cpu) receives the
+steps. Runs on a CPU-only machine.
 usage: cold_step_cost.py --gpumon PATH [--reps N] [--sweep-mb M] [--cpu C] [--agent-cpu A]
                          [--out FILE.json]
 """
@@ -53,20 +56,29 @@ def main():
     agent = Agent([a.gpumon, "agent", "--socket", sock, "-o", os.path.join(work, "cold.gpumon"),
                    "--interval", "100"], sock, cpus={a.agent_cpu})
     os.sched_setaffinity(0, {a.cpu})
+    import gpumon
     with agent.monitor() as mon:
         sweep = torch.zeros(a.sweep_mb * 1024 * 1024 // 4)
         wrapped = iter(mon.wrap(itertools.repeat(None)))
         plain = itertools.repeat(None)
         step = mon.step
+        off = gpumon.start(socket_path=sock, start_agent=False)
+        off._clock.switch_off()  # the calls stay; they only check the switch
+        off_wrapped = iter(off.wrap(itertools.repeat(None)))
+        off_step = off.step
 
         def with_gpumon():
             next(wrapped)
             step()
 
+        def inert():
+            next(off_wrapped)
+            off_step()
+
         def without():
             next(plain)
 
-        arms = {"gpumon": with_gpumon, "plain": without}
+        arms = {"gpumon": with_gpumon, "inert": inert, "plain": without}
         ns = {name: [] for name in arms}
         clock = time.thread_time_ns
         for _ in range(a.reps):
@@ -81,7 +93,10 @@ def main():
                "cold_us_median": med, "cold_us_trimmed_mean": trim,
                "extra_cold_us_median": med["gpumon"] - med["plain"],
                "extra_cold_us_trimmed_mean": trim["gpumon"] - trim["plain"],
+               "calls_cold_us_median": med["inert"] - med["plain"],
+               "clock_cold_us_median": med["gpumon"] - med["inert"],
                "client": mon.stats()}
+        off.close()
     emit(out, a.out)
 
 
