@@ -54,7 +54,7 @@ void unregister_fd(int slot) {
 }
 
 // The '\n's in [p, p + n): memchr is vectorised, where std::count went byte by byte (a
-// hand-over's 100 KB took ~0.5 M instructions, half of the hand-over's cost).
+// hand-over of 512 steps, ~100 KB, took ~0.57 M instructions: about half of its cost).
 std::uint64_t count_lines(const char* p, std::size_t n) {
   std::uint64_t lines = 0;
   for (const char* end = p + n; (p = static_cast<const char*>(std::memchr(p, '\n', end - p))); ++p)
