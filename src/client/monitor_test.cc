@@ -265,7 +265,8 @@ TEST_F(MonitorWithAgent, StepsWaitForTheHandOverOrForKStepsAndAnOomWritesThem) {
   ASSERT_TRUE(agent.wait_event("oom"));
   const auto steps = agent.steps();
   ASSERT_EQ(steps.size(), k + 3);
-  for (std::size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].step, i);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    EXPECT_EQ(steps[i].step, static_cast<std::int64_t>(i));
   mon.close();
 }
 
