@@ -185,8 +185,7 @@ void AgentClient::close(std::chrono::milliseconds timeout) {
       write_locked();
       if (queue_.size() == written_ || fd_ < 0 || std::chrono::steady_clock::now() >= deadline) {
         closed_ = true;
-        stats_.dropped +=
-            std::count(queue_.begin() + static_cast<long>(written_), queue_.end(), '\n');
+        stats_.dropped += count_lines(queue_.data() + written_, queue_.size() - written_);
         disconnect_locked("closed", false);
         queue_.clear();
         written_ = 0;
