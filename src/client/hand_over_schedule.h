@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // HandOverSchedule: when the step clock's queued steps go to the agent client, for both clients
 // (the C++ Monitor and the Python PyStepClock). A hand-over formats the steps' messages and
-// writes them in one go; doing that once a second rather than every step keeps a cold training
-// loop's steps short (docs/PERFORMANCE.md, "The hand-over's interval").
+// writes them in one go; doing that every interval (Python: 1 s; C++: write_interval, 200 ms)
+// rather than every step keeps a cold training loop's steps short (docs/PERFORMANCE.md, "The
+// hand-over's interval").
 #pragma once
 
 #include <cstddef>
