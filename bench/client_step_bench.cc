@@ -27,8 +27,8 @@ struct Fixture {
     dir = tmpl;
     const std::string path = dir + "/agent.sock";
     std::string error = gpumon::agent::prepare_listen_path(path);
-    gpumon::agent::AgentSinks sinks{[](const gpumon::record::RecordedStep&) {},
-                                    [](const gpumon::record::RecordedRankEvent&) {},
+    gpumon::agent::AgentSinks sinks{[](const gpumon::training::Step&) {},
+                                    [](const gpumon::training::RankEvent&) {},
                                     [](const std::string&) {}};
     server = gpumon::agent::AgentServer::start({path}, std::move(sinks), error);
     if (!server) std::abort();

@@ -8,9 +8,9 @@
 #include <chrono>
 
 #include "agent/agent_client.h"
-#include "agent/agent_protocol.h"
 #include "agent/socket_path.h"
 #include "step_clock_binding.h"
+#include "training/protocol.h"
 
 namespace py = pybind11;
 using gpumon::agent::AgentClient;
@@ -18,8 +18,8 @@ using gpumon::agent::AgentClientOptions;
 
 PYBIND11_MODULE(_gpumon, m) {
   m.doc() = "gpumon's agent client (see docs/python.md); use the gpumon package, not this.";
-  m.attr("MAX_MESSAGE_BYTES") = gpumon::agent::kMaxMessageBytes;
-  m.attr("PROTOCOL_VERSION") = gpumon::agent::kProtocolVersion;
+  m.attr("MAX_MESSAGE_BYTES") = gpumon::training::kMaxMessageBytes;
+  m.attr("PROTOCOL_VERSION") = gpumon::training::kProtocolVersion;
   m.def("default_socket_path", &gpumon::agent::default_socket_path);
   m.def("check_owned_socket", &gpumon::agent::check_owned_socket,
         "Empty when the path is a socket of this user, else why not.");

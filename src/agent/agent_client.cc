@@ -12,8 +12,8 @@
 #include <cstring>
 #include <thread>
 
-#include "agent/agent_protocol.h"
 #include "agent/socket_path.h"
+#include "training/protocol.h"
 
 namespace gpumon::agent {
 namespace {
@@ -113,7 +113,8 @@ bool AgentClient::enqueue(std::string_view line) {
 
 bool AgentClient::enqueue_locked(std::string_view line) {
   const std::size_t size = line.size() + (line.ends_with('\n') ? 0 : 1);
-  if (size >= kMaxMessageBytes || queue_.size() - written_ + size > options_.max_queue_bytes) {
+  if (size >= training::kMaxMessageBytes ||
+      queue_.size() - written_ + size > options_.max_queue_bytes) {
     ++stats_.dropped;
     return false;
   }

@@ -16,13 +16,16 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "agent/agent_protocol.h"
+#include "training/protocol.h"
 
 namespace gpumon::agent {
+using namespace training;
 namespace {
 
 std::int64_t wall_ms() {
-  return record::to_unix_ms(std::chrono::system_clock::now());
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::int64_t steady_ms() {
@@ -62,8 +65,12 @@ std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& option
     error = std::string("socket: ") + std::strerror(errno);
     return nullptr;
   }
+  // The file's identity, for stop(): fstat() on a socket gives the socket's own inode, not the
+  // file's, so it is taken from the path right after bind().
+  struct stat bound {};
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::chmod(path.c_str(), 0600) != 0 || ::listen(fd, 64) != 0) {
+      ::chmod(path.c_str(), 0600) != 0 || ::stat(path.c_str(), &bound) != 0 ||
+      ::listen(fd, 64) != 0) {
     error = path + ": cannot listen: " + std::strerror(errno);
     ::close(fd);
     return nullptr;
@@ -75,7 +82,10 @@ std::unique_ptr<AgentServer> AgentServer::start(const AgentServerOptions& option
     ::unlink(path.c_str());
     return nullptr;
   }
-  return std::unique_ptr<AgentServer>(new AgentServer(options, std::move(sinks), fd, wake));
+  auto server = std::unique_ptr<AgentServer>(new AgentServer(options, std::move(sinks), fd, wake));
+  server->bound_dev_ = bound.st_dev;
+  server->bound_ino_ = bound.st_ino;
+  return server;
 }
 
 AgentServer::AgentServer(const AgentServerOptions& options, AgentSinks sinks, int listen_fd,
@@ -106,11 +116,11 @@ void AgentServer::stop() {
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
   thread_.join();
-  // Remove the socket file only while it is still the one we bound (same inode as our fd).
-  struct stat by_path {
-  }, by_fd{};
-  if (::stat(options_.socket_path.c_str(), &by_path) == 0 && ::fstat(listen_fd_, &by_fd) == 0 &&
-      S_ISSOCK(by_path.st_mode))
+  // Remove the socket file only while it is still the one we bound: another agent that took
+  // the path over (after removing ours as stale) keeps its socket.
+  struct stat by_path {};
+  if (::stat(options_.socket_path.c_str(), &by_path) == 0 && S_ISSOCK(by_path.st_mode) &&
+      by_path.st_dev == bound_dev_ && by_path.st_ino == bound_ino_)
     ::unlink(options_.socket_path.c_str());
   ::close(listen_fd_);
   ::close(wake_fd_);
@@ -133,14 +143,17 @@ void AgentServer::run() noexcept {
   std::vector<pollfd> fds;
   auto next_read = steady_clock::now();
   while (!stopping_.load()) {
-    // The clients' sockets are polled only for room to write pushed lines: a client writing
-    // its steps must not wake this thread (see the header); they are read on the clock.
+    // After its hello a client's socket is polled only for room to write pushed lines: a
+    // client writing its steps must not wake this thread (see the header); they are read on
+    // the clock. Its hello is read as soon as it comes.
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
     fds.push_back({listen_fd_, POLLIN, 0});
     bool more = false;
     for (const auto& c : clients) {
-      fds.push_back({c->fd, static_cast<short>(c->out.empty() ? 0 : POLLOUT), 0});
+      const short events =
+          static_cast<short>((c->out.empty() ? 0 : POLLOUT) | (c->hello ? 0 : POLLIN));
+      fds.push_back({c->fd, events, 0});
       more = more || c->more;
     }
     int timeout_ms = -1;
@@ -276,9 +289,9 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     if (std::holds_alternative<Unknown>(m)) ++stats_.unknown;
   }
   auto event = [&](std::string kind, std::string detail) {
-    if (sinks_.on_rank_event)
-      sinks_.on_rank_event(
-          {wall_ms(), c.info.pid, c.info.rank, std::move(kind), std::move(detail)});
+    if (sinks_.steps)
+      sinks_.steps->on_rank_event(
+          {wall_ms(), c.info.pid, c.info.rank, std::move(kind), std::move(detail), std::nullopt});
   };
   if (auto* h = std::get_if<Hello>(&m)) {
     if (c.hello) {
@@ -287,16 +300,18 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     }
     c.hello = true;
     c.info = std::move(*h);
-    event("hello", c.info.json);
+    if (sinks_.steps)
+      sinks_.steps->on_rank_event(
+          {wall_ms(), c.info.pid, c.info.rank, "hello", c.info.json, c.info});
   } else if (auto* s = std::get_if<Step>(&m)) {
-    record::RecordedStep& r = s->step;
+    Step& r = *s;
     r.received_ms = wall_ms();
     r.pid = c.info.pid;
     r.rank = c.info.rank;
     r.local_rank = c.info.local_rank;
     r.world_size = c.info.world_size;
     r.device = c.info.device;
-    if (sinks_.on_step) sinks_.on_step(r);
+    if (sinks_.steps) sinks_.steps->on_step(r);
   } else if (auto* o = std::get_if<Oom>(&m)) {
     event("oom", std::move(o->json));
   } else if (std::holds_alternative<Bye>(m)) {
@@ -351,15 +366,16 @@ void AgentServer::drop(Client& c, const std::string& why) {
 void AgentServer::finish_client(Client& c) {
   if (c.fd >= 0) ::close(c.fd);
   c.fd = -1;
-  if (c.hello && !c.bye && sinks_.on_rank_event) {
+  if (c.hello && !c.bye && sinks_.steps) {
     try {
       const nlohmann::json reason = {{"reason", c.dropped_for}};
       const std::string detail =
           c.dropped_for.empty()
               ? "{}"
               : reason.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      sinks_.on_rank_event({wall_ms(), c.info.pid, c.info.rank,
-                            c.dropped_for.empty() ? "disconnect" : "dropped", detail});
+      sinks_.steps->on_rank_event({wall_ms(), c.info.pid, c.info.rank,
+                                   c.dropped_for.empty() ? "disconnect" : "dropped", detail,
+                                   std::nullopt});
     } catch (...) {
     }
   }

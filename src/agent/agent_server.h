@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 // AgentServer: the agent's Unix socket. One thread accepts clients (training ranks, up to
-// max_clients), reads their newline-delimited messages (agent_protocol.h) and hands steps and
+// max_clients), reads their newline-delimited messages (training/protocol.h) and hands steps and
 // rank events to the sinks. It reads every client each read_interval rather than waiting on
 // their sockets, so a client's write wakes no one: waking a sleeping reader costs the writer, a
-// training process, tens of microseconds (docs/PERFORMANCE.md "The hand-over"). A client that
-// hangs up is read at once. A client that sends something malformed, too long, or a message
+// training process, tens of microseconds (docs/PERFORMANCE.md "The hand-over"). A client's
+// hello and its hang-up are read at once, and a client with more than one read holds is read
+// on without waiting for the clock. A client that sends something malformed, too long, or a message
 // before its hello is dropped (its connection closed, counted); the server and the other
 // clients carry on. A client that dies mid-message loses only that partial message.
 //
@@ -14,9 +15,11 @@
 // kMaxPushBacklog bytes queued and loses the updates beyond that (counted in push_dropped).
 //
 // Thread-safety: the sinks are called on the server's thread, one call at a time, and must
-// return quickly (RecordingWriter::on_step only queues). stats(), push() and stop() from any
+// return quickly (training::StepSink). stats(), push() and stop() from any
 // thread.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
@@ -28,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "record/recording_types.h"
+#include "training/training_types.h"
 
 namespace gpumon::agent {
 
@@ -41,8 +44,7 @@ struct AgentServerOptions {
 };
 
 struct AgentSinks {
-  std::function<void(const record::RecordedStep&)> on_step;
-  std::function<void(const record::RecordedRankEvent&)> on_rank_event;
+  std::shared_ptr<training::StepSink> steps;  ///< may be null: the steps are only counted
   /// One line per dropped client ("client pid 12: message longer than 4095 bytes").
   std::function<void(const std::string&)> on_warning;
 };
@@ -75,8 +77,9 @@ class AgentServer {
   AgentServer& operator=(const AgentServer&) = delete;
 
   /// Closes every client (each hello'd one without a bye gets a "disconnect" event; one we
-  /// dropped for bad input gets "dropped" with {"reason": ...} instead), the
-  /// listening socket, removes the socket file and joins. Idempotent.
+  /// dropped for bad input gets "dropped" with {"reason": ...} instead), the listening socket,
+  /// removes the socket file unless another server has bound that path since, and joins.
+  /// Idempotent.
   void stop();
   /// Sends `line` (no newline; one is added) to every hello'd client, and to later ones after
   /// their hello; replaces the previously pushed line. Never blocks.
@@ -103,6 +106,8 @@ class AgentServer {
   AgentServerOptions options_;
   AgentSinks sinks_;
   int listen_fd_ = -1;
+  dev_t bound_dev_ = 0;  // the socket file we bound, which stop() removes while it is still ours
+  ino_t bound_ino_ = 0;
   int wake_fd_ = -1;  // eventfd: stop() wakes poll()
   std::thread thread_;
   std::mutex stop_mutex_;

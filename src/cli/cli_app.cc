@@ -11,8 +11,8 @@
 #ifdef GPUMON_HAVE_QUERY
 #include "query/query_command.h"
 #endif
-#ifdef GPUMON_HAVE_RECORD
 #include "cli/agent_command.h"
+#ifdef GPUMON_HAVE_RECORD
 #include "cli/record_command.h"
 #endif
 #ifdef GPUMON_HAVE_REPORT
@@ -38,12 +38,12 @@ int run_query(const std::vector<std::string>& args, const Console& console) {
 #endif
 }
 
-// `record`, `export` and `agent` need SQLite and zstd (src/record builds only where they are
+// `record` and `export` need SQLite and zstd (src/record builds only where they are
 // found).
 int run_recording_command(const std::string& name, const std::vector<std::string>& args,
                           const Console& console) {
-#ifdef GPUMON_HAVE_RECORD
   if (name == "agent") return run_agent_command(args, console);
+#ifdef GPUMON_HAVE_RECORD
   return name == "record" ? run_record_command(args, console) : run_export(args, console);
 #else
   (void)args;

@@ -7,33 +7,25 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstring>
 #include <ctime>
 #include <memory>
-#include <thread>
 
 #include "agent/socket_path.h"
-#include "cli/agent_command.h"
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/version.h"
+#include "node/node_pipeline.h"
 #include "record/export_command.h"
-#include "record/recording_writer.h"
-#include "sampler/sampler.h"
+#include "util/stop_signals.h"
 
 extern char** environ;
 
 namespace gpumon::cli {
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void gpumon_record_stop_signal(int sig) {
-  g_stop_signal.store(sig);
-}
 
 struct RecordOptions {
   std::string path;
@@ -128,118 +120,74 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
     console.err << "gpumon record: " << err << "\n" << kUsage;
     return kExitUsage;
   }
-  NvmlOpenError open_error;
-  std::unique_ptr<NvmlBackend> backend = open_backend(console, &open_error);
-  if (!backend) return kExitNoGpu;
-  for (unsigned i = 0; i < backend->device_count(); ++i)
-    backend->sample(i, MetricGroup::kStaticDetails);  // the recording stores them once
-  std::vector<DeviceStatic> devices;
-  for (unsigned i = 0; i < backend->device_count(); ++i) devices.push_back(backend->device(i));
-
   std::string command_line;
   for (const auto& s : o.command) command_line += (command_line.empty() ? "" : " ") + s;
-  const record::RunInfo run =
-      record::make_run_info(backend->system(), version_number(), command_line);
-  std::string error;
-  std::shared_ptr<record::RecordingWriter> writer =
-      record::RecordingWriter::create({.path = o.path}, run, devices, error);
-  if (!writer) {
-    console.err << "gpumon record: " << error << "\n";
-    return 1;
+  node::NodeOptions n;
+  n.name = "record";
+  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  n.sampler.interval = o.interval;
+  n.record_path = o.path;
+  n.record_command = command_line;
+  n.version = version_number();
+  n.diagnose = o.diagnose;
+  // The command's training steps (`import gpumon`) come over a socket of this run, named in its
+  // environment; without it the recording still goes on.
+  if (!o.command.empty()) {
+    const std::string path = agent::default_socket_path();
+    n.agent_socket =
+        path.substr(0, path.rfind('/') + 1) + "record-" + std::to_string(::getpid()) + ".sock";
   }
-  if (!backend->system().simulated_scenario.empty())
-    console.err << "gpumon record: SIMULATED GPUs (scenario "
-                << backend->system().simulated_scenario << ")\n";
-
-  std::shared_ptr<diagnose::LiveDiagnoser> live;
-  if (o.diagnose) {
-    live = std::make_shared<diagnose::LiveDiagnoser>(diagnose::LiveDiagnoserOptions{});
-    live->set_devices(devices);
-  }
-
-  SamplerConfig config;
-  config.interval = o.interval;
-  Sampler sampler(std::move(backend), config);
-  sampler.add_sink(writer);
-  if (live) sampler.add_sink(live);
 
   // Ctrl-C reaches the whole foreground group, the command included: we only note it and go
   // on waiting for the command, so its exit status is what we return.
-  g_stop_signal.store(0);
-  struct sigaction sa {};
-  sa.sa_handler = gpumon_record_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  util::ScopedStopSignals signals(o.command.empty() ? util::ScopedStopSignals::Second::kKills
+                                                    : util::ScopedStopSignals::Second::kIsNoted);
+  int exit_code = 0;
+  const auto pipeline = node::NodePipeline::open(std::move(n), console.err, exit_code);
+  if (!pipeline) return exit_code;
+  pipeline->start();
+  if (pipeline->agent()) ::setenv("GPUMON_AGENT_SOCKET", pipeline->agent_socket().c_str(), 1);
 
-  // The command's training steps (`import gpumon`) come over a socket of this run, named in its
-  // environment; without it the recording still goes on.
-  std::unique_ptr<agent::AgentServer> agent_socket;
-  if (!o.command.empty()) {
-    std::string path = agent::default_socket_path();
-    path = path.substr(0, path.rfind('/') + 1) + "record-" + std::to_string(::getpid()) + ".sock";
-    agent_socket = open_agent_socket(path, writer, console, "gpumon record: ", error, live);
-    if (agent_socket)
-      ::setenv("GPUMON_AGENT_SOCKET", path.c_str(), 1);
-    else
-      console.err << "gpumon record: training steps will not be recorded: " << error << "\n";
-  }
-
-  if (live) start_live_findings(*live, console, "gpumon record: ", agent_socket.get());
   const auto started = std::chrono::steady_clock::now();
-  sampler.start();
+  std::string error;
   pid_t child = -1;
   if (!o.command.empty()) {
     child = spawn(o.command, error);
     if (child < 0) console.err << "gpumon record: " << error << "\n";
   }
   int result = child < 0 && !o.command.empty() ? 127 : 0;
-  bool reported_stop = false;
-  while (true) {
+  while (child > 0 || (o.command.empty() && !util::ScopedStopSignals::stop_requested())) {
     if (child > 0) {
       int status = 0;
-      const pid_t done = waitpid(child, &status, WNOHANG);
-      if (done == child) {
+      if (waitpid(child, &status, WNOHANG) == child) {
         result = exit_status_of(status);
         break;
       }
-      if (g_stop_signal.load() == SIGTERM) {  // pass a TERM on, once
-        g_stop_signal.store(0);
+      if (util::ScopedStopSignals::last_signal() == SIGTERM) {  // pass a TERM on, once
+        util::ScopedStopSignals::clear();
         kill(child, SIGTERM);
       }
-    } else if (g_stop_signal.load() != 0 || !o.command.empty()) {
-      break;
     }
-    const record::RecordingStatus st = writer->status();
-    if (st.stopped && !reported_stop) {
-      console.err << "gpumon record: " << st.error << "\n";
-      reported_stop = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    pipeline->poll();
+    util::ScopedStopSignals::sleep_for(std::chrono::milliseconds(50));
   }
-  if (live) live->stop();  // before the socket its listener pushes to
-  if (agent_socket) agent_socket->stop();
-  sampler.stop();
-  writer->close();
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  pipeline->stop();
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const record::RecordingStatus st = writer->status();
-  const SamplerStats stats = sampler.stats();
+  const SamplerStats stats = pipeline->sampler()->stats();
   struct stat file {};
   const long long bytes = ::stat(o.path.c_str(), &file) == 0 ? file.st_size : -1;
-  console.err << "gpumon record: " << o.path << ": " << sampler.device_count() << " GPU(s), "
-              << st.ticks_written << " ticks over " << static_cast<long long>(seconds + 0.5)
+  const node::RecordingCounts st = pipeline->recording_counts();
+  console.err << "gpumon record: " << o.path << ": " << pipeline->sampler()->device_count()
+              << " GPU(s), " << st.ticks << " ticks over " << static_cast<long long>(seconds + 0.5)
               << " s, " << bytes << " bytes";
-  if (st.steps_written != 0) console.err << ", " << st.steps_written << " training steps";
+  if (st.steps != 0) console.err << ", " << st.steps << " training steps";
   if (st.dropped != 0) console.err << ", " << st.dropped << " items dropped";
   if (stats.overruns != 0) console.err << ", " << stats.overruns << " late ticks";
   console.err << "\n";
-  if (st.stopped && !reported_stop) console.err << "gpumon record: " << st.error << "\n";
+  if (st.stopped && !pipeline->reported_record_stop())
+    console.err << "gpumon record: " << st.error << "\n";
   return result;
 }
 

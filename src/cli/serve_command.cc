@@ -5,28 +5,22 @@
 
 #include <charconv>
 #include <memory>
+#include <nlohmann/json.hpp>
 
+#include "agent/socket_path.h"
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/serve_routes.h"
 #include "cli/version.h"
-#include "exporter/exporter_state.h"
-#include "http/http_server.h"
-#include "http/web_config.h"
-#include "query/stop_signals.h"
-#include "sampler/sampler.h"
-#include "util/option_cursor.h"
-
-#ifdef GPUMON_HAVE_RECORD
-#include <nlohmann/json.hpp>
-
-#include "agent/socket_path.h"
-#include "cli/agent_command.h"
-#include "cli/serve_agent.h"
 #include "diagnose/live/live_findings.h"
 #include "diagnose/live/live_metrics.h"
-#include "record/recording_writer.h"
-#endif
+#include "exporter/exporter_state.h"
+#include "exporter/training_state.h"
+#include "http/http_server.h"
+#include "http/web_config.h"
+#include "node/node_pipeline.h"
+#include "util/option_cursor.h"
+#include "util/stop_signals.h"
 
 namespace gpumon::cli {
 namespace {
@@ -161,64 +155,27 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
     console.err << "gpumon serve: " << err << "\n" << serve_usage();
     return kExitUsage;
   }
-#ifndef GPUMON_HAVE_RECORD
-  if (!o.record_path.empty()) {
-    console.err << "gpumon serve: --record is not part of this build (install libsqlite3-dev "
-                   "libzstd-dev and rebuild)\n";
-    return kExitUsage;
-  }
-  if (!o.agent_socket.empty()) {
-    console.err << "gpumon serve: --agent-socket is not part of this build (the agent needs "
-                   "libsqlite3-dev libzstd-dev; rebuild)\n";
-    return kExitUsage;
-  }
-#endif
   // Installed before any thread starts, so a Ctrl-C during start-up is seen too.
-  query::ScopedStopSignals stop_signals;
+  util::ScopedStopSignals stop_signals;
 
-  std::unique_ptr<NvmlBackend> backend = open_backend(console, nullptr);
-  if (!backend) return kExitNoGpu;
-  if (query::ScopedStopSignals::stop_requested()) return 0;
-  const std::string simulated = backend->system().simulated_scenario;
-
-#ifdef GPUMON_HAVE_RECORD
-  std::shared_ptr<record::RecordingWriter> writer;
-  if (!o.record_path.empty()) {
-    for (unsigned i = 0; i < backend->device_count(); ++i)
-      backend->sample(i, MetricGroup::kStaticDetails);  // the recording stores them once
-    std::vector<DeviceStatic> devices;
-    for (unsigned i = 0; i < backend->device_count(); ++i) devices.push_back(backend->device(i));
-    std::string error;
-    writer = record::RecordingWriter::create(
-        {.path = o.record_path}, record::make_run_info(backend->system(), version_number(), ""),
-        devices, error);
-    if (!writer) {
-      console.err << "gpumon serve: " << error << "\n";
-      return 1;
-    }
-  }
-#endif
-
-#ifdef GPUMON_HAVE_RECORD
-  std::shared_ptr<diagnose::LiveDiagnoser> live;
-  if (!o.no_diagnose) {
-    live = std::make_shared<diagnose::LiveDiagnoser>();
-    std::vector<DeviceStatic> devices;
-    for (unsigned i = 0; i < backend->device_count(); ++i) {
-      backend->sample(i, MetricGroup::kStaticDetails);
-      devices.push_back(backend->device(i));
-    }
-    live->set_devices(devices);
-  }
-#endif
-
-  SamplerConfig config;
-  config.interval = o.interval;
-  config.pcie = o.pcie;
-  config.history_capacity = std::max<std::size_t>(
-      config.history_capacity,
+  node::NodeOptions n;
+  n.name = "serve";
+  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  n.sampler.interval = o.interval;
+  n.sampler.pcie = o.pcie;
+  n.sampler.history_capacity = std::max<std::size_t>(
+      n.sampler.history_capacity,
       static_cast<std::size_t>(std::chrono::milliseconds(kHistorySpan) / o.interval));
-  Sampler sampler(std::move(backend), config);
+  n.record_path = o.record_path;
+  n.version = version_number();
+  n.diagnose = !o.no_diagnose;
+  if (!o.no_agent)
+    n.agent_socket = o.agent_socket.empty() ? agent::default_socket_path() : o.agent_socket;
+  int exit_code = 0;
+  const auto pipeline = node::NodePipeline::open(std::move(n), console.err, exit_code);
+  if (!pipeline) return exit_code;
+  if (util::ScopedStopSignals::stop_requested()) return 0;
+  Sampler& sampler = *pipeline->sampler();
 
   auto counters = std::make_shared<HttpCounters>();
   exporter::ExporterOptions exporter_options;
@@ -230,19 +187,13 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   exporter_options.http_counts = [counters] {
     return exporter::HttpCounts{counters->responses(), counters->rejections()};
   };
-#ifdef GPUMON_HAVE_RECORD
-  std::shared_ptr<exporter::TrainingState> training;
   if (!o.no_agent) {
-    training = std::make_shared<exporter::TrainingState>();
+    auto training = std::make_shared<exporter::TrainingState>();
     exporter_options.training = training;
+    pipeline->add_step_sink(training);
   }
-#endif
   auto state = std::make_shared<exporter::ExporterState>(sampler, exporter_options);
-  sampler.add_sink(state);
-#ifdef GPUMON_HAVE_RECORD
-  if (writer) sampler.add_sink(writer);
-  if (live) sampler.add_sink(live);
-#endif
+  pipeline->add_sample_sink(state);
 
   ServerOptions server_options;
   server_options.listen_address = o.listen;
@@ -253,12 +204,10 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
     console.err << "gpumon serve: " << line << std::endl;
   };
   DiagnosesSource diagnoses;
-#ifdef GPUMON_HAVE_RECORD
-  if (live) {
+  if (const auto live = pipeline->live()) {
     diagnoses.metrics_text = [live] { return diagnose::diagnosis_metrics_text(*live->latest()); };
     diagnoses.json = [live] { return diagnose::to_json(*live->latest(), "live").dump() + "\n"; };
   }
-#endif
   HttpServer server(server_options, make_serve_handler(state, diagnoses));
   if (std::string error = server.start(); !error.empty()) {
     console.err << "gpumon serve: " << error << "\n";
@@ -267,26 +216,11 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
                      "another address with --listen, e.g. --listen 127.0.0.1:9478\n";
     return 1;
   }
-  sampler.start();
-#ifdef GPUMON_HAVE_RECORD
   // After the HTTP port is ours: a second serve that fails to listen never touches the socket.
-  std::unique_ptr<agent::AgentServer> agent_server;
-  if (training) {
-    const std::string path = o.agent_socket.empty() ? agent::default_socket_path() : o.agent_socket;
-    std::string error;
-    agent_server = start_serve_agent(path, training, writer, console, error, live);
-    if (agent_server) {
-      console.err << "gpumon serve: training processes attach on " << path << "\n";
-    } else {  // the exporter serves on: its GPU metrics do not need the socket
-      console.err << "gpumon serve: warning: no agent socket (" << error
-                  << "); serving the GPUs without it (no gpumon_training_* here)\n";
-    }
-  }
-  if (live) start_live_findings(*live, console, "gpumon serve: ", agent_server.get());
-#endif
-
-  if (!simulated.empty())
-    console.err << "gpumon serve: SIMULATED GPUs (scenario " << simulated << ")\n";
+  pipeline->start();
+  if (pipeline->agent())
+    console.err << "gpumon serve: training processes attach on " << pipeline->agent_socket()
+                << "\n";
   if (const std::string warning = server.security_warning(); !warning.empty())
     console.err << "gpumon serve: warning: " << warning << "\n";
   console.err << "gpumon serve: listening on "
@@ -295,43 +229,16 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
               << " GPU(s), every " << o.interval.count()
               << " ms; /metrics, /health, /api/v1/*, dashboard at /); Ctrl-C stops" << std::endl;
 
-  query::SteadyLoopClock clock;
-  bool reported_record_stop = false;
-  while (clock.sleep_until(clock.now() + std::chrono::milliseconds(500))) {
-#ifdef GPUMON_HAVE_RECORD
-    if (writer && !reported_record_stop) {
-      if (const record::RecordingStatus st = writer->status(); st.stopped) {
-        console.err << "gpumon serve: recording stopped: " << st.error << "\n";
-        reported_record_stop = true;
-      }
-    }
-#endif
-  }
-  (void)reported_record_stop;
+  while (util::ScopedStopSignals::sleep_for(std::chrono::milliseconds(500))) pipeline->poll();
 
-#ifdef GPUMON_HAVE_RECORD
-  if (live) live->stop();                  // before the server its listener pushes to
-  if (agent_server) agent_server->stop();  // before the writer closes: no step after it
-#endif
   server.stop();  // no handler runs after this, so the state can go
-  sampler.stop();
+  pipeline->stop();
   const SamplerStats stats = sampler.stats();
   console.err << "gpumon serve: stopped (" << stats.ticks << " ticks";
   if (stats.overruns != 0) console.err << ", " << stats.overruns << " late";
-#ifdef GPUMON_HAVE_RECORD
-  if (agent_server) {
-    const agent::AgentServerStats as = agent_server->stats();
-    console.err << "; " << as.steps << " steps from " << as.clients_accepted << " client(s)";
-  }
-#endif
-#ifdef GPUMON_HAVE_RECORD
-  if (writer) {
-    writer->close();
-    const record::RecordingStatus st = writer->status();
-    console.err << "; " << o.record_path << ": " << st.ticks_written << " ticks";
-    if (st.dropped != 0) console.err << ", " << st.dropped << " items dropped";
-  }
-#endif
+  if (pipeline->agent()) console.err << "; " << pipeline->agent_summary();
+  if (pipeline->recording())
+    console.err << "; " << o.record_path << ": " << pipeline->recording_summary();
   console.err << ")" << std::endl;
   return 0;
 }

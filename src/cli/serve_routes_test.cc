@@ -12,6 +12,7 @@
 #include "exporter/exposition.h"
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/testing/open_fake_backend.h"
+#include "training/protocol.h"
 #include "web/dashboard_asset.h"
 
 namespace gpumon::cli {
@@ -102,9 +103,9 @@ TEST_F(ServeRoutes, TrainingRouteAndMetricsShowTheAttachedRanks) {
   EXPECT_EQ(empty["ranks"].size(), 0U);
   // What the agent server's sinks hand over for one rank: a hello naming GPU 0's bus, a step.
   const std::string bus = sampler_->devices().at(0).pci_bus_id.value();
-  training_->on_rank_event(
-      {0, 42, 1, "hello", json{{"rank", 1}, {"local_rank", 1}, {"pci_bus_id", bus}}.dump()});
-  record::RecordedStep s;
+  training_->on_rank_event(training::rank_event(
+      0, 42, 1, "hello", json{{"rank", 1}, {"local_rank", 1}, {"pci_bus_id", bus}}.dump()));
+  training::Step s;
   s.pid = 42;
   s.rank = 1;
   s.step = 7;

@@ -121,8 +121,9 @@ class Rank:
                 time.sleep(0.1)
         hello = {"type": "hello", "v": 1, "pid": pid, "rank": rank, "local_rank": local_rank,
                  "world_size": world_size, "hostname": socket.gethostname(), "device": "cpu"}
-        if pci_bus_id:
+        if pci_bus_id:  # a GPU's identity comes with its torch device, as the client sends it
             hello["pci_bus_id"] = pci_bus_id
+            hello["device"] = "cuda:0"
         self._send(hello)
         self.step_no = 0
 

@@ -3,10 +3,8 @@
 
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
-#include "cli/snapshot_gather.h"
-#ifdef GPUMON_HAVE_RECORD
 #include "cli/snapshot_findings.h"
-#endif
+#include "cli/snapshot_gather.h"
 #include "cli/snapshot_json.h"
 #include "cli/snapshot_text.h"
 #include "cli/version.h"
@@ -19,9 +17,7 @@ void print_snapshot(GpuBackend& backend, const SnapshotFlags& flags, const Conso
   host::UserNames users;
   host::ProcessInspector inspector(proc, users);
   Snapshot snap = gather_snapshot(backend, inspector, host_name());
-#ifdef GPUMON_HAVE_RECORD
   snap.findings = snapshot_findings(snap);
-#endif
   if (flags.json) {
     JsonOptions o;
     o.show_uuid = flags.show_uuid;

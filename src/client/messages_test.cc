@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "agent/agent_protocol.h"
+#include "training/protocol.h"
 
 namespace gpumon::client {
 namespace {
@@ -33,8 +33,8 @@ TEST(Messages, StepRoundTripsEveryDoubleExactly) {
   EXPECT_EQ(j["cpu_step_s"].get<double>(), f.cpu_step_s);
   EXPECT_EQ(j["gpu_step_s"].get<double>(), 1e-7);
   EXPECT_TRUE(j["mem"].is_null());
-  auto parsed = agent::parse_message(line);
-  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed)) << std::get<std::string>(parsed);
+  auto parsed = training::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<training::Message>(parsed)) << std::get<std::string>(parsed);
 }
 
 TEST(Messages, StepWithAllocatorStatsAndNulls) {
@@ -51,9 +51,9 @@ TEST(Messages, StepWithAllocatorStatsAndNulls) {
             R"("data_wait_s":0,"mem":{"allocated":1024,"reserved":4096,"active":null,)"
             R"("inactive_split":null,"allocated_peak":null,"reserved_peak":null,)"
             R"("num_alloc_retries":null,"num_ooms":0}})");
-  auto parsed = agent::parse_message(line);
-  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed));
-  const auto& s = std::get<agent::Step>(std::get<agent::Message>(parsed)).step;
+  auto parsed = training::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<training::Message>(parsed));
+  const auto& s = std::get<training::Step>(std::get<training::Message>(parsed));
   EXPECT_EQ(s.allocated_bytes, 1024);
   EXPECT_EQ(s.active_bytes, std::nullopt);
 }
@@ -81,9 +81,9 @@ TEST(Messages, HelloEscapesHostileStrings) {
   EXPECT_TRUE(j["local_rank"].is_null());
   EXPECT_TRUE(j["torch_version"].is_null());
   EXPECT_EQ(j["v"], 1);
-  auto parsed = agent::parse_message(line);
-  ASSERT_TRUE(std::holds_alternative<agent::Message>(parsed));
-  EXPECT_EQ(std::get<agent::Hello>(std::get<agent::Message>(parsed)).device, "cuda:0");
+  auto parsed = training::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<training::Message>(parsed));
+  EXPECT_EQ(std::get<training::Hello>(std::get<training::Message>(parsed)).device, "cuda:0");
 }
 
 TEST(Messages, Oom) {

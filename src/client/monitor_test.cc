@@ -32,8 +32,8 @@ class Agent {
   explicit Agent(const std::string& path)
       : server_(agent::testing::start_server(path, received_)) {}
   void stop() { server_->stop(); }
-  std::vector<record::RecordedStep> steps() { return received_.steps(); }
-  std::vector<record::RecordedRankEvent> events() { return received_.events(); }
+  std::vector<training::Step> steps() { return received_.steps(); }
+  std::vector<training::RankEvent> events() { return received_.events(); }
   // Wait until `n` steps / an event of `kind` arrived (or 5 s).
   bool wait_steps(std::size_t n) {
     return eventually([&] { return received_.step_count() >= n; });

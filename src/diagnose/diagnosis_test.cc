@@ -15,7 +15,7 @@ using namespace testing;
 TEST(Diagnosis, ScoreIsOneHundredMinusDeductionsSortedBySeverity) {
   RunData run;
   add_gpu(run, 0, 1000);
-  add_rank(run, 10, 0, 1, 500, 0.1, [](record::RecordedStep& s, int) { s.data_wait_s = 0.03; });
+  add_rank(run, 10, 0, 1, 500, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.03; });
   run.events.push_back({0, kT0Ms + 1000, "xid", 79});
   const auto d = run_diagnose(run);
   ASSERT_GE(d.findings.size(), 2u);
@@ -46,7 +46,7 @@ TEST(Diagnosis, ScoreClampsAtZero) {
 TEST(Diagnosis, JsonFollowsTheContract) {
   RunData run;
   add_gpu(run, 0, 1000);
-  add_rank(run, 10, 0, 1, 500, 0.1, [](record::RecordedStep& s, int) { s.data_wait_s = 0.03; });
+  add_rank(run, 10, 0, 1, 500, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.03; });
   const auto d = run_diagnose(run);
   const auto j = to_json(d, "run.gpumon");
   EXPECT_EQ(j["schema"], 1);
@@ -71,7 +71,7 @@ TEST(Diagnosis, JsonFollowsTheContract) {
 TEST(Diagnosis, TextNamesFindingsAndScore) {
   RunData run;
   add_gpu(run, 0, 1000);
-  add_rank(run, 10, 0, 1, 500, 0.1, [](record::RecordedStep& s, int) { s.data_wait_s = 0.03; });
+  add_rank(run, 10, 0, 1, 500, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.03; });
   const auto text = render_text(run_diagnose(run), "run.gpumon");
   EXPECT_NE(text.find("health score: "), std::string::npos);
   EXPECT_NE(text.find("[warning] Data loader stall"), std::string::npos);

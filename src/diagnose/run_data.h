@@ -54,11 +54,10 @@ struct GpuSeries {
 struct RankInfo {
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank, world_size;
-  std::optional<std::string> device;                            ///< "cuda:N" as torch names it
-  std::optional<std::string> pci_bus_id, cuda_visible_devices;  ///< from its hello
-  std::optional<unsigned> gpu;                                  ///< mapped NVML index
-  std::string gpu_mapped_by;  ///< "pci_bus_id", "cuda_visible_devices", "nvml_processes",
-                              ///< "single_gpu", or empty when unmapped
+  std::optional<std::string> device;     ///< "cuda:N" as torch names it
+  std::optional<training::Hello> hello;  ///< its latest
+  std::optional<unsigned> gpu;           ///< mapped NVML index
+  std::string gpu_mapped_by;             ///< training::device_rule_name(); empty when unmapped
   std::optional<std::int64_t> hello_ms, bye_ms, disconnect_ms;
 };
 
@@ -68,14 +67,14 @@ struct RunData {
   std::vector<GpuSeries> gpus;                   ///< by NVML index
   std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered
   std::vector<record::RecordedProcess> processes;
-  std::vector<record::RecordedStep> steps;  ///< every rank, in the order they ended
-  std::vector<record::RecordedRankEvent> rank_events;
+  std::vector<training::Step> steps;  ///< every rank, in the order they ended
+  std::vector<training::RankEvent> rank_events;
   std::vector<RankInfo> ranks;  ///< one per pid that sent steps or rank events (finish_run_data)
 };
 
-/// Fills `ranks` from steps and rank events, maps each to an NVML GPU (hello's pci_bus_id; a
-/// GPU UUID in its CUDA_VISIBLE_DEVICES; the GPU where NVML saw its pid use the most memory;
-/// the only GPU), and sets start/end from the data when unset. Call once after filling the rest.
+/// Fills `ranks` from steps and rank events, maps each to an NVML GPU (training/rank_device.h,
+/// with the GPU where NVML saw its pid use the most memory), and sets start/end from the data
+/// when unset. Call once after filling the rest.
 void finish_run_data(RunData& run);
 
 /// The series of NVML GPU `gpu`, or nullptr.

@@ -141,13 +141,13 @@ T take(record::ReadResult<T>&& r, std::string& error) {
 }
 
 // The steps, thinned past limits.max_steps (run_data_loader.h says how).
-record::ReadResult<std::vector<record::RecordedStep>> load_steps(
-    const record::RecordingReader& reader, const LoadLimits& limits) {
-  std::vector<record::RecordedStep> kept;
-  std::map<std::int64_t, std::deque<record::RecordedStep>> tails;  // by pid
+record::ReadResult<std::vector<training::Step>> load_steps(const record::RecordingReader& reader,
+                                                           const LoadLimits& limits) {
+  std::vector<training::Step> kept;
+  std::map<std::int64_t, std::deque<training::Step>> tails;  // by pid
   std::int64_t k = 1;
   const std::size_t max = std::max<std::size_t>(limits.max_steps, 1);
-  auto n = reader.for_each_step([&](record::RecordedStep&& s) {
+  auto n = reader.for_each_step([&](training::Step&& s) {
     if (limits.tail_steps > 0) {
       auto& tail = tails[s.pid];
       tail.push_back(s);
@@ -157,7 +157,7 @@ record::ReadResult<std::vector<record::RecordedStep>> load_steps(
     kept.push_back(std::move(s));
     if (kept.size() <= max) return;
     k *= 2;
-    std::erase_if(kept, [&](const record::RecordedStep& x) { return x.step % k != 0; });
+    std::erase_if(kept, [&](const training::Step& x) { return x.step % k != 0; });
   });
   if (auto* e = std::get_if<std::string>(&n)) return *e;
   if (k == 1) return kept;  // nothing thinned: every step is in `kept` already

@@ -10,6 +10,7 @@
 #include "diagnose/diagnosis.h"
 #include "diagnose/run_data_loader.h"
 #include "diagnose/test_builder.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 namespace {
@@ -26,8 +27,8 @@ TEST(RunData, RankMappedByPciBusId) {
   RunData run;
   add_gpu(run, 0, 1);
   add_gpu(run, 1, 1);
-  run.rank_events.push_back(
-      {kT0Ms, 5, 0, "hello", R"({"device":"cuda:0","pci_bus_id":"0000:01:00.0"})"});
+  run.rank_events.push_back(training::rank_event(
+      kT0Ms, 5, 0, "hello", R"({"device":"cuda:0","pci_bus_id":"0000:01:00.0"})"));
   const auto r = only_rank(run);
   EXPECT_EQ(r.gpu, 1u);
   EXPECT_EQ(r.gpu_mapped_by, "pci_bus_id");
@@ -37,16 +38,16 @@ TEST(RunData, RankMappedByVisibleDeviceUuidOnly) {
   RunData run;
   add_gpu(run, 0, 1);
   add_gpu(run, 1, 1);
-  run.rank_events.push_back(
-      {kT0Ms, 5, 0, "hello",
-       R"({"device":"cuda:1","cuda_visible_devices":"GPU-00000000, GPU-00000001"})"});
+  run.rank_events.push_back(training::rank_event(
+      kT0Ms, 5, 0, "hello",
+      R"({"device":"cuda:1","cuda_visible_devices":"GPU-00000000, GPU-00000001"})"));
   EXPECT_EQ(only_rank(run).gpu, 1u);
   // Integers are in CUDA's order: not guessed.
   RunData run2;
   add_gpu(run2, 0, 1);
   add_gpu(run2, 1, 1);
-  run2.rank_events.push_back(
-      {kT0Ms, 5, 0, "hello", R"({"device":"cuda:0","cuda_visible_devices":"1"})"});
+  run2.rank_events.push_back(training::rank_event(
+      kT0Ms, 5, 0, "hello", R"({"device":"cuda:0","cuda_visible_devices":"1"})"));
   EXPECT_EQ(only_rank(run2).gpu, std::nullopt);
 }
 
@@ -54,19 +55,19 @@ TEST(RunData, RankMappedByNvmlProcessesOrSingleGpu) {
   RunData run;
   add_gpu(run, 0, 1);
   add_gpu(run, 1, 1);
-  run.rank_events.push_back({kT0Ms, 5, 0, "hello", R"({"device":"cuda:0"})"});
+  run.rank_events.push_back(training::rank_event(kT0Ms, 5, 0, "hello", R"({"device":"cuda:0"})"));
   run.processes.push_back({0, 5, "python", 500 << 20, {}, kT0Ms, kT0Ms});
   run.processes.push_back({1, 5, "python", 9LL << 30, {}, kT0Ms, kT0Ms});
   EXPECT_EQ(only_rank(run).gpu, 1u);
   RunData single;
   add_gpu(single, 4, 1);
-  single.rank_events.push_back({kT0Ms, 5, 0, "hello", "not json"});
+  single.rank_events.push_back(training::rank_event(kT0Ms, 5, 0, "hello", "not json"));
   EXPECT_EQ(only_rank(single).gpu, 4u);
 }
 
 TEST(RunData, ByeAndDisconnect) {
   RunData run;
-  run.rank_events.push_back({kT0Ms, 5, 0, "hello", "{}"});
+  run.rank_events.push_back(training::rank_event(kT0Ms, 5, 0, "hello", "{}"));
   run.rank_events.push_back({kT0Ms + 10, 5, 0, "bye", "{}"});
   const auto r = only_rank(run);
   EXPECT_EQ(r.bye_ms, kT0Ms + 10);

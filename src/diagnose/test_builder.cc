@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "training/protocol.h"
+
 namespace gpumon::diagnose::testing {
 
 GpuSeries& add_gpu(RunData& run, unsigned gpu, int n, std::int64_t dt_ms,
@@ -31,15 +33,15 @@ GpuSeries& add_gpu(RunData& run, unsigned gpu, int n, std::int64_t dt_ms,
 }
 
 void add_rank(RunData& run, std::int64_t pid, std::int64_t rank, std::int64_t world, int n,
-              double step_s, const std::function<void(record::RecordedStep&, int)>& edit) {
+              double step_s, const std::function<void(training::Step&, int)>& edit) {
   const double t0 = static_cast<double>(kT0Ms) / 1000;
-  run.rank_events.push_back({kT0Ms, pid, rank, "hello",
-                             R"({"type":"hello","pid":)" + std::to_string(pid) +
-                                 R"(,"device":"cuda:)" + std::to_string(rank) +
-                                 R"(","pci_bus_id":"0000:0)" + std::to_string(rank) +
-                                 R"(:00.0"})"});
+  run.rank_events.push_back(training::rank_event(kT0Ms, pid, rank, "hello",
+                                                 R"({"type":"hello","pid":)" + std::to_string(pid) +
+                                                     R"(,"device":"cuda:)" + std::to_string(rank) +
+                                                     R"(","pci_bus_id":"0000:0)" +
+                                                     std::to_string(rank) + R"(:00.0"})"));
   for (int i = 0; i < n; ++i) {
-    record::RecordedStep s;
+    training::Step s;
     s.pid = pid, s.rank = rank, s.local_rank = rank, s.world_size = world;
     s.device = "cuda:" + std::to_string(rank);
     s.step = i;

@@ -22,7 +22,7 @@ GpuSeries& add_gpu(RunData& run, unsigned gpu, int n, std::int64_t dt_ms = 100,
 /// device cuda:`rank`), healthy (1% data wait, GPU time 90%, 10 GiB allocated, 12 reserved)
 /// before `edit`. A hello precedes them.
 void add_rank(RunData& run, std::int64_t pid, std::int64_t rank, std::int64_t world, int n,
-              double step_s, const std::function<void(record::RecordedStep&, int)>& edit = {});
+              double step_s, const std::function<void(training::Step&, int)>& edit = {});
 
 /// A sample at `t_ms` with nothing known but `util_pct`.
 GpuPoint bare_point(std::int64_t t_ms, std::optional<double> util_pct = std::nullopt);

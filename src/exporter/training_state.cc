@@ -2,9 +2,8 @@
 #include "exporter/training_state.h"
 
 #include <algorithm>
-#include <array>
-#include <charconv>
-#include <nlohmann/json.hpp>
+
+#include "training/rank_device.h"
 
 namespace gpumon::exporter {
 namespace {
@@ -17,49 +16,7 @@ double seconds(MonoClock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
-std::optional<std::int64_t> int_field(const nlohmann::json& j, const char* name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<std::int64_t>();
-}
-
-std::optional<std::string> string_field(const nlohmann::json& j, const char* name) {
-  auto it = j.find(name);
-  if (it == j.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-// "0000:18:00.0" / "00000000:18:00.0" -> {domain, bus, device, function}.
-std::optional<std::array<unsigned long, 4>> parse_pci(const std::string& text) {
-  std::array<unsigned long, 4> parts{};
-  const char* p = text.data();
-  const char* end = text.data() + text.size();
-  const char separators[] = {':', ':', '.'};
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const auto [next, ec] = std::from_chars(p, end, parts[i], 16);
-    if (ec != std::errc() || next == p) return std::nullopt;
-    p = next;
-    if (i < 3) {
-      if (p == end || *p != separators[i]) return std::nullopt;
-      ++p;
-    }
-  }
-  if (p != end) return std::nullopt;
-  return parts;
-}
-
 }  // namespace
-
-std::optional<unsigned> gpu_for_pci_bus_id(const std::string& pci_bus_id,
-                                           const std::vector<DeviceStatic>& devices) {
-  const auto wanted = parse_pci(pci_bus_id);
-  if (!wanted) return std::nullopt;
-  for (const DeviceStatic& d : devices) {
-    if (!d.pci_bus_id) continue;
-    if (parse_pci(d.pci_bus_id.value()) == wanted) return d.index;
-  }
-  return std::nullopt;
-}
 
 TrainingState::TrainingState(std::shared_ptr<Clock> clock) : clock_(or_steady(std::move(clock))) {}
 
@@ -91,7 +48,7 @@ void TrainingState::expire_locked(MonoClock::time_point now) {
   });
 }
 
-void TrainingState::on_step(const record::RecordedStep& s) noexcept {
+void TrainingState::on_step(const training::Step& s) noexcept {
   try {
     const MonoClock::time_point now = clock_->now();
     std::lock_guard lock(mutex_);
@@ -125,7 +82,7 @@ void TrainingState::on_step(const record::RecordedStep& s) noexcept {
   }
 }
 
-void TrainingState::on_rank_event(const record::RecordedRankEvent& ev) noexcept {
+void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
   try {
     const MonoClock::time_point now = clock_->now();
     std::lock_guard lock(mutex_);
@@ -134,12 +91,12 @@ void TrainingState::on_rank_event(const record::RecordedRankEvent& ev) noexcept 
       Entry* e = entry_locked(ev.pid, now);
       if (e == nullptr) return;
       e->rank.rank = ev.rank;
-      const nlohmann::json hello = nlohmann::json::parse(ev.detail, nullptr, false);
-      if (hello.is_object()) {
-        e->rank.local_rank = int_field(hello, "local_rank");
-        e->rank.world_size = int_field(hello, "world_size");
-        e->rank.device = string_field(hello, "device");
-        e->rank.pci_bus_id = string_field(hello, "pci_bus_id");
+      e->hello = ev.hello;
+      if (ev.hello) {
+        e->rank.local_rank = ev.hello->local_rank;
+        e->rank.world_size = ev.hello->world_size;
+        e->rank.device = ev.hello->device;
+        e->rank.pci_bus_id = ev.hello->pci_bus_id;
       }
     } else if (ev.kind == "bye" || ev.kind == "disconnect" || ev.kind == "dropped") {
       auto it = entries_.find(ev.pid);
@@ -166,8 +123,10 @@ TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& device
     if (entries_.size() != before) generation_.fetch_add(1, std::memory_order_release);
     out.untracked = untracked_;
     out.ranks.reserve(entries_.size());
+    const std::vector<training::GpuIdentity> gpus = training::gpu_identities(devices);
     for (const auto& [pid, e] : entries_) {
       TrainingRank r = e.rank;
+      r.gpu = training::map_rank_device(r.device, e.hello ? &*e.hello : nullptr, gpus).gpu;
       if (e.last_step_at) r.last_step_age_s = seconds(now - *e.last_step_at);
       if (e.disconnected_at) r.disconnected_for_s = seconds(now - *e.disconnected_at);
       if (e.window.size() >= 2) {
@@ -183,9 +142,6 @@ TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& device
       }
       out.ranks.push_back(std::move(r));
     }
-  }
-  for (TrainingRank& r : out.ranks) {
-    if (r.pci_bus_id) r.gpu = gpu_for_pci_bus_id(*r.pci_bus_id, devices);
   }
   std::stable_sort(
       out.ranks.begin(), out.ranks.end(), [](const TrainingRank& a, const TrainingRank& b) {

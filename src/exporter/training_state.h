@@ -2,7 +2,7 @@
 // TrainingState: what `gpumon serve` knows of the training processes attached to its agent
 // socket (docs/exporter.md, "Training metrics"): per process, step counts and time sums, the
 // newest step's allocator figures, and whether it is still connected. Fed by the agent
-// server's sinks (AgentSinks::on_step / on_rank_event); read by the /metrics and
+// server's StepSink; read by the /metrics and
 // /api/v1/training renderers through snapshot().
 //
 // Bounds: at most kMaxRanks processes are tracked (a newcomer beyond that first evicts the
@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "gpu/gpu_types.h"
-#include "record/recording_types.h"
 #include "sampler/clock.h"
+#include "training/training_types.h"
 
 namespace gpumon::exporter {
 
@@ -38,7 +38,7 @@ struct TrainingRank {
   std::optional<std::int64_t> world_size;
   std::optional<std::string> device;      ///< torch's name ("cuda:0"); not an NVML index
   std::optional<std::string> pci_bus_id;  ///< from the hello, when the client sent it
-  std::optional<unsigned> gpu;            ///< NVML index whose PCI bus id matches; else none
+  std::optional<unsigned> gpu;            ///< NVML index (training/rank_device.h); else none
   bool connected = true;                  ///< false after a bye or a disconnect
   std::uint64_t steps = 0;
   std::optional<std::int64_t> last_step;  ///< the newest step's number
@@ -67,7 +67,7 @@ struct TrainingSnapshot {
   std::uint64_t untracked = 0;      ///< processes ignored because kMaxRanks were connected
 };
 
-class TrainingState {
+class TrainingState final : public training::StepSink {
  public:
   static constexpr std::size_t kMaxRanks = 1024;
   static constexpr std::chrono::minutes kStaleAfter{5};
@@ -77,11 +77,11 @@ class TrainingState {
   explicit TrainingState(std::shared_ptr<Clock> clock = nullptr);
 
   // The agent server's sinks. Never throw.
-  void on_step(const record::RecordedStep& step) noexcept;
-  void on_rank_event(const record::RecordedRankEvent& event) noexcept;
+  void on_step(const training::Step& step) noexcept override;
+  void on_rank_event(const training::RankEvent& event) noexcept override;
 
-  /// Every tracked process, with `gpu` mapped through `devices`' PCI bus ids; removes those
-  /// disconnected longer than kStaleAfter.
+  /// Every tracked process, with `gpu` mapped onto `devices` (training/rank_device.h); removes
+  /// those disconnected longer than kStaleAfter.
   TrainingSnapshot snapshot(const std::vector<DeviceStatic>& devices);
   /// Grows with every change (for a renderer's cache).
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
@@ -94,6 +94,7 @@ class TrainingState {
   };
   struct Entry {
     TrainingRank rank;
+    std::optional<training::Hello> hello;
     std::optional<MonoClock::time_point> last_step_at;
     std::optional<MonoClock::time_point> disconnected_at;
     std::deque<Arrival> window;
@@ -108,11 +109,5 @@ class TrainingState {
   std::map<std::int64_t, Entry> entries_;  // by pid
   std::uint64_t untracked_ = 0;
 };
-
-/// The NVML index of the device whose PCI bus id names the same domain:bus:device.function as
-/// `pci_bus_id` (NVML writes "00000000:18:00.0", torch and sysfs "0000:18:00.0"; hex, any
-/// case); nullopt when none or when either does not parse.
-std::optional<unsigned> gpu_for_pci_bus_id(const std::string& pci_bus_id,
-                                           const std::vector<DeviceStatic>& devices);
 
 }  // namespace gpumon::exporter

@@ -8,19 +8,20 @@
 #include <thread>
 
 #include "sampler/testing/fake_clock.h"
+#include "training/protocol.h"
 
 namespace gpumon::exporter {
 namespace {
 
 using std::chrono::seconds;
 
-record::RecordedRankEvent hello(std::int64_t pid, std::optional<std::int64_t> rank,
-                                const std::string& json) {
-  return {0, pid, rank, "hello", json};
+training::RankEvent hello(std::int64_t pid, std::optional<std::int64_t> rank,
+                          const std::string& json) {
+  return training::rank_event(0, pid, rank, "hello", json);
 }
 
-record::RecordedStep step(std::int64_t pid, std::int64_t n, double cpu_s, double wait_s) {
-  record::RecordedStep s;
+training::Step step(std::int64_t pid, std::int64_t n, double cpu_s, double wait_s) {
+  training::Step s;
   s.pid = pid;
   s.step = n;
   s.cpu_step_s = cpu_s;
@@ -45,13 +46,13 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   state.on_rank_event(hello(10, 1,
                             R"({"type":"hello","pid":10,"rank":1,"local_rank":1,)"
                             R"("world_size":2,"device":"cuda:1"})"));
-  record::RecordedStep a = step(10, 0, 0.5, 0.1);
+  training::Step a = step(10, 0, 0.5, 0.1);
   a.gpu_step_s = 0.4;
   a.allocated_bytes = 100;
   a.num_ooms = 0;
   state.on_step(a);
   clock->advance(seconds(1));
-  record::RecordedStep b = step(10, 1, 0.25, 0.05);  // no allocator figures: the old ones stay
+  training::Step b = step(10, 1, 0.25, 0.05);  // no allocator figures: the old ones stay
   state.on_step(b);
   clock->advance(seconds(2));
 
@@ -75,7 +76,7 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   EXPECT_EQ(r.last_step_age_s, 2.0);
   EXPECT_EQ(r.steps_per_second, 1.0);  // two steps 1 s apart
   EXPECT_DOUBLE_EQ(*r.data_wait_share, 0.15 / 0.75);
-  EXPECT_FALSE(r.gpu);  // no pci_bus_id: never guessed from "cuda:1"
+  EXPECT_FALSE(r.gpu);  // no GPUs given: nothing to map to
 }
 
 TEST_F(ExporterStateTraining, NoStepAgeOrRateBeforeSteps) {
@@ -93,16 +94,6 @@ TEST_F(ExporterStateTraining, MapsThePciBusIdToTheNvmlIndex) {
   const auto snap = state.snapshot({device(0, "00000000:18:00.0"), device(1, "00000000:1b:00.0")});
   EXPECT_EQ(snap.ranks.at(0).gpu, 1U);
   EXPECT_FALSE(snap.ranks.at(1).gpu);  // no such device: the label is left out
-}
-
-TEST(ExporterStateTrainingPci, ParsesBothWidthsAndRefusesJunk) {
-  const std::vector<DeviceStatic> devices = {device(3, "00000000:18:00.0")};
-  EXPECT_EQ(gpu_for_pci_bus_id("0000:18:00.0", devices), 3U);
-  EXPECT_EQ(gpu_for_pci_bus_id("00000000:18:00.0", devices), 3U);
-  EXPECT_FALSE(gpu_for_pci_bus_id("0000:18:00.1", devices));
-  EXPECT_FALSE(gpu_for_pci_bus_id("18:00.0", devices));
-  EXPECT_FALSE(gpu_for_pci_bus_id("0000:18:00.0x", devices));
-  EXPECT_FALSE(gpu_for_pci_bus_id("", devices));
 }
 
 TEST_F(ExporterStateTraining, ADisconnectedRankStaysFiveMinutesThenGoes) {

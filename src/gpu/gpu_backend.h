@@ -129,7 +129,6 @@ class GpuBackend {
     (void)index;
     return Reading<std::vector<ProcessUtilization>>::missing(Missing::kNotSupported);
   }
-  /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
   /// Starts delivering XID and ECC events of every GPU to `on_event`, from a thread of the
   /// stream's own (so the callback must be thread-safe and quick, and must not call the backend).
   /// nullptr when the backend has no event source (the default) or the driver refuses one.
@@ -137,6 +136,7 @@ class GpuBackend {
     (void)on_event;
     return nullptr;
   }
+  /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
   virtual PcieThroughput pcie_throughput(unsigned index) {
     (void)index;
     return {Reading<double>::missing(Missing::kNotSupported),

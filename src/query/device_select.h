@@ -10,22 +10,10 @@
 #include <vector>
 
 #include "gpu/gpu_types.h"
+#include "gpu/pci_bus_id.h"
 #include "query/query_error.h"
 
 namespace gpumon::query {
-
-/// A PCI address, parsed so that "18:00.0" and "00000000:18:00.0" compare equal.
-struct PciAddress {
-  std::uint32_t domain = 0;
-  std::uint32_t bus = 0;
-  std::uint32_t device = 0;
-  std::uint32_t function = 0;
-  friend bool operator==(const PciAddress&, const PciAddress&) = default;
-};
-
-/// Parses "[domain:]bus:device.function" in hex (domain up to 8 digits, bus and device up to
-/// 2, function 1). nullopt when `text` is not one.
-std::optional<PciAddress> parse_pci_bus_id(std::string_view text);
 
 /// Index (into `devices`) of the GPU `id` names, or nullopt. Digits name an index first and a
 /// serial otherwise.

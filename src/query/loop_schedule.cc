@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "query/loop_schedule.h"
 
+#include "util/stop_signals.h"
+
 namespace gpumon::query {
 
 LoopSchedule::TimePoint LoopSchedule::next(TimePoint now) {
@@ -28,6 +30,14 @@ LoopEnd run_loop(LoopClock& clock, std::optional<std::chrono::milliseconds> inte
     if (!schedule || (samples && taken >= *samples)) return LoopEnd::kDone;
     if (!clock.sleep_until(schedule->next(clock.now()))) return LoopEnd::kStopped;
   }
+}
+
+bool SteadyLoopClock::sleep_until(TimePoint deadline) {
+  return util::ScopedStopSignals::sleep_until(deadline);
+}
+
+bool SteadyLoopClock::stop_requested() {
+  return util::ScopedStopSignals::stop_requested();
 }
 
 }  // namespace gpumon::query

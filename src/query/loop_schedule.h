@@ -25,6 +25,14 @@ class LoopClock {
   virtual bool stop_requested() = 0;
 };
 
+/// The real clock: steady_clock, sleeping until a stop signal (util/stop_signals.h).
+class SteadyLoopClock final : public LoopClock {
+ public:
+  TimePoint now() override { return std::chrono::steady_clock::now(); }
+  bool sleep_until(TimePoint deadline) override;
+  bool stop_requested() override;
+};
+
 class LoopSchedule {
  public:
   using TimePoint = LoopClock::TimePoint;

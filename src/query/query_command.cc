@@ -10,9 +10,10 @@
 #include "gpu/nvml_backend.h"
 #include "query/device_select.h"
 #include "query/field_help.h"
+#include "query/loop_schedule.h"
 #include "query/query_options.h"
-#include "query/stop_signals.h"
 #include "query/table_reader.h"
+#include "util/stop_signals.h"
 
 namespace gpumon::query {
 namespace {
@@ -141,7 +142,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (env.clock != nullptr) {
     return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, *env.clock);
   }
-  const ScopedStopSignals signals;
+  const util::ScopedStopSignals signals;
   SteadyLoopClock clock;
   return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, clock);
 }

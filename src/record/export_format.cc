@@ -137,7 +137,7 @@ const std::vector<std::string>& step_columns() {
   return columns;
 }
 
-std::vector<Cell> step_cells(const RecordedStep& s) {
+std::vector<Cell> step_cells(const training::Step& s) {
   return {int_cell(s.pid),
           int_cell(s.rank),
           int_cell(s.local_rank),
@@ -164,7 +164,7 @@ const std::vector<std::string>& rank_event_columns() {
   return columns;
 }
 
-std::vector<Cell> rank_event_cells(const RecordedRankEvent& e) {
+std::vector<Cell> rank_event_cells(const training::RankEvent& e) {
   return {text_cell(format_iso_ms(e.time_ms)), int_cell(e.pid), int_cell(e.rank), text_cell(e.kind),
           json_cell(e.detail)};
 }

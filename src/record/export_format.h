@@ -48,10 +48,10 @@ Cell json_cell(std::string json);
 
 /// Column names of `gpumon export --table steps` and one row of it.
 const std::vector<std::string>& step_columns();
-std::vector<Cell> step_cells(const RecordedStep& s);
+std::vector<Cell> step_cells(const training::Step& s);
 /// Column names of `gpumon export --table rank_events` and one row of it.
 const std::vector<std::string>& rank_event_columns();
-std::vector<Cell> rank_event_cells(const RecordedRankEvent& e);
+std::vector<Cell> rank_event_cells(const training::RankEvent& e);
 
 void write_table_csv_header(std::ostream& out, const std::vector<std::string>& columns);
 /// CSV: an empty cell for a missing value. JSONL: null for it.

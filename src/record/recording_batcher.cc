@@ -50,8 +50,8 @@ RecordingBatcher::RecordingBatcher(std::unique_ptr<RecordingStore> store,
 std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
                                     const std::vector<GpuEvent>& events,
                                     const std::vector<ProcessSnapshot>& snapshots,
-                                    const std::vector<RecordedStep>& steps,
-                                    const std::vector<RecordedRankEvent>& rank_events) {
+                                    const std::vector<training::Step>& steps,
+                                    const std::vector<training::RankEvent>& rank_events) {
   int rc = store_->begin();
   for (std::size_t i = 0; rc == SQLITE_OK && i < ticks.size(); ++i) rc = add_tick(ticks[i]);
   for (std::size_t i = 0; rc == SQLITE_OK && i < events.size(); ++i) {

@@ -28,8 +28,8 @@ class RecordingBatcher {
   /// (the transaction is rolled back; earlier ones stay).
   std::string write(const std::vector<TickSample>& ticks, const std::vector<GpuEvent>& events,
                     const std::vector<ProcessSnapshot>& snapshots,
-                    const std::vector<RecordedStep>& steps = {},
-                    const std::vector<RecordedRankEvent>& rank_events = {});
+                    const std::vector<training::Step>& steps = {},
+                    const std::vector<training::RankEvent>& rank_events = {});
   /// The end time (now) and the switch to a single-file database.
   std::string finish();
   std::uint64_t ticks_committed() const { return ticks_committed_; }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "record/schema.h"
+#include "training/protocol.h"
 
 namespace gpumon::record {
 namespace {
@@ -140,7 +141,7 @@ bool RecordingReader::has_table(const char* name) const {
 }
 
 ReadResult<std::size_t> RecordingReader::for_each_step(
-    const std::function<void(RecordedStep&&)>& f) const {
+    const std::function<void(training::Step&&)>& f) const {
   std::size_t n = 0;
   if (!has_table("steps")) return n;  // schema version 1
   auto s = db_.prepare(
@@ -150,7 +151,7 @@ ReadResult<std::size_t> RecordingReader::for_each_step(
       "num_ooms FROM steps ORDER BY t_end_s, id");
   int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
   while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW) {
-    RecordedStep r;
+    training::Step r;
     r.received_ms = s.int64(0);
     r.pid = s.int64(1);
     r.rank = opt_int(s, 2);
@@ -178,20 +179,21 @@ ReadResult<std::size_t> RecordingReader::for_each_step(
   return n;
 }
 
-ReadResult<std::vector<RecordedStep>> RecordingReader::steps() const {
-  std::vector<RecordedStep> out;
-  auto n = for_each_step([&](RecordedStep&& r) { out.push_back(std::move(r)); });
+ReadResult<std::vector<training::Step>> RecordingReader::steps() const {
+  std::vector<training::Step> out;
+  auto n = for_each_step([&](training::Step&& r) { out.push_back(std::move(r)); });
   if (auto* e = std::get_if<std::string>(&n)) return *e;
   return out;
 }
 
-ReadResult<std::vector<RecordedRankEvent>> RecordingReader::rank_events() const {
-  std::vector<RecordedRankEvent> out;
+ReadResult<std::vector<training::RankEvent>> RecordingReader::rank_events() const {
+  std::vector<training::RankEvent> out;
   if (!has_table("rank_events")) return out;  // schema version 1
   auto s = db_.prepare("SELECT time_ms, pid, rank, kind, detail FROM rank_events ORDER BY id");
   int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
   while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
-    out.push_back({s.int64(0), s.int64(1), opt_int(s, 2), s.text(3), s.text(4)});
+    out.push_back(
+        training::rank_event(s.int64(0), s.int64(1), opt_int(s, 2), s.text(3), s.text(4)));
   if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
   return out;
 }

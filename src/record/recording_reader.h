@@ -57,12 +57,12 @@ class RecordingReader {
   ReadResult<std::vector<RecordedProcess>> processes() const;
   /// Training steps in the order they ended (t_end_s, then arrival); empty for a version-1
   /// recording, which has no steps table.
-  ReadResult<std::vector<RecordedStep>> steps() const;
+  ReadResult<std::vector<training::Step>> steps() const;
   /// The same steps one at a time, without holding them all (long runs have millions): `f` is
   /// called for each; returns how many, or why the table could not be read.
-  ReadResult<std::size_t> for_each_step(const std::function<void(RecordedStep&&)>& f) const;
+  ReadResult<std::size_t> for_each_step(const std::function<void(training::Step&&)>& f) const;
   /// Hello, bye, oom and disconnect events of training processes, in arrival order.
-  ReadResult<std::vector<RecordedRankEvent>> rank_events() const;
+  ReadResult<std::vector<training::RankEvent>> rank_events() const;
   /// Chunks of `gpu` (every GPU when nullopt), by GPU then time.
   ReadResult<std::vector<ChunkRef>> chunks(std::optional<unsigned> gpu) const;
   /// The decoded samples of chunk `ref`.

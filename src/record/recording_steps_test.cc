@@ -16,8 +16,8 @@ namespace {
 
 using testing::TempDir;
 
-RecordedStep full_step(std::int64_t n) {
-  RecordedStep s;
+training::Step full_step(std::int64_t n) {
+  training::Step s;
   s.received_ms = 1764446400000 + n;
   s.pid = 4242;
   s.rank = 3;
@@ -41,8 +41,8 @@ RecordedStep full_step(std::int64_t n) {
   return s;
 }
 
-RecordedStep bare_step(std::int64_t n) {  // a CPU-only process: no GPU time, no allocator
-  RecordedStep s;
+training::Step bare_step(std::int64_t n) {  // a CPU-only process: no GPU time, no allocator
+  training::Step s;
   s.received_ms = 1764446500000;
   s.pid = 99;
   s.step = n;
@@ -68,7 +68,7 @@ std::string steps_recording(const TempDir& dir) {
   return path;
 }
 
-void expect_same(const RecordedStep& a, const RecordedStep& b) {
+void expect_same(const training::Step& a, const training::Step& b) {
   EXPECT_EQ(a.received_ms, b.received_ms);
   EXPECT_EQ(a.pid, b.pid);
   EXPECT_EQ(a.rank, b.rank);
@@ -105,11 +105,11 @@ TEST(RecordingSteps, RoundTripExactlyInEndTimeOrder) {
   std::string error;
   auto reader = RecordingReader::open(path, error);
   ASSERT_NE(reader, nullptr) << error;
-  auto steps = std::get<std::vector<RecordedStep>>(reader->steps());
+  auto steps = std::get<std::vector<training::Step>>(reader->steps());
   ASSERT_EQ(steps.size(), 4U);
   for (int i = 0; i < 3; ++i) expect_same(steps[i], full_step(i + 1));
   expect_same(steps[3], bare_step(1));
-  auto events = std::get<std::vector<RecordedRankEvent>>(reader->rank_events());
+  auto events = std::get<std::vector<training::RankEvent>>(reader->rank_events());
   ASSERT_EQ(events.size(), 2U);
   EXPECT_EQ(events[0].kind, "hello");
   EXPECT_EQ(events[0].rank, 3);
@@ -165,8 +165,8 @@ TEST(RecordingSteps, AVersionOneRecordingHasNoSteps) {
   std::string error;
   auto reader = RecordingReader::open(path, error);
   ASSERT_NE(reader, nullptr) << error;
-  EXPECT_TRUE(std::get<std::vector<RecordedStep>>(reader->steps()).empty());
-  EXPECT_TRUE(std::get<std::vector<RecordedRankEvent>>(reader->rank_events()).empty());
+  EXPECT_TRUE(std::get<std::vector<training::Step>>(reader->steps()).empty());
+  EXPECT_TRUE(std::get<std::vector<training::RankEvent>>(reader->rank_events()).empty());
   std::string out, err;
   ASSERT_EQ(run_export({path, "--steps", "--format", "jsonl"}, out, err), kExportOk) << err;
   EXPECT_EQ(out, "");

@@ -144,7 +144,7 @@ int RecordingStore::put_process(const RecordedProcess& p, std::int64_t& row_id) 
   return rc;
 }
 
-int RecordingStore::put_step(const RecordedStep& s) {
+int RecordingStore::put_step(const training::Step& s) {
   Stmt& q = insert_step_;
   const std::optional<std::string_view> device =
       s.device ? std::optional<std::string_view>(*s.device) : std::nullopt;
@@ -161,7 +161,7 @@ int RecordingStore::put_step(const RecordedStep& s) {
   return step_done(q);
 }
 
-int RecordingStore::put_rank_event(const RecordedRankEvent& e) {
+int RecordingStore::put_rank_event(const training::RankEvent& e) {
   insert_rank_event_.bind(1, e.time_ms).bind(2, e.pid).bind(3, e.rank);
   insert_rank_event_.bind(4, std::string_view(e.kind)).bind(5, std::string_view(e.detail));
   return step_done(insert_rank_event_);

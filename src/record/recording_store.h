@@ -34,8 +34,8 @@ class RecordingStore {
   int put_event(const RecordedEvent& e);
   /// Inserts when `row_id` is 0 (and sets it), else updates the row.
   int put_process(const RecordedProcess& p, std::int64_t& row_id);
-  int put_step(const RecordedStep& s);
-  int put_rank_event(const RecordedRankEvent& e);
+  int put_step(const training::Step& s);
+  int put_rank_event(const training::RankEvent& e);
   int set_meta(std::string_view key, std::string_view value);
   /// The end time, and a switch back to a single-file (rollback journal) database so a finished
   /// recording is one self-contained file.

@@ -47,6 +47,18 @@ RecordedDevice recorded_device(const DeviceStatic& d) {
   return r;
 }
 
+std::optional<unsigned> gpu_of_pid(const std::vector<RecordedProcess>& processes,
+                                   std::int64_t pid) {
+  std::optional<unsigned> best;
+  std::int64_t best_mem = -1;
+  for (const auto& p : processes) {
+    if (static_cast<std::int64_t>(p.pid) != pid) continue;
+    const std::int64_t mem = p.max_used_memory_bytes.value_or(0);
+    if (mem > best_mem) best = p.gpu, best_mem = mem;
+  }
+  return best;
+}
+
 std::int64_t to_unix_ms(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }

@@ -70,7 +70,7 @@ void RecordingWriter::on_processes(const ProcessSnapshot& snapshot) {
   }
 }
 
-void RecordingWriter::on_step(const RecordedStep& step) {
+void RecordingWriter::on_step(const training::Step& step) {
   try {
     enqueue(step);
   } catch (...) {
@@ -78,7 +78,7 @@ void RecordingWriter::on_step(const RecordedStep& step) {
   }
 }
 
-void RecordingWriter::on_rank_event(const RecordedRankEvent& event) {
+void RecordingWriter::on_rank_event(const training::RankEvent& event) {
   try {
     enqueue(event);
   } catch (...) {
@@ -117,14 +117,14 @@ std::string RecordingWriter::write_batch(std::deque<Item>& batch, bool closing) 
     std::vector<TickSample> ticks;
     std::vector<GpuEvent> events;
     std::vector<ProcessSnapshot> snapshots;
-    std::vector<RecordedStep> steps;
-    std::vector<RecordedRankEvent> rank_events;
+    std::vector<training::Step> steps;
+    std::vector<training::RankEvent> rank_events;
     for (auto& item : batch) {
       if (auto* t = std::get_if<TickSample>(&item)) ticks.push_back(std::move(*t));
       if (auto* e = std::get_if<GpuEvent>(&item)) events.push_back(*e);
       if (auto* p = std::get_if<ProcessSnapshot>(&item)) snapshots.push_back(std::move(*p));
-      if (auto* s = std::get_if<RecordedStep>(&item)) steps.push_back(std::move(*s));
-      if (auto* r = std::get_if<RecordedRankEvent>(&item)) rank_events.push_back(std::move(*r));
+      if (auto* s = std::get_if<training::Step>(&item)) steps.push_back(std::move(*s));
+      if (auto* r = std::get_if<training::RankEvent>(&item)) rank_events.push_back(std::move(*r));
     }
     std::string error;
     if (!batch.empty()) error = batcher_->write(ticks, events, snapshots, steps, rank_events);

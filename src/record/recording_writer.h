@@ -44,13 +44,13 @@ struct RecordingOptions {
 
 struct RecordingStatus {
   std::uint64_t ticks_written = 0;  ///< committed to the file
-  std::uint64_t steps_written = 0;  ///< training steps committed (RecordedStep)
+  std::uint64_t steps_written = 0;  ///< training steps committed (training::Step)
   std::uint64_t dropped = 0;        ///< items not recorded: queue full, or after a stop
   bool stopped = false;             ///< a write failed; nothing more is recorded
   std::string error;                ///< why it stopped: "disk full: recording stopped at ..."
 };
 
-class RecordingWriter final : public SampleSink {
+class RecordingWriter final : public SampleSink, public training::StepSink {
  public:
   /// Creates the file and starts the writer thread; nullptr and `error` set when the file
   /// cannot be created (exists, no permission, not a directory).
@@ -68,8 +68,8 @@ class RecordingWriter final : public SampleSink {
 
   /// A training step or rank event from the agent (docs/python.md): queued like a tick, from
   /// any thread (the agent's socket thread calls these while the sampler calls on_tick).
-  void on_step(const RecordedStep& step);
-  void on_rank_event(const RecordedRankEvent& event);
+  void on_step(const training::Step& step) override;
+  void on_rank_event(const training::RankEvent& event) override;
 
   /// Writes what is queued and the end time, then closes the file. Idempotent; blocks for the
   /// last write (call it from the thread that ends the run, not from the sampler).
@@ -77,7 +77,8 @@ class RecordingWriter final : public SampleSink {
   RecordingStatus status() const;
 
  private:
-  using Item = std::variant<TickSample, GpuEvent, ProcessSnapshot, RecordedStep, RecordedRankEvent>;
+  using Item =
+      std::variant<TickSample, GpuEvent, ProcessSnapshot, training::Step, training::RankEvent>;
 
   RecordingWriter(const RecordingOptions& options,
                   std::unique_ptr<detail::RecordingBatcher> batcher);

@@ -13,18 +13,6 @@
 
 namespace gpumon::record::testing {
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/gpumon-record-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 DeviceSample busy_sample(unsigned gpu, int i) {
   DeviceSample s;
   s.index = gpu;

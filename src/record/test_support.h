@@ -12,22 +12,11 @@
 #include "record/recording_types.h"
 #include "record/sample_stream.h"
 #include "sampler/sample_sink.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpumon::record::testing {
 
-/// A fresh, empty folder under $TMPDIR, removed with its files by the destructor.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using ::gpumon::testing_util::TempDir;
 
 /// A busy H200-like sample of GPU `gpu` at tick `i` (values vary with i; some fields missing).
 DeviceSample busy_sample(unsigned gpu, int i);

@@ -12,13 +12,13 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool finite(const record::RecordedStep& s) {
+bool finite(const training::Step& s) {
   return std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
          std::isfinite(s.data_wait_s);
 }
 
 // The step axis of one rank: `steps` in time order.
-std::vector<double> step_axis(const std::vector<const record::RecordedStep*>& steps,
+std::vector<double> step_axis(const std::vector<const training::Step*>& steps,
                               const TimeGrid& grid) {
   std::vector<double> at(grid.count, kNaN);
   std::size_t k = 0;
@@ -47,15 +47,18 @@ std::string RankSteps::label() const {
   return s;
 }
 
-std::vector<RankSteps> rank_steps(const std::vector<record::RecordedStep>& steps,
-                                  const std::vector<record::RecordedRankEvent>& hellos,
+std::vector<RankSteps> rank_steps(const std::vector<training::Step>& steps,
+                                  const std::vector<training::RankEvent>& hellos,
                                   const std::vector<record::RecordedDevice>& devices,
+                                  const std::vector<record::RecordedProcess>& processes,
                                   const TimeGrid& grid) {
-  std::map<std::int64_t, record::HelloDevice> hello_of;
+  std::map<std::int64_t, const training::Hello*> hello_of;
   for (const auto& e : hellos)
-    if (e.kind == "hello") hello_of[e.pid] = record::parse_hello_device(e.detail);
+    if (e.kind == "hello") hello_of[e.pid] = e.hello ? &*e.hello : nullptr;
+  std::vector<training::GpuIdentity> gpus;
+  for (const auto& d : devices) gpus.push_back({d.index, d.uuid, d.pci_bus_id});
 
-  std::map<std::pair<std::int64_t, std::string>, std::vector<const record::RecordedStep*>> groups;
+  std::map<std::pair<std::int64_t, std::string>, std::vector<const training::Step*>> groups;
   for (const auto& s : steps)
     if (finite(s)) groups[{s.pid, s.device.value_or("")}].push_back(&s);
 
@@ -69,9 +72,10 @@ std::vector<RankSteps> rank_steps(const std::vector<record::RecordedStep>& steps
     r.rank = list.front()->rank;
     r.device = list.front()->device;
     const auto hello = hello_of.find(r.pid);
-    r.gpu = record::map_step_device(
+    r.gpu = training::map_rank_device(
         r.device ? std::optional<std::string_view>(*r.device) : std::nullopt,
-        hello == hello_of.end() ? std::nullopt : std::optional(hello->second), devices);
+        hello == hello_of.end() ? nullptr : hello->second, gpus,
+        record::gpu_of_pid(processes, r.pid));
     r.first_step = list.front()->step;
     for (auto* series : {&r.step_time_s, &r.data_wait_s_series, &r.allocated_gib, &r.reserved_gib})
       *series = BucketSeries(grid.count);

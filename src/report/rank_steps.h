@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The training steps of each process (one "rank" per pid and device) on the run's time grid:
 // step time, data wait and the allocator's allocated and reserved memory per bucket (a step is
-// placed at its end), the recorded GPU its device maps to (record/step_device_map.h), and the
+// placed at its end), the recorded GPU its device maps to (training/rank_device.h), and the
 // step axis: for each bucket, the step in progress at the bucket's middle.
 //
 // Thread-safety: pure functions over plain values.
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "record/recording_types.h"
-#include "record/step_device_map.h"
+#include "training/rank_device.h"
 #include "report/downsample.h"
 
 namespace gpumon::report {
@@ -22,7 +22,7 @@ struct RankSteps {
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank;
   std::optional<std::string> device;  ///< torch's name ("cuda:1"), as the steps gave it
-  record::StepDevice gpu;             ///< the recorded GPU it maps to, or why none
+  training::RankDevice gpu;           ///< the recorded GPU it maps to, or why none
   std::int64_t steps = 0;             ///< step reports with finite times
   std::int64_t first_step = 0, last_step = 0;
   double cpu_step_s = 0, data_wait_s = 0;  ///< sums
@@ -36,11 +36,13 @@ struct RankSteps {
   std::string label() const;
 };
 
-/// Groups `steps` by process and device, in order of rank (then pid). `hellos` are the rank
-/// events (only kind "hello" is read: the last of each pid).
-std::vector<RankSteps> rank_steps(const std::vector<record::RecordedStep>& steps,
-                                  const std::vector<record::RecordedRankEvent>& hellos,
+/// Groups `steps` by process and device, in order of rank (then pid), each mapped to a GPU
+/// (training/rank_device.h) as the diagnoses map it. `hellos` are the rank events (only kind
+/// "hello" is read: the last of each pid); `processes` are NVML's, for its pid rule.
+std::vector<RankSteps> rank_steps(const std::vector<training::Step>& steps,
+                                  const std::vector<training::RankEvent>& hellos,
                                   const std::vector<record::RecordedDevice>& devices,
+                                  const std::vector<record::RecordedProcess>& processes,
                                   const TimeGrid& grid);
 
 /// Whose steps give GPU `gpu` its step axis: of the ranks mapped to it, the one with the most

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // rank_steps: per-rank series on the grid, the GPU each rank maps to and the step axis.
 #include "report/rank_steps.h"
+#include "training/protocol.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +12,9 @@ namespace {
 
 constexpr std::int64_t kStartMs = 1764446400000;
 
-record::RecordedStep step(std::int64_t pid, std::optional<std::int64_t> rank, std::int64_t n,
+training::Step step(std::int64_t pid, std::optional<std::int64_t> rank, std::int64_t n,
                           double start_s, double len_s, std::string device = "cuda:0") {
-  record::RecordedStep s;
+  training::Step s;
   s.pid = pid;
   s.rank = rank;
   s.device = std::move(device);
@@ -34,8 +35,8 @@ record::RecordedDevice gpu(unsigned index, std::string bus) {
   return d;
 }
 
-record::RecordedRankEvent hello(std::int64_t pid, std::string json) {
-  return {kStartMs, pid, std::nullopt, "hello", std::move(json)};
+training::RankEvent hello(std::int64_t pid, std::string json) {
+  return training::rank_event(kStartMs, pid, std::nullopt, "hello", std::move(json));
 }
 
 // 10 buckets of 1 s from kStartMs.
@@ -44,7 +45,7 @@ TimeGrid grid() {
 }
 
 TEST(RankSteps, OneSeriesPerRankAndItsGpuFromTheHello) {
-  std::vector<record::RecordedStep> steps;
+  std::vector<training::Step> steps;
   for (int i = 0; i < 10; ++i) {
     steps.push_back(step(200, 1, i, i * 1.0, 1.0));  // rank 1 first on purpose
     steps.push_back(step(100, 0, i, i * 1.0, 0.5));
@@ -52,7 +53,8 @@ TEST(RankSteps, OneSeriesPerRankAndItsGpuFromTheHello) {
   const std::vector<record::RecordedDevice> devices{gpu(0, "00000000:18:00.0"),
                                                     gpu(1, "00000000:2A:00.0")};
   const auto ranks = rank_steps(
-      steps, {hello(200, R"({"device":"cuda:0","pci_bus_id":"0000:2a:00.0"})")}, devices, grid());
+      steps, {hello(200, R"({"device":"cuda:0","pci_bus_id":"0000:2a:00.0"})")}, devices, {},
+      grid());
   ASSERT_EQ(ranks.size(), 2u);
   EXPECT_EQ(ranks[0].rank, 0);  // ordered by rank
   EXPECT_FALSE(ranks[0].gpu.gpu) << "no hello, two GPUs: unmapped, not guessed";
@@ -68,9 +70,9 @@ TEST(RankSteps, OneSeriesPerRankAndItsGpuFromTheHello) {
 }
 
 TEST(RankSteps, StepAxisIsTheStepInProgressAtEachBucketsMiddle) {
-  std::vector<record::RecordedStep> steps;
+  std::vector<training::Step> steps;
   for (int i = 0; i < 4; ++i) steps.push_back(step(1, 0, 10 + i, 2.0 * i, 2.0));  // 2 s steps
-  const auto r = rank_steps(steps, {}, {}, grid()).at(0);
+  const auto r = rank_steps(steps, {}, {}, {}, grid()).at(0);
   ASSERT_EQ(r.step_at.size(), 10u);
   EXPECT_DOUBLE_EQ(r.step_at[0], 10.25);  // middle 0.5 s: a quarter into step 10
   EXPECT_DOUBLE_EQ(r.step_at[1], 10.75);
@@ -80,10 +82,10 @@ TEST(RankSteps, StepAxisIsTheStepInProgressAtEachBucketsMiddle) {
 }
 
 TEST(RankSteps, StepAxisOnlyIncreasesAndSkipsPauses) {
-  std::vector<record::RecordedStep> steps{step(1, 0, 5, 0, 1), step(1, 0, 6, 1, 1),
+  std::vector<training::Step> steps{step(1, 0, 5, 0, 1), step(1, 0, 6, 1, 1),
                                           step(1, 0, 0, 4, 1),  // the counter restarted
                                           step(1, 0, 7, 6, 1)};
-  const auto r = rank_steps(steps, {}, {}, grid()).at(0);
+  const auto r = rank_steps(steps, {}, {}, {}, grid()).at(0);
   EXPECT_DOUBLE_EQ(r.step_at[0], 5.5);
   EXPECT_DOUBLE_EQ(r.step_at[1], 6.5);
   EXPECT_TRUE(std::isnan(r.step_at[2])) << "between steps";
@@ -92,11 +94,11 @@ TEST(RankSteps, StepAxisOnlyIncreasesAndSkipsPauses) {
 }
 
 TEST(RankSteps, NonFiniteStepsAreDroppedAndDevicesSplitAProcess) {
-  std::vector<record::RecordedStep> steps{step(1, std::nullopt, 0, 0, 1),
+  std::vector<training::Step> steps{step(1, std::nullopt, 0, 0, 1),
                                           step(1, std::nullopt, 1, 1, 1, "cpu")};
   steps.push_back(step(1, std::nullopt, 2, 2, 1));
   steps.back().cpu_step_s = std::nan("");
-  const auto ranks = rank_steps(steps, {}, {gpu(0, "0000:01:00.0")}, grid());
+  const auto ranks = rank_steps(steps, {}, {gpu(0, "0000:01:00.0")}, {}, grid());
   ASSERT_EQ(ranks.size(), 2u);
   EXPECT_EQ(ranks[0].steps + ranks[1].steps, 2);
   EXPECT_EQ(ranks[0].label(), "pid 1 (cpu)");

@@ -134,11 +134,11 @@ std::optional<std::int64_t> meta_ms(const record::RecordingReader& r, const char
 std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   auto steps_or = reader.steps();
   if (auto* e = std::get_if<std::string>(&steps_or)) return *e;
-  const auto& steps = std::get<std::vector<record::RecordedStep>>(steps_or);
+  const auto& steps = std::get<std::vector<training::Step>>(steps_or);
   auto hellos_or = reader.rank_events();
   if (auto* e = std::get_if<std::string>(&hellos_or)) return *e;
-  run.ranks = rank_steps(steps, std::get<std::vector<record::RecordedRankEvent>>(hellos_or),
-                         reader.devices(), run.grid);
+  run.ranks = rank_steps(steps, std::get<std::vector<training::RankEvent>>(hellos_or),
+                         reader.devices(), run.processes, run.grid);
   auto& f = run.steps;
   for (const auto& r : run.ranks) {
     f.records += r.steps;

@@ -140,7 +140,7 @@ TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   rank.pid = 7;
   rank.steps = 1;
   rank.device = kHostile;
-  rank.gpu = record::map_step_device(kHostile, std::nullopt, {});
+  rank.gpu = training::map_rank_device(kHostile, nullptr, {});
   run.ranks.push_back(rank);
   ReportFinding f;
   f.id = f.title = f.summary = f.advice = f.severity = kHostile;
@@ -200,7 +200,7 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
   // Two ranks, 20 steps each of 0.4 s (rank 1: 0.6 s), 0.1 s of it waiting on data.
   for (int rank = 0; rank < 2; ++rank) {
     for (int i = 0; i < (rank == 0 ? 20 : 10); ++i) {
-      record::RecordedStep st;
+      training::Step st;
       st.pid = 100 + rank;
       st.rank = rank;
       st.step = i;

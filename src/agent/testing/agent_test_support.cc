@@ -10,26 +10,30 @@
 namespace gpumon::agent::testing {
 
 AgentSinks Received::sinks() {
-  return {[this](const record::RecordedStep& s) {
-            std::lock_guard l(mu_);
-            steps_.push_back(s);
-          },
-          [this](const record::RecordedRankEvent& e) {
-            std::lock_guard l(mu_);
-            events_.push_back(e);
-          },
+  // Not owned: an aliasing pointer to this object.
+  return {std::shared_ptr<training::StepSink>(std::shared_ptr<void>(), this),
           [this](const std::string& w) {
             std::lock_guard l(mu_);
             warnings_.push_back(w);
           }};
 }
 
-std::vector<record::RecordedStep> Received::steps() {
+void Received::on_step(const training::Step& s) {
+  std::lock_guard l(mu_);
+  steps_.push_back(s);
+}
+
+void Received::on_rank_event(const training::RankEvent& e) {
+  std::lock_guard l(mu_);
+  events_.push_back(e);
+}
+
+std::vector<training::Step> Received::steps() {
   std::lock_guard l(mu_);
   return steps_;
 }
 
-std::vector<record::RecordedRankEvent> Received::events() {
+std::vector<training::RankEvent> Received::events() {
   std::lock_guard l(mu_);
   return events_;
 }

@@ -15,33 +15,38 @@
 #include <vector>
 
 #include "agent/agent_server.h"
-#include "record/test_support.h"
+#include "training/training_types.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpumon::agent::testing {
 
-using record::testing::TempDir;
+using ::gpumon::testing_util::TempDir;
 
 /// What an AgentServer's sinks received.
-class Received {
+class Received : public training::StepSink {
  public:
+  /// Sinks feeding this object (which must outlive the server).
   AgentSinks sinks();
+  void on_step(const training::Step& s) override;
+  void on_rank_event(const training::RankEvent& e) override;
   // Copies under the lock: the server's thread may still be adding (disconnects, byes).
-  std::vector<record::RecordedStep> steps();
-  std::vector<record::RecordedRankEvent> events();
+  std::vector<training::Step> steps();
+  std::vector<training::RankEvent> events();
   std::size_t step_count();
   std::size_t warning_count();
   std::size_t count_events(const std::string& kind);
 
  private:
   std::mutex mu_;
-  std::vector<record::RecordedStep> steps_;
-  std::vector<record::RecordedRankEvent> events_;
+  std::vector<training::Step> steps_;
+  std::vector<training::RankEvent> events_;
   std::vector<std::string> warnings_;
 };
 
-/// Polls `done` every 5 ms until it holds or `limit` passed; its last answer.
+/// Polls `done` every 5 ms until it holds; the limit only ends a test that would otherwise hang
+/// (never a margin a loaded machine could miss). Its last answer.
 bool eventually(const std::function<bool()>& done,
-                std::chrono::milliseconds limit = std::chrono::seconds(5));
+                std::chrono::milliseconds limit = std::chrono::seconds(60));
 
 /// Prepares `path` and starts a server on it feeding `r`, reading its clients every
 /// `read_interval`; a test failure (and nullptr) when either fails.

@@ -57,7 +57,7 @@ void LiveDiagnoser::on_processes(const ProcessSnapshot& snapshot) {
   }
 }
 
-void LiveDiagnoser::on_step(const record::RecordedStep& step) {
+void LiveDiagnoser::on_step(const training::Step& step) {
   try {
     std::lock_guard lock(data_mu_);
     window_.add_step(step);
@@ -65,7 +65,7 @@ void LiveDiagnoser::on_step(const record::RecordedStep& step) {
   }
 }
 
-void LiveDiagnoser::on_rank_event(const record::RecordedRankEvent& event) {
+void LiveDiagnoser::on_rank_event(const training::RankEvent& event) {
   try {
     std::lock_guard lock(data_mu_);
     window_.add_rank_event(event);

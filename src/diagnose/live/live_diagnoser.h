@@ -28,8 +28,8 @@
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/live/live_window.h"
-#include "record/recording_types.h"
 #include "sampler/sample_sink.h"
+#include "training/training_types.h"
 
 namespace gpumon::diagnose {
 
@@ -45,7 +45,7 @@ struct FindingChange {
   std::vector<Finding> cleared;  ///< as they were last seen
 };
 
-class LiveDiagnoser : public SampleSink {
+class LiveDiagnoser : public SampleSink, public training::StepSink {
  public:
   /// (the new diagnosis, what changed); called only when something changed.
   using Listener = std::function<void(const Diagnosis&, const FindingChange&)>;
@@ -61,8 +61,8 @@ class LiveDiagnoser : public SampleSink {
   void on_tick(const TickSample& tick) override;
   void on_event(const GpuEvent& event) override;
   void on_processes(const ProcessSnapshot& snapshot) override;
-  void on_step(const record::RecordedStep& step);
-  void on_rank_event(const record::RecordedRankEvent& event);
+  void on_step(const training::Step& step) override;
+  void on_rank_event(const training::RankEvent& event) override;
 
   /// Starts the thread (first evaluation after one period). Idempotent.
   void start();

@@ -86,7 +86,7 @@ TEST(LiveDiagnoser, XidAppearsThenClearsWhenItLeavesTheWindow) {
 TEST(LiveDiagnoser, DataLoaderStallFromSteps) {
   RunData run;
   add_gpu(run, 0, 600, 100, [](GpuPoint& p, int i) { p.util_pct = i % 2 ? 90 : 20; });
-  add_rank(run, 10, 0, 1, 500, 0.1, [&](record::RecordedStep& s, int) {
+  add_rank(run, 10, 0, 1, 500, 0.1, [&](training::Step& s, int) {
     s.data_wait_s = 0.04;
     s.gpu_step_s = 0.06;
   });
@@ -106,7 +106,7 @@ TEST(LiveWindow, HelloOutlivesTheWindowUntilTheProcessLeaves) {
   RunData run;
   add_rank(run, 10, 0, 1, 1, 0.1);
   w.add_rank_event(run.rank_events.at(0));
-  record::RecordedStep s = run.steps.at(0);
+  training::Step s = run.steps.at(0);
   s.received_ms = kT0Ms + 60000;
   w.add_step(s);
   w.prune();
@@ -152,7 +152,7 @@ TEST(LiveWindow, BoundedWhateverTheRate) {
     for (unsigned g = 0; g < 8; ++g)
       t.gpus.emplace_back().index = g, t.gpus.back().wall_time = t.wall_time;
     w.add_tick(t);
-    record::RecordedStep s;
+    training::Step s;
     s.received_ms = kT0Ms + i;
     w.add_step(s);
   }
@@ -227,7 +227,7 @@ TEST(LiveDiagnoser, ThreadedFeedAndEvaluate) {
   });
   std::thread agent([&] {
     for (int i = 0; i < 400; ++i) {
-      record::RecordedStep s;
+      training::Step s;
       s.received_ms = kT0Ms + i * 100, s.pid = 10, s.step = i, s.cpu_step_s = 0.1;
       live.on_step(s);
       (void)live.latest();

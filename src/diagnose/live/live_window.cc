@@ -105,13 +105,13 @@ void LiveWindow::add_processes(const ProcessSnapshot& snapshot) {
   // A process gone from its GPU's list keeps its stretch until it leaves the window.
 }
 
-void LiveWindow::add_step(const record::RecordedStep& step) {
+void LiveWindow::add_step(const training::Step& step) {
   steps_.push_back(step);
   seen(step.received_ms);
   if (steps_.size() > limits_.max_steps) steps_.pop_front();
 }
 
-void LiveWindow::add_rank_event(const record::RecordedRankEvent& event) {
+void LiveWindow::add_rank_event(const training::RankEvent& event) {
   seen(event.time_ms);
   if (event.kind == "hello") {
     if (hellos_.size() < limits_.max_ranks || hellos_.count(event.pid)) hellos_[event.pid] = event;
@@ -132,7 +132,7 @@ void LiveWindow::prune() {
   // Steps that age out are kept, the last kept_steps of each process that said hello, until it
   // leaves (below).
   while (!steps_.empty() && steps_.front().received_ms < cutoff) {
-    const record::RecordedStep& s = steps_.front();
+    const training::Step& s = steps_.front();
     if (hellos_.count(s.pid) && limits_.kept_steps > 0) {
       auto& kept = kept_[s.pid];
       kept.push_back(s);

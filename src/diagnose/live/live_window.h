@@ -48,8 +48,8 @@ class LiveWindow {
   void add_tick(const TickSample& tick);
   void add_event(const GpuEvent& event);
   void add_processes(const ProcessSnapshot& snapshot);
-  void add_step(const record::RecordedStep& step);
-  void add_rank_event(const record::RecordedRankEvent& event);
+  void add_step(const training::Step& step);
+  void add_rank_event(const training::RankEvent& event);
 
   /// Drops what is older than the newest item's time minus the span.
   void prune();
@@ -72,10 +72,10 @@ class LiveWindow {
   std::size_t points_ = 0;
   std::deque<record::RecordedEvent> events_;
   std::map<std::pair<unsigned, unsigned>, record::RecordedProcess> processes_;  // (gpu, pid)
-  std::deque<record::RecordedStep> steps_;
-  std::deque<record::RecordedRankEvent> rank_events_;              // without hellos
-  std::map<std::int64_t, record::RecordedRankEvent> hellos_;       // by pid: the latest
-  std::map<std::int64_t, std::deque<record::RecordedStep>> kept_;  // by pid: aged-out steps
+  std::deque<training::Step> steps_;
+  std::deque<training::RankEvent> rank_events_;              // without hellos
+  std::map<std::int64_t, training::RankEvent> hellos_;       // by pid: the latest
+  std::map<std::int64_t, std::deque<training::Step>> kept_;  // by pid: aged-out steps
 };
 
 /// One GPU sample as a raw RunData point.

@@ -11,7 +11,7 @@ using namespace testing;
 RunData with_wait(double share, double step_s = 0.1) {
   RunData run;
   add_gpu(run, 0, 600, 100, [](GpuPoint& p, int i) { p.util_pct = i % 2 ? 90 : 20; });
-  add_rank(run, 10, 0, 1, 500, step_s, [&](record::RecordedStep& s, int) {
+  add_rank(run, 10, 0, 1, 500, step_s, [&](training::Step& s, int) {
     s.data_wait_s = share * step_s;
     s.gpu_step_s = (1 - share) * step_s;
   });

@@ -24,7 +24,7 @@ TEST(Hang, NoProgressUntilTheEnd) {
 TEST(Hang, StallInsideTheRunThatResumed) {
   RunData run;
   add_gpu(run, 0, 3000);
-  add_rank(run, 10, 0, 1, 1000, 0.2, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 1000, 0.2, [](training::Step& s, int i) {
     if (i >= 500) s.t_start_s += 90, s.t_end_s += 90;
   });
   const auto diagnosis = run_diagnose(run);
@@ -37,7 +37,7 @@ TEST(Hang, NearMissShortPause) {
   // A 40 s checkpoint: under the 60 s floor.
   RunData run;
   add_gpu(run, 0, 3000);
-  add_rank(run, 10, 0, 1, 1200, 0.2, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 1200, 0.2, [](training::Step& s, int i) {
     if (i >= 500) s.t_start_s += 40, s.t_end_s += 40;
   });
   EXPECT_EQ(find(run_diagnose(run), "hang", Severity::kInfo), nullptr);
@@ -47,7 +47,7 @@ TEST(Hang, LongStepsNeedLongerGaps) {
   // 20 s steps: a 100 s gap is 5 periods, not a hang.
   RunData run;
   add_gpu(run, 0, 30000);
-  add_rank(run, 10, 0, 1, 140, 20, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 140, 20, [](training::Step& s, int i) {
     if (i >= 70) s.t_start_s += 80, s.t_end_s += 80;
   });
   EXPECT_EQ(find(run_diagnose(run), "hang", Severity::kInfo), nullptr);

@@ -12,7 +12,7 @@ TEST(LaunchBound, GpuTimeFarBelowStepTime) {
   RunData run;
   add_gpu(run, 0, 1200);
   add_rank(run, 10, 0, 1, 1000, 0.05,
-           [](record::RecordedStep& s, int) { s.gpu_step_s = 0.3 * s.cpu_step_s; });
+           [](training::Step& s, int) { s.gpu_step_s = 0.3 * s.cpu_step_s; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "launch_bound");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -24,7 +24,7 @@ TEST(LaunchBound, NearMissHalfBusy) {
   RunData run;
   add_gpu(run, 0, 1200);
   add_rank(run, 10, 0, 1, 1000, 0.05,
-           [](record::RecordedStep& s, int) { s.gpu_step_s = 0.55 * s.cpu_step_s; });
+           [](training::Step& s, int) { s.gpu_step_s = 0.55 * s.cpu_step_s; });
   EXPECT_EQ(find(run_diagnose(run), "launch_bound"), nullptr);
 }
 
@@ -47,7 +47,7 @@ TEST(LaunchBound, NearMissSmActiveAboveThreshold) {
 TEST(LaunchBound, WithoutGpmOrGpuTimeNothingIsClaimed) {
   RunData run;
   add_gpu(run, 0, 3000, 100, [](GpuPoint& p, int) { p.sm_active.reset(); });
-  add_rank(run, 10, 0, 1, 1000, 0.05, [](record::RecordedStep& s, int) { s.gpu_step_s.reset(); });
+  add_rank(run, 10, 0, 1, 1000, 0.05, [](training::Step& s, int) { s.gpu_step_s.reset(); });
   EXPECT_EQ(find(run_diagnose(run), "launch_bound"), nullptr);
 }
 
@@ -56,16 +56,15 @@ TEST(LaunchBound, NotWhenAnotherRankIsBusy) {
   RunData run;
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200);
-  add_rank(run, 10, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s = 0.03; });
-  add_rank(run, 11, 1, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s = 0.09; });
+  add_rank(run, 10, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s = 0.03; });
+  add_rank(run, 11, 1, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s = 0.09; });
   EXPECT_EQ(find(run_diagnose(run), "launch_bound"), nullptr);
 }
 
 // A plain mon.step(): GPU time spans the whole step, so only NVML utilization shows the idle
 // GPU (the real planted-launch-bound run: ~12% busy, 10 ms steps, 1% data wait).
 void add_plain_timed_rank(RunData& run, int n, double step_s) {
-  add_rank(run, 10, 0, 1, n, step_s,
-           [](record::RecordedStep& s, int) { s.gpu_step_s = s.cpu_step_s; });
+  add_rank(run, 10, 0, 1, n, step_s, [](training::Step& s, int) { s.gpu_step_s = s.cpu_step_s; });
 }
 
 TEST(LaunchBound, PlainTimingGpuMostlyIdle) {
@@ -98,7 +97,7 @@ TEST(LaunchBound, PlainTimingTooShortToJudge) {
 TEST(LaunchBound, PlainTimingIdleBecauseOfDataIsNotLaunchBound) {
   RunData run;
   add_gpu(run, 0, 300, 100, [](GpuPoint& p, int) { p.util_pct = 5; });
-  add_rank(run, 10, 0, 1, 3000, 0.01, [](record::RecordedStep& s, int) {
+  add_rank(run, 10, 0, 1, 3000, 0.01, [](training::Step& s, int) {
     s.gpu_step_s = s.cpu_step_s, s.data_wait_s = 0.5 * s.cpu_step_s;
   });
   EXPECT_EQ(find(run_diagnose(run), "launch_bound", Severity::kInfo), nullptr);

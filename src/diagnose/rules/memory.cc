@@ -10,7 +10,7 @@
 namespace gpumon::diagnose {
 namespace {
 
-using Field = std::optional<std::int64_t> record::RecordedStep::*;
+using Field = std::optional<std::int64_t> training::Step::*;
 
 // (step index, value) of the steady steps that have `field`.
 void series_of(const RankSteps& r, Field field, std::vector<double>& x, std::vector<double>& y) {
@@ -52,7 +52,7 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
          frag_ooms = 0, n_frag = 0;
   for (const auto& r : v.ranks) {
     std::vector<double> x, alloc;
-    series_of(r, &record::RecordedStep::allocated_bytes, x, alloc);
+    series_of(r, &training::Step::allocated_bytes, x, alloc);
     bool leaking = false;
     if (static_cast<int>(alloc.size()) >= t.leak_min_steps) {
       const double slope = theil_sen_slope(x, alloc).value_or(0);
@@ -211,7 +211,7 @@ void check_forecast(const RunView& v, const Thresholds& t, std::vector<Finding>&
   double steps_left = -1;
   for (const auto& r : v.ranks) {
     std::vector<double> x, alloc;
-    series_of(r, &record::RecordedStep::allocated_bytes, x, alloc);
+    series_of(r, &training::Step::allocated_bytes, x, alloc);
     if (static_cast<int>(alloc.size()) < t.leak_min_steps) continue;
     const double slope = theil_sen_slope(x, alloc).value_or(0);
     const auto total = gpu_total(v, r);

@@ -11,7 +11,7 @@ using namespace testing;
 RunData growing(double bytes_per_step, int steps = 300) {
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, steps, 0.2, [&](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, steps, 0.2, [&](training::Step& s, int i) {
     // Warm-up jumps, then growth with noise.
     const double warm = i < 10 ? -4 * kGiB : 0;
     const double noise = (i * 7919 % 100) * kMiB;
@@ -51,9 +51,8 @@ TEST(MemoryLeak, OneSpikeIsNotALeak) {
 TEST(AllocatorCache, ReservedFarAboveAllocatedButFlat) {
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int) {
-    s.reserved_bytes = static_cast<std::int64_t>(30 * kGiB);
-  });
+  add_rank(run, 10, 0, 1, 300, 0.2,
+           [](training::Step& s, int) { s.reserved_bytes = static_cast<std::int64_t>(30 * kGiB); });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "allocator_cache", Severity::kInfo);
   ASSERT_NE(f, nullptr);
@@ -65,7 +64,7 @@ TEST(AllocatorCache, ReservedFarAboveAllocatedButFlat) {
 TEST(Fragmentation, InactiveSplitShare) {
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int) {
+  add_rank(run, 10, 0, 1, 300, 0.2, [](training::Step& s, int) {
     s.reserved_bytes = static_cast<std::int64_t>(20 * kGiB);
     s.inactive_split_bytes = static_cast<std::int64_t>(7 * kGiB);
   });
@@ -76,15 +75,14 @@ TEST(Fragmentation, InactiveSplitShare) {
 TEST(Fragmentation, AllocRetries) {
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, 300, 0.2,
-           [](record::RecordedStep& s, int i) { s.num_alloc_retries = i / 50; });
+  add_rank(run, 10, 0, 1, 300, 0.2, [](training::Step& s, int i) { s.num_alloc_retries = i / 50; });
   ASSERT_NE(find(run_diagnose(run), "fragmentation"), nullptr);
 }
 
 TEST(Fragmentation, NearMiss) {
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 300, 0.2, [](training::Step& s, int i) {
     s.inactive_split_bytes = static_cast<std::int64_t>(2 * kGiB);  // 17% of 12 GiB
     s.num_alloc_retries = i > 200 ? 1 : 0;
   });
@@ -121,7 +119,7 @@ TEST(OomForecast, StartupRampThatEnded) {
 TEST(OomForecast, FromAllocatedPerStep) {
   RunData run;
   add_gpu(run, 0, 600, 100, [](GpuPoint& p, int) { p.mem_used_bytes = 70 * kGiB; });
-  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 300, 0.2, [](training::Step& s, int i) {
     s.allocated_bytes = static_cast<std::int64_t>(50 * kGiB + i * 20 * kMiB);
   });
   const auto diagnosis = run_diagnose(run);
@@ -175,7 +173,7 @@ TEST(Oom, CaughtWithFragmentationIsItsEvidence) {
   // planted-fragmentation: a 1.5 GiB request fails each step under a cap, the program catches it.
   RunData run;
   add_gpu(run, 0, 600);
-  add_rank(run, 10, 0, 1, 300, 0.2, [](record::RecordedStep& s, int i) {
+  add_rank(run, 10, 0, 1, 300, 0.2, [](training::Step& s, int i) {
     s.inactive_split_bytes = static_cast<std::int64_t>(5 * kGiB);
     s.num_alloc_retries = i, s.num_ooms = i;
   });
@@ -191,7 +189,7 @@ TEST(Oom, CaughtWithoutFragmentationIsAWarning) {
   RunData run;
   add_gpu(run, 0, 600);
   add_rank(run, 10, 0, 1, 300, 0.2,
-           [](record::RecordedStep& s, int i) { s.num_ooms = i >= 150 ? 1 : 0; });
+           [](training::Step& s, int i) { s.num_ooms = i >= 150 ? 1 : 0; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "oom");
   ASSERT_NE(f, nullptr) << warnings(d);

@@ -15,7 +15,7 @@ TEST(IdleGpu, SecondGpuIdleInDdp) {
   add_gpu(run, 1, 1200, 100,
           [](GpuPoint& p, int) { p.util_pct = 0, p.sm_active = 0, p.mem_used_bytes = 0.5 * kGiB; });
   add_rank(run, 10, 0, 2, 1000, 0.1);
-  add_rank(run, 11, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.rank = 1; });
+  add_rank(run, 11, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.rank = 1; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "idle_gpu");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -38,7 +38,7 @@ TEST(IdleGpu, NearMissLightlyUsed) {
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200, 100, [](GpuPoint& p, int) { p.util_pct = 12; });
   add_rank(run, 10, 0, 2, 1000, 0.1);
-  add_rank(run, 11, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.rank = 1; });
+  add_rank(run, 11, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.rank = 1; });
   EXPECT_EQ(find(run_diagnose(run), "idle_gpu", Severity::kInfo), nullptr);
 }
 
@@ -47,8 +47,8 @@ TEST(Imbalance, UtilizationDiffers) {
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200, 100, [](GpuPoint& p, int) { p.util_pct = 45; });
   EXPECT_NE(find(run_diagnose(run), "imbalance", Severity::kInfo), nullptr) << "no steps: info";
-  add_rank(run, 10, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s.reset(); });
-  add_rank(run, 11, 1, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s.reset(); });
+  add_rank(run, 10, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s.reset(); });
+  add_rank(run, 11, 1, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s.reset(); });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "imbalance");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -76,8 +76,8 @@ TEST(Straggler, DataLoaderOfOneRank) {
   RunData run;
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200);
-  add_rank(run, 10, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s.reset(); });
-  add_rank(run, 11, 1, 2, 1000, 0.1, [](record::RecordedStep& s, int) {
+  add_rank(run, 10, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s.reset(); });
+  add_rank(run, 11, 1, 2, 1000, 0.1, [](training::Step& s, int) {
     s.gpu_step_s.reset();
     s.data_wait_s = 0.03;
   });
@@ -94,8 +94,8 @@ TEST(Straggler, ThrottledGpuNamedAsCause) {
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200, 100,
           [](GpuPoint& p, int) { p.clock_reasons = 0x20, p.sm_clock_mhz = 1200; });
-  add_rank(run, 10, 0, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s = 0.06; });
-  add_rank(run, 11, 1, 2, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s = 0.095; });
+  add_rank(run, 10, 0, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s = 0.06; });
+  add_rank(run, 11, 1, 2, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s = 0.095; });
   const auto diagnosis = run_diagnose(run);
   const auto* f = find(diagnosis, "straggler");
   ASSERT_NE(f, nullptr);
@@ -108,16 +108,16 @@ TEST(Straggler, NearMissInconsistent) {
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200);
   add_rank(run, 10, 0, 2, 1000, 0.1,
-           [](record::RecordedStep& s, int i) { s.cpu_step_s = i % 2 ? 0.13 : 0.1; });
+           [](training::Step& s, int i) { s.cpu_step_s = i % 2 ? 0.13 : 0.1; });
   add_rank(run, 11, 1, 2, 1000, 0.1,
-           [](record::RecordedStep& s, int i) { s.cpu_step_s = i % 2 ? 0.1 : 0.13; });
+           [](training::Step& s, int i) { s.cpu_step_s = i % 2 ? 0.1 : 0.13; });
   EXPECT_EQ(find(run_diagnose(run), "straggler"), nullptr);
 }
 
 // A process without RANK/WORLD_SIZE (a plain script), its steps shifted by `offset_s`.
 void add_rankless(RunData& run, std::int64_t pid, int n, double step_s, double offset_s,
                   double step_factor = 1) {
-  add_rank(run, pid, 0, 1, n, step_s, [&](record::RecordedStep& s, int) {
+  add_rank(run, pid, 0, 1, n, step_s, [&](training::Step& s, int) {
     s.rank.reset(), s.world_size.reset(), s.local_rank.reset();
     s.t_start_s += offset_s, s.t_end_s = s.t_start_s + step_s * step_factor;
     s.cpu_step_s *= step_factor, *s.gpu_step_s *= step_factor;
@@ -158,7 +158,7 @@ TEST(Straggler, LockStepRanksByGpuActivity) {
   add_gpu(run, 1, 400, 100, [](GpuPoint& p, int) { p.util_pct = 88, p.sm_active = 0.79; });
   for (int r = 0; r < 2; ++r)
     add_rank(run, 10 + r, r, 2, 10000, 0.004,
-             [](record::RecordedStep& s, int) { s.gpu_step_s = s.cpu_step_s; });
+             [](training::Step& s, int) { s.gpu_step_s = s.cpu_step_s; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "straggler");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -173,7 +173,7 @@ TEST(Straggler, NearMissLockStepRanksAlike) {
   add_gpu(run, 1, 400, 100, [](GpuPoint& p, int) { p.sm_active = 0.68; });
   for (int r = 0; r < 2; ++r)
     add_rank(run, 10 + r, r, 2, 10000, 0.004,
-             [](record::RecordedStep& s, int) { s.gpu_step_s = s.cpu_step_s; });
+             [](training::Step& s, int) { s.gpu_step_s = s.cpu_step_s; });
   const auto d = run_diagnose(run);
   EXPECT_EQ(find(d, "straggler", Severity::kInfo), nullptr) << warnings(d);
   EXPECT_EQ(find(d, "imbalance", Severity::kInfo), nullptr) << warnings(d);

@@ -14,12 +14,10 @@ RunData lockstep(double gpu0, double gpu1, bool alternate) {
   RunData run;
   add_gpu(run, 0, 1200);
   add_gpu(run, 1, 1200);
-  add_rank(run, 10, 0, 2, 1000, 0.1, [&](record::RecordedStep& s, int i) {
-    s.gpu_step_s = alternate && i % 2 ? gpu1 : gpu0;
-  });
-  add_rank(run, 11, 1, 2, 1000, 0.1, [&](record::RecordedStep& s, int i) {
-    s.gpu_step_s = alternate && i % 2 ? gpu0 : gpu1;
-  });
+  add_rank(run, 10, 0, 2, 1000, 0.1,
+           [&](training::Step& s, int i) { s.gpu_step_s = alternate && i % 2 ? gpu1 : gpu0; });
+  add_rank(run, 11, 1, 2, 1000, 0.1,
+           [&](training::Step& s, int i) { s.gpu_step_s = alternate && i % 2 ? gpu0 : gpu1; });
   return run;
 }
 
@@ -27,11 +25,11 @@ TEST(RankWait, NoConsistentStragglerIsAWarning) {
   // Ranks 1 and 2 take turns being slowest; rank 0 always waits.
   RunData run;
   for (unsigned g = 0; g < 3; ++g) add_gpu(run, g, 1200);
-  add_rank(run, 10, 0, 3, 1000, 0.1, [](record::RecordedStep& s, int) { s.gpu_step_s = 0.03; });
+  add_rank(run, 10, 0, 3, 1000, 0.1, [](training::Step& s, int) { s.gpu_step_s = 0.03; });
   add_rank(run, 11, 1, 3, 1000, 0.1,
-           [](record::RecordedStep& s, int i) { s.gpu_step_s = i % 2 ? 0.09 : 0.085; });
+           [](training::Step& s, int i) { s.gpu_step_s = i % 2 ? 0.09 : 0.085; });
   add_rank(run, 12, 2, 3, 1000, 0.1,
-           [](record::RecordedStep& s, int i) { s.gpu_step_s = i % 2 ? 0.085 : 0.09; });
+           [](training::Step& s, int i) { s.gpu_step_s = i % 2 ? 0.085 : 0.09; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "rank_wait");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -46,7 +44,7 @@ TEST(RankWait, RotatingSlowRankIsNotLaunchBound) {
   for (unsigned g = 0; g < 4; ++g) add_gpu(run, g, 1200);
   for (int r = 0; r < 4; ++r)
     add_rank(run, 10 + r, r, 4, 400, 0.31,
-             [r](record::RecordedStep& s, int i) { s.gpu_step_s = i % 4 == r ? 0.30 : 0.14; });
+             [r](training::Step& s, int i) { s.gpu_step_s = i % 4 == r ? 0.30 : 0.14; });
   const auto d = run_diagnose(run);
   const auto* f = find(d, "rank_wait");
   ASSERT_NE(f, nullptr) << warnings(d);

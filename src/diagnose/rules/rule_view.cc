@@ -31,7 +31,7 @@ bool is_one_job(const std::vector<RankSteps>& ranks) {
 
 RunView make_view(const RunData& run, const Thresholds& t) {
   RunView v{run, {}};
-  std::map<std::int64_t, std::vector<const record::RecordedStep*>> by_pid;
+  std::map<std::int64_t, std::vector<const training::Step*>> by_pid;
   for (const auto& s : run.steps)
     if (std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
         std::isfinite(s.data_wait_s) && s.cpu_step_s >= 0 && s.data_wait_s >= 0)

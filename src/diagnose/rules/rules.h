@@ -18,9 +18,9 @@ namespace gpumon::diagnose {
 
 struct RankSteps {
   const RankInfo* info = nullptr;
-  std::vector<const record::RecordedStep*> all;     ///< finite times, in end order
-  std::vector<const record::RecordedStep*> steady;  ///< `all` without the warm-up steps
-  std::int64_t label = 0;                           ///< rank, else pid
+  std::vector<const training::Step*> all;     ///< finite times, in end order
+  std::vector<const training::Step*> steady;  ///< `all` without the warm-up steps
+  std::int64_t label = 0;                     ///< rank, else pid
 };
 
 struct RunView {

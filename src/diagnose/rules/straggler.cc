@@ -14,7 +14,7 @@
 namespace gpumon::diagnose {
 namespace {
 
-using Get = std::optional<double> (*)(const record::RecordedStep&);
+using Get = std::optional<double> (*)(const training::Step&);
 
 std::optional<Straggler> by_measure(const RunView& v, const Thresholds& t, const char* name,
                                     Get get, bool additive) {
@@ -153,17 +153,15 @@ std::optional<Straggler> by_gpu_activity(const RunView& v, const Thresholds& t) 
 std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
   if (!v.one_job) return std::nullopt;  // separate jobs' steps say nothing of each other
   if (auto s = by_measure(
-          v, t, "gpu_step_s", [](const record::RecordedStep& st) { return st.gpu_step_s; }, false))
+          v, t, "gpu_step_s", [](const training::Step& st) { return st.gpu_step_s; }, false))
     return s;
   if (auto s = by_measure(
           v, t, "data_wait_s",
-          [](const record::RecordedStep& st) { return std::optional<double>(st.data_wait_s); },
-          true))
+          [](const training::Step& st) { return std::optional<double>(st.data_wait_s); }, true))
     return s;
   if (auto s = by_measure(
           v, t, "cpu_step_s",
-          [](const record::RecordedStep& st) { return std::optional<double>(st.cpu_step_s); },
-          false))
+          [](const training::Step& st) { return std::optional<double>(st.cpu_step_s); }, false))
     return s;
   return by_gpu_activity(v, t);
 }
@@ -171,9 +169,9 @@ std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
 AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t) {
   AlignedGpuSteps a;
   if (!v.one_job) return a;
-  std::vector<std::map<std::int64_t, const record::RecordedStep*>> by_step;
+  std::vector<std::map<std::int64_t, const training::Step*>> by_step;
   for (const auto& r : v.ranks) {
-    std::map<std::int64_t, const record::RecordedStep*> m;
+    std::map<std::int64_t, const training::Step*> m;
     for (const auto* s : r.steady)
       if (s->gpu_step_s && std::isfinite(*s->gpu_step_s) && *s->gpu_step_s >= 0) m[s->step] = s;
     if (static_cast<int>(m.size()) < t.min_steps) continue;
@@ -183,7 +181,7 @@ AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t) {
   if (a.ranks.size() < 2) return {};
   a.share_of_slowest.resize(a.ranks.size());
   for (const auto& [step, first] : by_step[0]) {
-    std::vector<const record::RecordedStep*> row;
+    std::vector<const training::Step*> row;
     for (const auto& m : by_step) {
       const auto it = m.find(step);
       if (it == m.end()) break;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "query/stop_signals.h"
+#include "util/stop_signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -9,23 +9,23 @@
 #include <csignal>
 #include <ctime>
 
-namespace gpumon::query {
+namespace gpumon::util {
 namespace {
 
-volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_stop = 0;  // the last signal, 0 when none
+volatile std::sig_atomic_t g_second_kills = 1;
 // Self-pipe: the handler writes a byte so that a sleeping ppoll() wakes at once, with no window
 // between checking the flag and starting to sleep.
 int g_wake_read = -1;
 volatile std::sig_atomic_t g_wake_write = -1;
 
 extern "C" void on_stop_signal(int signo) {
-  if (g_stop != 0) {
-    // Second Ctrl-C while the first is still being honoured (an NVML call may hang): die now.
+  if (g_stop != 0 && g_second_kills != 0) {
     std::signal(signo, SIG_DFL);
     std::raise(signo);
     return;
   }
-  g_stop = 1;
+  g_stop = signo;
   const int saved = errno;
   const char byte = 1;
   if (g_wake_write >= 0) (void)!write(g_wake_write, &byte, 1);
@@ -40,10 +40,18 @@ void install(int signo, void (*handler)(int), struct sigaction* old) {
   sigaction(signo, &action, old);
 }
 
+void drain_wake_pipe() {
+  char buf[64];
+  if (g_wake_read >= 0)
+    while (read(g_wake_read, buf, sizeof buf) > 0) {
+    }
+}
+
 }  // namespace
 
-ScopedStopSignals::ScopedStopSignals() {
+ScopedStopSignals::ScopedStopSignals(Second second) {
   g_stop = 0;
+  g_second_kills = second == Second::kKills ? 1 : 0;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) {
     g_wake_read = fds[0];
@@ -69,18 +77,19 @@ bool ScopedStopSignals::stop_requested() {
   return g_stop != 0;
 }
 
-LoopClock::TimePoint SteadyLoopClock::now() {
-  return std::chrono::steady_clock::now();
+int ScopedStopSignals::last_signal() {
+  return g_stop;
 }
 
-bool SteadyLoopClock::stop_requested() {
-  return ScopedStopSignals::stop_requested();
+void ScopedStopSignals::clear() {
+  drain_wake_pipe();
+  g_stop = 0;
 }
 
-bool SteadyLoopClock::sleep_until(TimePoint deadline) {
+bool ScopedStopSignals::sleep_until(std::chrono::steady_clock::time_point deadline) {
   while (!stop_requested()) {
-    const auto left = deadline - now();
-    if (left <= TimePoint::duration::zero()) return true;
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return true;
     const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
     timespec timeout{};
     timeout.tv_sec = static_cast<time_t>(secs.count());
@@ -96,4 +105,4 @@ bool SteadyLoopClock::sleep_until(TimePoint deadline) {
   return false;
 }
 
-}  // namespace gpumon::query
+}  // namespace gpumon::util

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-#include "agent/agent_protocol.h"
+#include "training/protocol.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-namespace gpumon::agent {
+namespace gpumon::training {
 namespace {
 
 using nlohmann::json;
@@ -61,8 +61,7 @@ std::optional<std::string> opt_text(const json& o, const char* key) {
 }
 
 Message parse_step(const json& o) {
-  Step s;
-  record::RecordedStep& r = s.step;
+  Step r;
   r.step = req_int(o, "step");
   if (r.step < 0) throw BadField{"\"step\" must be >= 0"};
   r.t_start_s = req_seconds(o, "t_start");
@@ -82,7 +81,7 @@ Message parse_step(const json& o) {
     r.num_alloc_retries = opt_int(*mem, "num_alloc_retries");
     r.num_ooms = opt_int(*mem, "num_ooms");
   }
-  return s;
+  return r;
 }
 
 Message parse_hello(const json& o) {
@@ -95,6 +94,10 @@ Message parse_hello(const json& o) {
   h.hostname = opt_text(o, "hostname");
   h.torch_version = opt_text(o, "torch_version");
   h.device = opt_text(o, "device");
+  h.pci_bus_id = opt_text(o, "pci_bus_id");
+  h.device_uuid = opt_text(o, "device_uuid");
+  h.cuda_visible_devices = opt_text(o, "cuda_visible_devices");
+  h.cuda_device_order = opt_text(o, "cuda_device_order");
   h.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
   return h;
 }
@@ -130,4 +133,20 @@ std::variant<Message, std::string> parse_message(std::string_view line) {
   }
 }
 
-}  // namespace gpumon::agent
+RankEvent rank_event(std::int64_t time_ms, std::int64_t pid, std::optional<std::int64_t> rank,
+                     std::string kind, std::string detail) {
+  RankEvent e{time_ms, pid, rank, std::move(kind), std::move(detail), std::nullopt};
+  if (e.kind != "hello") return e;
+  // The same field rules as on the wire; the event's own pid stands in for a missing one.
+  json o = json::parse(e.detail, nullptr, /*allow_exceptions=*/false);
+  if (!o.is_object()) return e;
+  if (!field(o, "pid")) o["pid"] = pid;
+  try {
+    e.hello = std::get<Hello>(parse_hello(o));
+    e.hello->json = e.detail;
+  } catch (const BadField&) {
+  }
+  return e;
+}
+
+}  // namespace gpumon::training

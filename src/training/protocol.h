@@ -16,28 +16,12 @@
 #include <string_view>
 #include <variant>
 
-#include "record/recording_types.h"
+#include "training/training_types.h"
 
-namespace gpumon::agent {
+namespace gpumon::training {
 
 inline constexpr std::size_t kMaxMessageBytes = 4096;
 inline constexpr int kProtocolVersion = 1;
-
-struct Hello {
-  std::int64_t pid = 0;
-  std::optional<std::int64_t> rank;
-  std::optional<std::int64_t> local_rank;
-  std::optional<std::int64_t> world_size;
-  std::optional<std::string> hostname;
-  std::optional<std::string> torch_version;
-  std::optional<std::string> device;  ///< "cuda:0", "cpu"
-  std::string json;                   ///< the message, compact, for the recording
-};
-
-/// A step: RecordedStep's timing and allocator fields (identity comes from the hello).
-struct Step {
-  record::RecordedStep step;
-};
 
 struct Oom {
   std::optional<std::int64_t> step;
@@ -50,9 +34,17 @@ struct Unknown {
   std::string type;
 };
 
+/// A step message carries the step's timing and allocator fields; its identity (pid, rank,
+/// device) comes from the connection's hello.
 using Message = std::variant<Hello, Step, Oom, Bye, Unknown>;
 
 /// Parses one line (without its '\n'). The message, or why it is refused.
 std::variant<Message, std::string> parse_message(std::string_view line);
 
-}  // namespace gpumon::agent
+/// A rank event as the agent saw it or a recording stored it; for kind "hello" the detail is
+/// parsed into `hello` with the hello's field rules above (a missing pid is the event's; a
+/// detail that does not parse as a hello leaves it nullopt: nothing is guessed from it).
+RankEvent rank_event(std::int64_t time_ms, std::int64_t pid, std::optional<std::int64_t> rank,
+                     std::string kind, std::string detail);
+
+}  // namespace gpumon::training

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-#include "agent/agent_protocol.h"
+#include "training/protocol.h"
 
 #include <gtest/gtest.h>
 
-namespace gpumon::agent {
+namespace gpumon::training {
 namespace {
 
 std::string error_of(std::string_view line) {
@@ -24,7 +24,7 @@ TEST(AgentProtocol, ParsesAFullStep) {
                  R"("cpu_step_s":0.125,"gpu_step_s":0.1,"data_wait_s":0.02,"mem":{"allocated":100,)"
                  R"("reserved":200,"active":90,"inactive_split":10,"allocated_peak":150,)"
                  R"("reserved_peak":250,"num_alloc_retries":1,"num_ooms":0}})");
-  const auto& s = std::get<Step>(m).step;
+  const auto& s = std::get<Step>(m);
   EXPECT_EQ(s.step, 12);
   EXPECT_EQ(s.t_start_s, 1764446400.5);
   EXPECT_EQ(s.t_end_s, 1764446400.625);
@@ -45,7 +45,7 @@ TEST(AgentProtocol, NullsAreMissing) {
   const Message m = message_of(
       R"({"type":"step","step":0,"t_start":1,"t_end":1,"cpu_step_s":0,"gpu_step_s":null,)"
       R"("mem":null})");
-  const auto& s = std::get<Step>(m).step;
+  const auto& s = std::get<Step>(m);
   EXPECT_EQ(s.gpu_step_s, std::nullopt);
   EXPECT_EQ(s.data_wait_s, 0);
   EXPECT_EQ(s.allocated_bytes, std::nullopt);
@@ -96,4 +96,4 @@ TEST(AgentProtocol, RefusesMalformedMessages) {
 }
 
 }  // namespace
-}  // namespace gpumon::agent
+}  // namespace gpumon::training

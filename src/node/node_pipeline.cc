@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+#include "node/node_pipeline.h"
+
+#include <mutex>
+
+#include "agent/socket_path.h"
+#include "diagnose/live/live_findings.h"
+
+#ifdef GPUMON_HAVE_RECORD
+#include "record/recording_writer.h"
+#endif
+
+namespace gpumon::node {
+
+#ifdef GPUMON_HAVE_RECORD
+struct NodePipeline::Recording {
+  std::shared_ptr<record::RecordingWriter> writer;
+};
+#else
+struct NodePipeline::Recording {};
+#endif
+
+NodePipeline::NodePipeline(NodeOptions options, std::ostream& log)
+    : options_(std::move(options)), log_(log) {}
+
+NodePipeline::~NodePipeline() {
+  stop();
+}
+
+void NodePipeline::say(const std::string& line) const {
+  std::lock_guard lock(*log_mutex_);
+  log_ << "gpumon " << options_.name << ": " << line << '\n' << std::flush;
+}
+
+std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostream& log,
+                                                 int& exit_code) {
+  exit_code = 1;
+  std::unique_ptr<NodePipeline> p(new NodePipeline(std::move(options), log));
+  const NodeOptions& o = p->options_;
+#ifndef GPUMON_HAVE_RECORD
+  if (!o.record_path.empty()) {
+    p->say(
+        "recording is not part of this build (install libsqlite3-dev libzstd-dev and "
+        "rebuild)");
+    exit_code = 2;
+    return nullptr;
+  }
+#endif
+  if (o.diagnose) {
+    p->live_ = std::make_shared<diagnose::LiveDiagnoser>(o.diagnose_options);
+    p->steps_->add(p->live_);
+  }
+  if (o.agent_socket_first && !o.agent_socket.empty() && !p->open_socket(o.agent_socket_required))
+    return nullptr;
+
+  if (o.sample) {
+    std::unique_ptr<NvmlBackend> backend = o.open_backend ? o.open_backend() : nullptr;
+    if (!backend && o.gpus_required) return nullptr;  // open_backend said why
+    if (!backend) {
+      p->say("no GPU samples: diagnosing the training steps only");
+    } else {
+      // Read once: the sampler keeps them, and the recording and the diagnoser take them there.
+      for (unsigned i = 0; i < backend->device_count(); ++i)
+        backend->sample(i, MetricGroup::kStaticDetails);
+      p->sampler_ = std::make_unique<Sampler>(std::move(backend), o.sampler);
+    }
+  }
+  if (p->sampler_) {
+    const std::vector<DeviceStatic> devices = p->sampler_->devices();
+    if (p->live_) p->live_->set_devices(devices);
+#ifdef GPUMON_HAVE_RECORD
+    if (!o.record_path.empty()) {
+      std::string error;
+      auto writer = record::RecordingWriter::create(
+          {.path = o.record_path},
+          record::make_run_info(p->sampler_->system(), o.version, o.record_command), devices,
+          error);
+      if (!writer) {
+        p->say(error);
+        return nullptr;
+      }
+      p->recording_ = std::make_unique<Recording>(Recording{std::move(writer)});
+      p->sampler_->add_sink(p->recording_->writer);
+      p->steps_->add(p->recording_->writer);
+    }
+#endif
+    if (p->live_) p->sampler_->add_sink(p->live_);
+    if (const std::string sim = p->simulated_scenario(); !sim.empty())
+      p->say("SIMULATED GPUs (scenario " + sim + ")");
+  }
+  const bool listening = p->agent_ != nullptr;
+  if (!listening && o.agent_socket_required && !p->open_socket(true)) return nullptr;
+  exit_code = 0;
+  return p;
+}
+
+bool NodePipeline::open_socket(bool required) {
+  const std::string& path = options_.agent_socket;
+  std::string error = agent::prepare_listen_path(path);
+  if (error.empty()) {
+    agent::AgentSinks sinks;
+    sinks.steps = steps_;
+    auto mutex = log_mutex_;
+    std::ostream* log = &log_;
+    const std::string prefix = "gpumon " + options_.name + ": agent socket: ";
+    sinks.on_warning = [mutex, log, prefix](const std::string& w) {
+      std::lock_guard lock(*mutex);
+      *log << prefix << w << '\n' << std::flush;
+    };
+    agent_ = agent::AgentServer::start({.socket_path = path}, std::move(sinks), error);
+  }
+  if (agent_) return true;
+  if (required)
+    say(error);
+  else
+    say("warning: no agent socket (" + error + "); training steps are not taken here");
+  return false;
+}
+
+void NodePipeline::add_sample_sink(std::shared_ptr<SampleSink> sink) {
+  if (sampler_) sampler_->add_sink(std::move(sink));
+}
+
+void NodePipeline::add_step_sink(std::shared_ptr<training::StepSink> sink) {
+  steps_->add(std::move(sink));
+}
+
+void NodePipeline::start() {
+  if (started_) return;
+  started_ = true;
+  if (!agent_ && !options_.agent_socket.empty()) open_socket(false);
+  if (live_) {
+    agent::AgentServer* push_to = agent_.get();
+    auto mutex = log_mutex_;
+    std::ostream* log = &log_;
+    const std::string prefix = "gpumon " + options_.name + ": ";
+    live_->add_listener([mutex, log, prefix, push_to](const diagnose::Diagnosis& d,
+                                                      const diagnose::FindingChange& c) {
+      const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+      {
+        std::lock_guard lock(*mutex);
+        for (const auto& f : c.appeared)
+          *log << prefix << diagnose::finding_log_line(f, false, now) << '\n';
+        for (const auto& f : c.cleared)
+          *log << prefix << diagnose::finding_log_line(f, true, now) << '\n';
+        *log << std::flush;
+      }
+      if (push_to) push_to->push(diagnose::findings_message(d));
+    });
+    if (push_to) push_to->push(diagnose::findings_message(*live_->latest()));
+    live_->start();
+  }
+  if (sampler_) sampler_->start();
+}
+
+void NodePipeline::poll() {
+#ifdef GPUMON_HAVE_RECORD
+  if (recording_ && !reported_record_stop_) {
+    if (const record::RecordingStatus st = recording_->writer->status(); st.stopped) {
+      say("recording stopped: " + st.error);
+      reported_record_stop_ = true;
+    }
+  }
+#endif
+}
+
+void NodePipeline::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (live_) live_->stop();    // before the socket its listener pushes to
+  if (agent_) agent_->stop();  // before the recording closes: no step after it
+  if (sampler_) sampler_->stop();
+#ifdef GPUMON_HAVE_RECORD
+  if (recording_) recording_->writer->close();
+#endif
+}
+
+std::string NodePipeline::simulated_scenario() const {
+  return sampler_ ? sampler_->system().simulated_scenario : std::string();
+}
+
+bool NodePipeline::recording() const {
+  return recording_ != nullptr;
+}
+
+RecordingCounts NodePipeline::recording_counts() const {
+#ifdef GPUMON_HAVE_RECORD
+  if (!recording_) return {};
+  const record::RecordingStatus st = recording_->writer->status();
+  return {st.ticks_written, st.steps_written, st.dropped, st.stopped, st.error};
+#else
+  return {};
+#endif
+}
+
+std::string NodePipeline::recording_summary() const {
+  if (!recording()) return "";
+  const RecordingCounts c = recording_counts();
+  std::string s = std::to_string(c.ticks) + " ticks, " + std::to_string(c.steps) + " steps";
+  if (c.dropped != 0) s += ", " + std::to_string(c.dropped) + " items dropped";
+  if (c.stopped) s += " (" + c.error + ")";
+  return s;
+}
+
+std::string NodePipeline::agent_summary() const {
+  if (!agent_) return "";
+  const agent::AgentServerStats st = agent_->stats();
+  std::string s = std::to_string(st.steps) + " steps from " + std::to_string(st.clients_accepted) +
+                  " client(s)";
+  if (st.clients_dropped != 0) s += ", " + std::to_string(st.clients_dropped) + " dropped";
+  return s;
+}
+
+}  // namespace gpumon::node

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// The training domain: what a training process tells the agent about itself (its hello) and
+// its steps, and what the agent saw of it (rank events). Every consumer (the recording, the
+// exporter, the live and offline diagnoses, the report) reads these types; none of them is
+// needed to build this one. Times of a step are the process's own wall clock in seconds since
+// the Unix epoch; the agent's times are ms since the Unix epoch.
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpumon::training {
+
+/// The first message of a training process (docs/python.md, "Protocol"), parsed once at the
+/// protocol boundary (protocol.h). Device fields are the process's view at hello time:
+/// torch's "cuda:N" counts in CUDA's order after CUDA_VISIBLE_DEVICES, which is not NVML's
+/// index; the PCI bus id and UUID name the same board in both (rank_device.h).
+struct Hello {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;  ///< RANK / LOCAL_RANK / WORLD_SIZE of the process
+  std::optional<std::int64_t> local_rank;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> hostname;
+  std::optional<std::string> torch_version;
+  std::optional<std::string> device;                ///< "cuda:0", "cpu"
+  std::optional<std::string> pci_bus_id;            ///< of `device` ("00000000:18:00.0")
+  std::optional<std::string> device_uuid;           ///< of `device` ("GPU-...")
+  std::optional<std::string> cuda_visible_devices;  ///< the environment variable, verbatim
+  std::optional<std::string> cuda_device_order;     ///< "PCI_BUS_ID", "FASTEST_FIRST", unset
+  std::string json;  ///< the message, compact, as the recording stores it
+};
+
+/// One training step of one process. Durations in seconds. Allocator fields are
+/// torch.cuda.memory_stats() values in bytes or counts, nullopt when the process did not send
+/// them (no CUDA, or not read this step).
+struct Step {
+  std::int64_t received_ms = 0;  ///< when the agent received it (agent's wall clock)
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;  ///< from the process's hello
+  std::optional<std::int64_t> local_rank;
+  std::optional<std::int64_t> world_size;
+  std::optional<std::string> device;  ///< as torch names it: "cuda:0" (CUDA order), "cpu"
+  std::int64_t step = 0;
+  double t_start_s = 0;
+  double t_end_s = 0;
+  double cpu_step_s = 0;             ///< wall time of the step seen from the CPU
+  std::optional<double> gpu_step_s;  ///< CUDA events around the step; nullopt: not measured
+  double data_wait_s = 0;            ///< blocked waiting for the data loader in this step
+  std::optional<std::int64_t> allocated_bytes;       ///< allocated_bytes.all.current
+  std::optional<std::int64_t> reserved_bytes;        ///< reserved_bytes.all.current
+  std::optional<std::int64_t> active_bytes;          ///< active_bytes.all.current
+  std::optional<std::int64_t> inactive_split_bytes;  ///< inactive_split_bytes.all.current
+  std::optional<std::int64_t> allocated_peak_bytes;  ///< allocated_bytes.all.peak
+  std::optional<std::int64_t> reserved_peak_bytes;   ///< reserved_bytes.all.peak
+  std::optional<std::int64_t> num_alloc_retries;
+  std::optional<std::int64_t> num_ooms;
+};
+
+/// A training process's hello, bye, out-of-memory report or disconnection, as the agent saw it.
+struct RankEvent {
+  std::int64_t time_ms = 0;  ///< agent's wall clock
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  std::string kind;            ///< "hello", "bye", "oom", "disconnect", "dropped" (bad input)
+  std::string detail;          ///< the message as compact JSON ({} for a disconnect)
+  std::optional<Hello> hello;  ///< kind "hello": the typed message (rank_event() fills it)
+};
+
+/// A consumer of the training side: the recording, the exporter's training state, the live
+/// diagnoser. Called on the agent's thread, one call at a time: implementations only queue or
+/// update in-memory state, and never throw.
+class StepSink {
+ public:
+  virtual ~StepSink() = default;
+  virtual void on_step(const Step& step) = 0;
+  virtual void on_rank_event(const RankEvent& event) = 0;
+};
+
+}  // namespace gpumon::training
