@@ -26,7 +26,8 @@ setup(ext_modules=[
          SRC + "/agent/agent_client.cc",
          SRC + "/agent/socket_path.cc", SRC + "/client/step_clock.cc",
          SRC + "/client/tick_clock.cc",
-         SRC + "/client/messages.cc"],
+         SRC + "/client/messages.cc", SRC + "/client/client_core.cc",
+         SRC + "/client/agent_launcher.cc", SRC + "/gpu/pci_bus_id.cc"],
         include_dirs=[SRC, "../include", "src"],
         cxx_std=20,
         extra_compile_args=["-g0"],  # no debug info: a smaller module, built faster

@@ -79,6 +79,12 @@ struct MonitorOptions {
   /// Sent in the hello (null when empty): "cuda:0", "cpu"; the torch version, e.g. "1.13.1".
   std::string device;
   std::string torch_version;
+  /// The device's PCI bus id ("0000:18:00.0", cudaDeviceGetPCIBusId) or UUID ("GPU-...",
+  /// cudaGetDeviceProperties' uuid): either lets the agent tell which GPU this process runs on
+  /// when several are visible (without them it relies on CUDA_DEVICE_ORDER=PCI_BUS_ID or
+  /// NVML's process list). CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER are sent as set.
+  std::string pci_bus_id;
+  std::string device_uuid;
   /// allocator_source is called at most once per this interval, at a step's end (seconds).
   double allocator_interval_s = 1.0;
   /// Optional: reads the allocator's stats (from the training thread, at a step's end).
@@ -95,8 +101,9 @@ struct MonitorOptions {
   /// Steps are handed to the client and written to the socket at most this often, or sooner
   /// once 512 wait (they wait in the step clock meanwhile, unformatted), so most steps cost
   /// neither a message nor a system call; oom() and close() write the rest. 0: every step
-  /// writes.
-  std::chrono::milliseconds write_interval{200};
+  /// writes. The default is the Python client's too (docs/PERFORMANCE.md, "The hand-over's
+  /// interval").
+  std::chrono::milliseconds write_interval{1000};
 };
 
 /// The client's counters.

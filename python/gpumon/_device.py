@@ -6,8 +6,6 @@ defaults to "fastest first", not NVML's PCI order); the PCI bus id names the sam
 Every function here returns None rather than raise; none imports torch.
 """
 
-import os
-
 
 def pci_bus_id(torch, index):
     """NVML's form "00000000:18:00.0" (8-digit domain, upper-case hex), or None when this torch
@@ -37,22 +35,9 @@ def uuid(torch, index):
 
 
 def same_bus_id(a, b):
-    """NVML writes a 4- or 8-digit domain depending on the call; compare the numbers."""
-    try:
-        da, rest_a = a.lower().split(":", 1)
-        db, rest_b = b.lower().split(":", 1)
-        return int(da, 16) == int(db, 16) and rest_a == rest_b
-    except (AttributeError, ValueError):
+    """Whether two PCI bus ids name one device (NVML writes a 4- or 8-digit domain depending on
+    the call): gpumon's one parser (src/gpu/pci_bus_id.h); False for None or junk."""
+    if not isinstance(a, str) or not isinstance(b, str):
         return False
-
-
-def identity(torch, index):
-    """The hello's device fields: pci_bus_id, device_uuid, CUDA_VISIBLE_DEVICES and
-    CUDA_DEVICE_ORDER (None where unknown or unset)."""
-    have_cuda = torch is not None and index is not None
-    return {
-        "pci_bus_id": pci_bus_id(torch, index) if have_cuda else None,
-        "device_uuid": uuid(torch, index) if have_cuda else None,
-        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        "cuda_device_order": os.environ.get("CUDA_DEVICE_ORDER"),
-    }
+    from gpumon import _gpumon
+    return _gpumon.same_pci_bus_id(a, b)

@@ -5,9 +5,11 @@ Contract (docs/python.md):
 - No public call raises into the training loop. An error inside gpumon becomes one
   GpumonWarning and the monitor becomes a no-op; errors of the user's own loader pass through.
 - Nothing here blocks on the agent: _gpumon.Client.send() queues and writes without waiting.
-- In a forked child (a DataLoader worker) every call does nothing (a fork generation bumped by
-  os.register_at_fork, checked instead of getpid() every step; the per-step C calls and the C++
-  client do the same with pthread_atfork).
+- In a forked child (a DataLoader worker) every call does nothing: the client core's fork
+  generation (_gpumon.fork_generation(), bumped by pthread_atfork) is checked instead of
+  getpid() every step, by the per-step C calls and the C++ client alike.
+- Finding and starting the agent, the hello and the OOM report are the client core's
+  (src/client/client_core.h), which the C++ client uses too.
 - No thread and no signal handler is started in the training process (a sys.excepthook is
   chained, for the OOM forensics of _oom.py). torch is never imported by gpumon; it is used only
   when the training script has imported it.
@@ -16,17 +18,11 @@ Contract (docs/python.md):
 import atexit
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
 import warnings
 import weakref
 
 from gpumon import _device, _oom
-
-_perf = time.perf_counter
 
 
 class GpumonWarning(UserWarning):
@@ -34,18 +30,6 @@ class GpumonWarning(UserWarning):
 
 
 _warned = set()
-
-# Bumped in every forked child (a DataLoader worker): a Monitor compares it with the value it
-# was made with instead of calling os.getpid() every step (a system call: microseconds on a VM).
-_fork_generation = [0]
-
-
-def _bump_fork_generation():
-    _fork_generation[0] += 1
-
-
-os.register_at_fork(after_in_child=_bump_fork_generation)
-
 
 def _warn_once(key, message):
     if key in _warned:
@@ -120,11 +104,10 @@ class _CudaTimer:
         return self._ring[begun].elapsed_time(end) / 1000.0
 
 
-# Seconds between hand-overs of queued steps to the client (sooner once 512 steps wait). Each
-# hand-over costs a step loop far more than its own few tens of µs (docs/PERFORMANCE.md, "The
-# hand-over's interval"): 1 s rather than 0.2 s took a 0.9 ms loop's slowdown from +0.68 % to
-# +0.42 %.
-_HOUSEKEEPING_INTERVAL = 1.0
+# Seconds between hand-overs of queued steps to the client (sooner once 512 steps wait); None:
+# the client core's (_gpumon.HAND_OVER_INTERVAL_S, src/client/hand_over_schedule.h). Tests and
+# the A/B bench set another.
+_HOUSEKEEPING_INTERVAL = None
 
 
 class Monitor:
@@ -145,9 +128,8 @@ class Monitor:
                  oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
         self._client = client
         self.socket_path = socket_path
-        # Python's own fork check, for `active` (the callbacks read it every step, and a read of
-        # the clock's would go through pybind11); the clock's C calls check theirs.
-        self._generation = _fork_generation[0]
+        self._generation = None  # the fork generation it was made in (set with a client)
+        self._fork_generation = None
         self._clock = None
         self._disconnects = 0
         self._closed = False
@@ -172,8 +154,11 @@ class Monitor:
         if client is None:
             return
         from gpumon import _gpumon
+        self._fork_generation = _gpumon.fork_generation
+        self._generation = _gpumon.fork_generation()
         # The last oom_steps step messages sent stay in the clock for the OOM bundle.
-        self._clock = _gpumon.StepClock(max(int(oom_steps), 1), _HOUSEKEEPING_INTERVAL)
+        interval = _HOUSEKEEPING_INTERVAL or _gpumon.HAND_OVER_INTERVAL_S
+        self._clock = _gpumon.StepClock(max(int(oom_steps), 1), interval)
         # mon.step() is a C function (python/src/step_calls.h): a Python method's frame and
         # attribute lookups are cold after a training step's work and cost microseconds. It
         # returns a C context manager for `with mon.step():`.
@@ -218,7 +203,7 @@ class Monitor:
 
     @property
     def active(self):
-        return self._client is not None and _fork_generation[0] == self._generation
+        return self._client is not None and self._fork_generation() == self._generation
 
     def wrap(self, iterable):
         """Iterate `iterable` (a DataLoader), timing the wait for each batch."""
@@ -433,73 +418,13 @@ class Monitor:
 
 def _find_binary():
     """GPUMON_BINARY (and only it, when set), else gpumon on PATH, else this repository's
-    build folder (python/gpumon -> build/gpumon)."""
-    forced = os.environ.get("GPUMON_BINARY")
-    if forced is not None:
-        return forced if os.path.isfile(forced) and os.access(forced, os.X_OK) else None
-    found = shutil.which("gpumon")
-    if found:
-        return found
+    build folder (python/gpumon -> build/gpumon); None when none."""
+    from gpumon import _gpumon
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    candidate = os.path.join(repo, "build", "gpumon")
-    return candidate if os.access(candidate, os.X_OK) else None
+    return _gpumon.find_gpumon_binary(os.path.join(repo, "build", "gpumon"))
 
 
-def _listening(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.settimeout(1.0)
-        s.connect(path)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def _start_agent(binary, path, record):
-    """Starts `gpumon agent` in its own session (it outlives this process until idle).
-
-    A shell starts it in the background and exits at once, so the agent is not our child: it
-    does not linger as a zombie when it exits before us, and Python never warns about a
-    running subprocess."""
-    idle = os.environ.get("GPUMON_AGENT_IDLE_EXIT_S", "30")
-    cmd = [binary, "agent", "--socket", path, "--exit-when-idle", idle]
-    if record:
-        cmd += ["-o", record]
-    log = os.environ.get("GPUMON_AGENT_LOG")  # where its messages go; default nowhere
-    with open(log or os.devnull, "ab") as err:
-        shell = subprocess.Popen(
-            ["/bin/sh", "-c", '"$@" &', "sh"] + cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
-        )
-        shell.wait(timeout=5.0)
-    deadline = _perf() + 5.0
-    while _perf() < deadline:
-        if os.path.exists(path) and _listening(path):
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def _start_agent_once(binary, path, record):
-    """Eight ranks starting at once start one agent: the first to take the lock starts it,
-    the others wait for the lock and find it listening."""
-    import fcntl
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    with open(os.path.join(folder, ".agent-start.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if _listening(path):
-            return True
-        return _start_agent(binary, path, record)
-
-
-def _hello(torch):
+def _hello(torch, _gpumon):
     device = index = version = None
     if torch is not None:
         version = str(getattr(torch, "__version__", ""))
@@ -511,20 +436,11 @@ def _hello(torch):
                 device = "cpu"
         except Exception:
             device = None
-    return json.dumps(
-        dict({
-            "type": "hello",
-            "v": 1,
-            "pid": os.getpid(),
-            "rank": _env_int("RANK"),
-            "local_rank": _env_int("LOCAL_RANK"),
-            "world_size": _env_int("WORLD_SIZE"),
-            "hostname": socket.gethostname(),
-            "torch_version": version,
-            "device": device,
-        }, **_device.identity(torch, index)),
-        separators=(",", ":"),
-    )
+    have_cuda = torch is not None and index is not None
+    return _gpumon.hello_line(
+        torch_version=version, device=device,
+        pci_bus_id=_device.pci_bus_id(torch, index) if have_cuda else None,
+        device_uuid=_device.uuid(torch, index) if have_cuda else None)
 
 
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
@@ -561,24 +477,16 @@ def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_
             "%s; gpumon does nothing" % e,
         )
         return Monitor()
-    from_env = os.environ.get("GPUMON_AGENT_SOCKET")
-    path = socket_path or from_env or _gpumon.default_socket_path()
-    if not socket_path and not from_env and not _listening(path):
-        binary = _find_binary() if start_agent else None
-        if binary is None:
-            _warn_once(
-                "no-agent",
-                "no agent listens on %s and no gpumon binary was found (set GPUMON_BINARY or "
-                "PATH, or run `gpumon agent`); gpumon does nothing" % path,
-            )
-            return Monitor()
-        if not _start_agent_once(binary, path, record or os.environ.get("GPUMON_RECORD")):
-            _warn_once("agent-start", "%s agent did not start on %s; gpumon does nothing"
-                       % (binary, path))
-            return Monitor()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path, warning_kind, warning = _gpumon.attach_agent(
+        socket_path or "", bool(start_agent), record or "",
+        os.path.join(repo, "build", "gpumon"))
+    if warning_kind:
+        _warn_once(warning_kind, warning)
+        return Monitor()
     torch = sys.modules.get("torch")
     client = _gpumon.Client(path)
-    client.set_hello(_hello(torch))
+    client.set_hello(_hello(torch, _gpumon))
     client.flush()  # connects now when the agent is there; else retried with backoff
     mon = Monitor(client, path, allocator_interval_s, torch, oom_dir, oom_steps, gpu_interval_s)
     if not client.stats()["connected"]:

@@ -262,11 +262,9 @@ def report(mon, exc, binary, folder):
                 pass
         if bundle is None:
             bundle = {"step": mon._step_number(), "requested_bytes": None}
-        message = {"type": "oom", "step": bundle["step"],
-                   "requested_bytes": bundle["requested_bytes"], "device": mon._device}
-        if path is not None and len(path) < 3500:  # a message is at most 4095 bytes
-            message["path"] = path
-        mon._send_oom(json.dumps(message, separators=(",", ":")))
+        from gpumon import _gpumon
+        mon._send_oom(_gpumon.oom_line(bundle["step"], bundle["requested_bytes"], mon._device,
+                                       path))
     rank = "" if mon._rank is None else " (rank %d)" % mon._rank
     sys.stderr.write("gpumon: CUDA out of memory on %s%s; forensics in %s\n"
                      % (mon._device or "the GPU", rank, path))

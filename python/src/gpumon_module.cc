@@ -9,6 +9,10 @@
 
 #include "agent/agent_client.h"
 #include "agent/socket_path.h"
+#include "client/agent_launcher.h"
+#include "client/client_core.h"
+#include "client/hand_over_schedule.h"
+#include "gpu/pci_bus_id.h"
 #include "step_clock_binding.h"
 #include "training/protocol.h"
 
@@ -23,6 +27,44 @@ PYBIND11_MODULE(_gpumon, m) {
   m.def("default_socket_path", &gpumon::agent::default_socket_path);
   m.def("check_owned_socket", &gpumon::agent::check_owned_socket,
         "Empty when the path is a socket of this user, else why not.");
+  // The client core both clients share (src/client/client_core.h).
+  m.attr("HAND_OVER_INTERVAL_S") =
+      std::chrono::duration<double>(gpumon::client::HandOverSchedule::kInterval).count();
+  m.def("fork_generation", &gpumon::agent::fork_generation,
+        "Bumped in every forked child: compare with the value taken at start.");
+  m.def(
+      "attach_agent",
+      [](const std::string& socket_path, bool start_agent, const std::string& record,
+         const std::string& fallback_binary) {
+        gpumon::client::AgentAttach a;
+        {
+          py::gil_scoped_release release;  // may start an agent and wait for it
+          a = gpumon::client::attach_agent({socket_path, start_agent, record, fallback_binary});
+        }
+        return py::make_tuple(a.socket_path, a.warning_kind, a.warning);
+      },
+      py::arg("socket_path") = "", py::arg("start_agent") = true, py::arg("record") = "",
+      py::arg("fallback_binary") = "",
+      "(socket path, warning kind, warning): the agent to talk to, started when none listens; "
+      "a non-empty kind means there is none and gpumon does nothing.");
+  m.def(
+      "find_gpumon_binary",
+      [](const std::string& fallback) { return gpumon::client::find_gpumon_binary(fallback); },
+      py::arg("fallback") = "", "GPUMON_BINARY, else gpumon on PATH, else fallback; or None.");
+  m.def(
+      "hello_line",
+      [](std::optional<std::string> torch_version, std::optional<std::string> device,
+         std::optional<std::string> pci_bus_id, std::optional<std::string> device_uuid) {
+        return gpumon::client::hello_line({std::move(torch_version), std::move(device),
+                                           std::move(pci_bus_id), std::move(device_uuid)});
+      },
+      py::arg("torch_version") = py::none(), py::arg("device") = py::none(),
+      py::arg("pci_bus_id") = py::none(), py::arg("device_uuid") = py::none(),
+      "This process's hello: pid, ranks, host and CUDA environment from here, the device given.");
+  m.def("same_pci_bus_id", &gpumon::same_pci_bus_id, py::arg("a"), py::arg("b"),
+        "True when both parse as PCI bus ids of one device (src/gpu/pci_bus_id.h).");
+  m.def("oom_line", &gpumon::client::oom_line, py::arg("step"), py::arg("requested_bytes"),
+        py::arg("device"), py::arg("path"), "The OOM report for the agent.");
 
   py::class_<AgentClient>(m, "Client")
       .def(py::init([](const std::string& socket_path, std::size_t max_queue_bytes,

@@ -18,10 +18,6 @@
 
 namespace gpumon::python {
 
-/// Bumped in every forked child; fork_generation() is one relaxed load.
-void register_fork_handler();
-GPUMON_HOT unsigned fork_generation();
-
 class PyStepClock {
  public:
   using Clock = client::StepClock::Clock;
@@ -35,7 +31,7 @@ class PyStepClock {
   bool housekeeping_due() { return hand_over_.due(clock_); }
 
   /// On until switch_off(), and only in the process that made it.
-  bool active() const { return on_ && fork_generation() == generation_; }
+  bool active() const { return on_ && agent::fork_generation() == generation_; }
   /// Off, and lets go of the attached client.
   void switch_off();
 
@@ -62,7 +58,7 @@ class PyStepClock {
   client::StepClock clock_;
   client::HandOverSchedule hand_over_;
   bool on_ = true;
-  unsigned generation_;
+  std::uint64_t generation_;
   pybind11::object client_obj_;           // keeps client_ alive
   agent::AgentClient* client_ = nullptr;  // nullptr: not a _gpumon.Client
   std::uint64_t seen_disconnects_ = 0;

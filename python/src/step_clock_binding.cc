@@ -8,11 +8,9 @@
 // raise goes to the Monitor, which then switches itself off with one warning.
 #include "step_clock_binding.h"
 
-#include <pthread.h>
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -77,21 +75,7 @@ class PyGpuTimer : public client::GpuTimer {
   py::object timer_;
 };
 
-std::atomic<unsigned> g_forks{0};  // bumped in every forked child
-
 }  // namespace
-
-void register_fork_handler() {
-  static const bool once = [] {
-    return pthread_atfork(nullptr, nullptr,
-                          [] { g_forks.fetch_add(1, std::memory_order_relaxed); }) == 0;
-  }();
-  (void)once;
-}
-
-unsigned fork_generation() {
-  return g_forks.load(std::memory_order_relaxed);
-}
 
 PyStepClock::PyStepClock(std::size_t keep_recent, double housekeeping_interval_s)
     : clock_([keep_recent] {
@@ -101,7 +85,7 @@ PyStepClock::PyStepClock(std::size_t keep_recent, double housekeeping_interval_s
       }()),
       hand_over_(std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(housekeeping_interval_s))),
-      generation_(fork_generation()) {}
+      generation_(agent::fork_generation()) {}
 
 void PyStepClock::set_allocator_source(py::object fn, double interval_s) {
   if (fn.is_none()) {
@@ -156,11 +140,11 @@ std::size_t PyStepClock::hand_to(const py::object& client) {
 }
 
 void bind_step_clock(py::module_& m) {
-  register_fork_handler();
   py::class_<PyStepClock>(
       m, "StepClock", "The step clock of src/client/step_clock.h; see python/gpumon/_monitor.py")
       .def(py::init<std::size_t, double>(), py::arg("keep_recent") = 64,
-           py::arg("housekeeping_interval_s") = 1.0)
+           py::arg("housekeeping_interval_s") =
+               std::chrono::duration<double>(client::HandOverSchedule::kInterval).count())
       .def("set_allocator_source", &PyStepClock::set_allocator_source, py::arg("fn"),
            py::arg("interval_s"), "fn() -> torch.cuda.memory_stats()-like dict, or None")
       .def("set_gpu_timer", &PyStepClock::set_gpu_timer, py::arg("timer"), py::arg("interval_s"),

@@ -77,6 +77,11 @@ AgentClient::~AgentClient() {
   disconnect_locked("closed", false);
 }
 
+std::uint64_t fork_generation() {
+  install_atfork_once();
+  return g_fork_generation.load(std::memory_order_relaxed);
+}
+
 bool AgentClient::in_owner_process() const {
   return g_fork_generation.load(std::memory_order_relaxed) == owner_generation_;
 }

@@ -59,6 +59,12 @@ struct AgentClientStats {
 inline constexpr std::chrono::milliseconds kReceiveInterval{100};
 inline constexpr std::size_t kMaxReceiveBytes = 64 * 1024;
 
+/// The process's fork generation: bumped in every forked child (pthread_atfork, installed by
+/// the first call). Both clients compare it with the value they were made with to know they
+/// are in a forked child (a DataLoader worker) without a getpid() system call per step. One
+/// relaxed load once installed.
+std::uint64_t fork_generation();
+
 class AgentClient {
  public:
   explicit AgentClient(AgentClientOptions options);

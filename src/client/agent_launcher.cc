@@ -78,7 +78,7 @@ bool is_listening(const std::string& path) {
   return ok;
 }
 
-std::optional<std::string> find_gpumon_binary() {
+std::optional<std::string> find_gpumon_binary(const std::string& fallback) {
   if (const char* forced = std::getenv("GPUMON_BINARY")) {
     if (executable_file(forced)) return std::string(forced);
     return std::nullopt;
@@ -94,6 +94,7 @@ std::optional<std::string> find_gpumon_binary() {
     if (executable_file(candidate)) return candidate;
     begin = end + 1;
   }
+  if (!fallback.empty() && executable_file(fallback)) return fallback;
   return std::nullopt;
 }
 

@@ -15,8 +15,9 @@ namespace gpumon::client {
 /// True when something accepts connections on the Unix socket `path` now.
 bool is_listening(const std::string& path);
 
-/// The gpumon binary to start, or nullopt.
-std::optional<std::string> find_gpumon_binary();
+/// The gpumon binary: $GPUMON_BINARY (and only it, when set), else gpumon on PATH, else
+/// `fallback` when it is an executable file; nullopt when none.
+std::optional<std::string> find_gpumon_binary(const std::string& fallback = "");
 
 /// Starts `binary agent --socket path --exit-when-idle $GPUMON_AGENT_IDLE_EXIT_S [-o record]`
 /// unless an agent already listens, and waits up to 5 s for it to listen. Its stderr goes to

@@ -65,6 +65,10 @@ std::string hello_message(const HelloFields& h) {
   append_opt_text(out, "hostname", h.hostname);
   append_opt_text(out, "torch_version", h.torch_version);
   append_opt_text(out, "device", h.device);
+  append_opt_text(out, "pci_bus_id", h.pci_bus_id);
+  append_opt_text(out, "device_uuid", h.device_uuid);
+  append_opt_text(out, "cuda_visible_devices", h.cuda_visible_devices);
+  append_opt_text(out, "cuda_device_order", h.cuda_device_order);
   out += '}';
   return out;
 }
@@ -91,10 +95,14 @@ void step_message(const StepFields& s, std::string& out) {
   out += '}';
 }
 
-std::string oom_message(std::int64_t step, std::optional<std::int64_t> requested_bytes) {
+std::string oom_message(const OomFields& o) {
   std::string out = "{\"type\":\"oom\",\"step\":";
-  append_json_int(out, step);
-  append_opt_int(out, "requested_bytes", requested_bytes);
+  append_json_int(out, o.step);
+  append_opt_int(out, "requested_bytes", o.requested_bytes);
+  append_opt_text(out, "device", o.device);
+  // A message is at most kMaxMessageBytes: a path too long to fit is left out (the process
+  // prints it on stderr too).
+  if (o.path && o.path->size() < 3500) append_opt_text(out, "path", o.path);
   out += '}';
   return out;
 }

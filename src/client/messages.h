@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The client's messages as protocol lines (agent_protocol.h, docs/python.md "Protocol"), written
+// The client's messages as protocol lines (training/protocol.h, docs/python.md "Protocol"), written
 // by hand: doubles as the shortest round-trip text (the agent stores them exactly, as it does
 // Python's repr()), strings escaped, absent values as null.
 //
@@ -21,7 +21,18 @@ struct HelloFields {
   std::optional<std::int64_t> world_size;
   std::optional<std::string> hostname;
   std::optional<std::string> torch_version;
+  std::optional<std::string> device;                ///< "cuda:0", "cpu"
+  std::optional<std::string> pci_bus_id;            ///< of `device`
+  std::optional<std::string> device_uuid;           ///< of `device`
+  std::optional<std::string> cuda_visible_devices;  ///< the environment's, verbatim
+  std::optional<std::string> cuda_device_order;
+};
+
+struct OomFields {
+  std::int64_t step = 0;
+  std::optional<std::int64_t> requested_bytes;
   std::optional<std::string> device;
+  std::optional<std::string> path;  ///< the forensics bundle, when one was written
 };
 
 struct StepFields {
@@ -36,7 +47,7 @@ struct StepFields {
 std::string hello_message(const HelloFields& h);
 /// Replaces `out` with the step line (reusing its capacity: no allocation once warm).
 void step_message(const StepFields& s, std::string& out);
-std::string oom_message(std::int64_t step, std::optional<std::int64_t> requested_bytes);
+std::string oom_message(const OomFields& o);
 
 /// An integer environment variable as Python's int() reads it (surrounding blanks allowed);
 /// nullopt when unset or not an integer.

@@ -4,11 +4,13 @@
 #include "client/messages.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <clocale>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "client/client_core.h"
 #include "training/protocol.h"
 
 namespace gpumon::client {
@@ -87,8 +89,53 @@ TEST(Messages, HelloEscapesHostileStrings) {
 }
 
 TEST(Messages, Oom) {
-  EXPECT_EQ(oom_message(7, 1 << 30), R"({"type":"oom","step":7,"requested_bytes":1073741824})");
-  EXPECT_EQ(oom_message(0, std::nullopt), R"({"type":"oom","step":0,"requested_bytes":null})");
+  EXPECT_EQ(
+      oom_message({7, 1 << 30, "cuda:1", "/tmp/b"}),
+      R"({"type":"oom","step":7,"requested_bytes":1073741824,"device":"cuda:1","path":"/tmp/b"})");
+  EXPECT_EQ(oom_message({0, std::nullopt, std::nullopt, std::nullopt}),
+            R"({"type":"oom","step":0,"requested_bytes":null,"device":null})");
+  // A path too long for a message is left out; the message stays under the protocol's limit.
+  EXPECT_EQ(oom_message({0, std::nullopt, std::nullopt, std::string(4000, 'x')}).find("path"),
+            std::string::npos);
+}
+
+TEST(ClientCore, TheHelloCarriesTheEnvironmentAndTheDeviceSoTheAgentCanMapIt) {
+  ::setenv("RANK", "3", 1);
+  ::setenv("CUDA_VISIBLE_DEVICES", "GPU-1234,1", 1);
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+  const std::string line = hello_line({"2.1.0", "cuda:1", "0000:18:00.0", "GPU-abcd"});
+  ::unsetenv("RANK");
+  ::unsetenv("CUDA_VISIBLE_DEVICES");
+  ::unsetenv("CUDA_DEVICE_ORDER");
+  auto parsed = training::parse_message(line);
+  ASSERT_TRUE(std::holds_alternative<training::Message>(parsed)) << line;
+  const auto& h = std::get<training::Hello>(std::get<training::Message>(parsed));
+  EXPECT_EQ(h.pid, ::getpid());
+  EXPECT_EQ(h.rank, 3);
+  EXPECT_EQ(h.device, "cuda:1");
+  EXPECT_EQ(h.pci_bus_id, "0000:18:00.0");
+  EXPECT_EQ(h.device_uuid, "GPU-abcd");
+  EXPECT_EQ(h.cuda_visible_devices, "GPU-1234,1");
+  EXPECT_EQ(h.cuda_device_order, "PCI_BUS_ID");
+  EXPECT_TRUE(h.hostname.has_value());
+}
+
+TEST(ClientCore, ASocketGivenIsTakenAsItIsAndNoneFoundSaysWhy) {
+  const AgentAttach given = attach_agent({"/nonexistent/agent.sock", true, "", ""});
+  EXPECT_TRUE(given.usable()) << "a named socket is retried, never second-guessed";
+  EXPECT_EQ(given.socket_path, "/nonexistent/agent.sock");
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = xdg ? xdg : "";
+  ::setenv("XDG_RUNTIME_DIR", "/nonexistent-gpumon-test", 1);
+  ::unsetenv("GPUMON_AGENT_SOCKET");
+  const AgentAttach none = attach_agent({"", false, "", ""});
+  if (xdg)
+    ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_RUNTIME_DIR");
+  EXPECT_FALSE(none.usable());
+  EXPECT_EQ(none.warning_kind, "no-agent");
+  EXPECT_NE(none.warning.find("start_agent is off"), std::string::npos) << none.warning;
 }
 
 TEST(Messages, EnvIntReadsLikePythonInt) {

@@ -11,10 +11,8 @@
 #include <set>
 
 #include "agent/agent_client.h"
-#include "agent/socket_path.h"
-#include "client/agent_launcher.h"
+#include "client/client_core.h"
 #include "client/hand_over_schedule.h"
-#include "client/messages.h"
 #include "client/step_clock.h"
 
 namespace gpumon {
@@ -34,12 +32,6 @@ void write_warning(const std::function<void(std::string_view)>& sink, const std:
 
 std::optional<std::string> non_empty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
-}
-
-std::optional<std::string> host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return std::nullopt;
-  return std::string(buf);
 }
 
 }  // namespace
@@ -104,33 +96,12 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     mon.state_ = std::make_unique<State>();
     State& s = *mon.state_;
     s.options = std::move(options);
-    const char* from_env = std::getenv("GPUMON_AGENT_SOCKET");
-    const bool given = !s.options.socket_path.empty() || (from_env && *from_env);
-    s.socket_path = !s.options.socket_path.empty() ? s.options.socket_path
-                    : given                        ? std::string(from_env)
-                                                   : agent::default_socket_path();
-    if (!given && !client::is_listening(s.socket_path)) {
-      auto binary = s.options.start_agent ? client::find_gpumon_binary() : std::nullopt;
-      if (!binary) {
-        s.warn("no-agent", "no agent listens on " + s.socket_path +
-                               (s.options.start_agent
-                                    ? " and no gpumon binary was found (set GPUMON_BINARY or PATH, "
-                                      "or run `gpumon agent`)"
-                                    : " (start_agent is off; run `gpumon agent`)") +
-                               "; gpumon does nothing");
-        return mon;
-      }
-      std::string record = s.options.record;
-      if (record.empty()) {
-        const char* r = std::getenv("GPUMON_RECORD");
-        record = r ? r : "";
-      }
-      const std::string why = client::start_agent_once(*binary, s.socket_path, record);
-      if (!why.empty()) {
-        s.warn("agent-start", *binary + " agent did not start on " + s.socket_path + ": " + why +
-                                  "; gpumon does nothing");
-        return mon;
-      }
+    const client::AgentAttach attach =
+        client::attach_agent({s.options.socket_path, s.options.start_agent, s.options.record, ""});
+    s.socket_path = attach.socket_path;
+    if (!attach.usable()) {
+      s.warn(attach.warning_kind, attach.warning);
+      return mon;
     }
     agent::AgentClientOptions co;
     co.socket_path = s.socket_path;
@@ -139,15 +110,9 @@ Monitor Monitor::start(MonitorOptions options) noexcept {
     co.max_backoff = s.options.max_backoff;
     co.write_interval = s.options.write_interval;
     s.client = std::make_unique<agent::AgentClient>(co);
-    client::HelloFields h;
-    h.pid = ::getpid();
-    h.rank = client::env_int("RANK");
-    h.local_rank = client::env_int("LOCAL_RANK");
-    h.world_size = client::env_int("WORLD_SIZE");
-    h.hostname = host_name();
-    h.torch_version = non_empty(s.options.torch_version);
-    h.device = non_empty(s.options.device);
-    s.client->set_hello(client::hello_message(h));
+    s.client->set_hello(
+        client::hello_line({non_empty(s.options.torch_version), non_empty(s.options.device),
+                            non_empty(s.options.pci_bus_id), non_empty(s.options.device_uuid)}));
     s.client->flush();  // connects now when the agent is there; else retried with backoff
     if (const auto st = s.client->stats(); !st.connected) {
       s.warn("connect", "cannot reach the agent at " + s.socket_path + " yet (" + st.last_error +
@@ -241,9 +206,9 @@ void Monitor::oom(std::int64_t requested_bytes) noexcept {
   if (!active()) return;
   GPUMON_GUARDED({
     // The steps before it first, and all written now: the process may not outlive the error.
-    state_->send_steps(
-        client::oom_message(state_->clock->steps(),
-                            requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt));
+    state_->send_steps(client::oom_line(
+        state_->clock->steps(), requested_bytes > 0 ? std::optional(requested_bytes) : std::nullopt,
+        non_empty(state_->options.device), std::nullopt));
   })
 }
 

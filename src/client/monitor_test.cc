@@ -270,6 +270,10 @@ TEST_F(MonitorWithAgent, StepsWaitForTheHandOverOrForKStepsAndAnOomWritesThem) {
   mon.close();
 }
 
+TEST(Monitor, HandsStepsOverOnTheSameScheduleAsThePythonClient) {
+  EXPECT_EQ(MonitorOptions{}.write_interval, client::HandOverSchedule::kInterval);
+}
+
 TEST(Monitor, AgentAbsentThenAppearingGetsTheQueuedSteps) {
   TempDir dir;
   Warnings w;

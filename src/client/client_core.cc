@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#include "client/client_core.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "agent/socket_path.h"
+#include "client/agent_launcher.h"
+#include "client/messages.h"
+
+namespace gpumon::client {
+namespace {
+
+std::optional<std::string> env_text(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
+}
+
+std::optional<std::string> host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return std::nullopt;
+  return std::string(buf);
+}
+
+}  // namespace
+
+AgentAttach attach_agent(const AttachOptions& options) {
+  AgentAttach out;
+  const auto from_env = env_text("GPUMON_AGENT_SOCKET");
+  const bool given = !options.socket_path.empty() || (from_env && !from_env->empty());
+  out.socket_path = !options.socket_path.empty() ? options.socket_path
+                    : given                      ? *from_env
+                                                 : agent::default_socket_path();
+  if (given || is_listening(out.socket_path)) return out;
+  const auto binary =
+      options.start_agent ? find_gpumon_binary(options.fallback_binary) : std::nullopt;
+  if (!binary) {
+    out.warning_kind = "no-agent";
+    out.warning =
+        "no agent listens on " + out.socket_path +
+        (options.start_agent ? " and no gpumon binary was found (set GPUMON_BINARY or PATH, or run "
+                               "`gpumon agent`)"
+                             : " (start_agent is off; run `gpumon agent`)") +
+        "; gpumon does nothing";
+    return out;
+  }
+  const std::string record =
+      !options.record.empty() ? options.record : env_text("GPUMON_RECORD").value_or("");
+  if (const std::string why = start_agent_once(*binary, out.socket_path, record); !why.empty()) {
+    out.warning_kind = "agent-start";
+    out.warning = *binary + " agent did not start on " + out.socket_path + ": " + why +
+                  "; gpumon does nothing";
+  }
+  return out;
+}
+
+std::string hello_line(const DeviceIdentity& device) {
+  HelloFields h;
+  h.pid = ::getpid();
+  h.rank = env_int("RANK");
+  h.local_rank = env_int("LOCAL_RANK");
+  h.world_size = env_int("WORLD_SIZE");
+  h.hostname = host_name();
+  h.torch_version = device.torch_version;
+  h.device = device.device;
+  h.pci_bus_id = device.pci_bus_id;
+  h.device_uuid = device.device_uuid;
+  h.cuda_visible_devices = env_text("CUDA_VISIBLE_DEVICES");
+  h.cuda_device_order = env_text("CUDA_DEVICE_ORDER");
+  return hello_message(h);
+}
+
+std::string oom_line(std::int64_t step, std::optional<std::int64_t> requested_bytes,
+                     std::optional<std::string> device, std::optional<std::string> path) {
+  return oom_message({step, requested_bytes, std::move(device), std::move(path)});
+}
+
+}  // namespace gpumon::client
