@@ -2,9 +2,8 @@
 // The step clock's work for one step when the caches are cold, as in a training loop whose step
 // has evicted gpumon's code and data: before each timed step a sweep over --sweep-mb of memory,
 // then fetch_begin(), fetch_end(), step_deferred() (what mon.wrap() and mon.step() run), timed
-// with rdtscp (a clock read before the step would warm the very vDSO page it measures). Two
-// step clocks interleaved: one reading the TSC (TickClock, where it is trusted), one reading
-// steady_clock (GPUMON_STEP_CLOCK=steady). Prints JSON: the medians and quartiles in ns.
+// with rdtscp (a clock read before the step would warm the very vDSO page it measures). Prints
+// JSON: the median and quartiles in ns.
 // usage: gpumon_bench_step_clock_cold [--reps N] [--sweep-mb M]
 #include <algorithm>
 #include <chrono>
@@ -24,7 +23,6 @@ namespace {
 
 using gpumon::client::HandOverSchedule;
 using gpumon::client::StepClock;
-using gpumon::client::TickClock;
 
 std::uint64_t ticks() {
   unsigned aux = 0;
@@ -55,19 +53,16 @@ int main(int argc, char** argv) {
   std::vector<char> sweep(sweep_mb << 20, 1);
   gpumon::client::StepClockOptions options;
   options.keep_recent = 64;  // as the Python Monitor's OOM ring
-  StepClock tsc(options);
-  StepClock steady(options, TickClock(nullptr));
-  std::vector<std::uint64_t> t_tsc, t_steady;
+  StepClock clock(options);
+  std::vector<std::uint64_t> times;
   const auto t0 = std::chrono::steady_clock::now();
   const std::uint64_t c0 = ticks();
   for (int i = 0; i < reps; ++i) {
-    for (StepClock* clock : {&tsc, &steady}) {
-      for (std::size_t j = 0; j < sweep.size(); j += 64) sweep[j] = static_cast<char>(sweep[j] + 1);
-      const std::uint64_t a = ticks();
-      one_step(*clock);
-      const std::uint64_t b = ticks();
-      if (i >= 100) (clock == &tsc ? t_tsc : t_steady).push_back(b - a);  // past calibration
-    }
+    for (std::size_t j = 0; j < sweep.size(); j += 64) sweep[j] = static_cast<char>(sweep[j] + 1);
+    const std::uint64_t a = ticks();
+    one_step(clock);
+    const std::uint64_t b = ticks();
+    if (i >= 100) times.push_back(b - a);  // past the first steps' page faults
   }
   const double ns_per_tick =
       std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
@@ -80,11 +75,8 @@ int main(int argc, char** argv) {
                   at(v.size() / 2), at(v.size() / 4), at(3 * v.size() / 4));
     return std::string(buf);
   };
-  std::printf(
-      "{\"reps\": %d, \"sweep_mb\": %zu, \"tsc_counting\": %s,\n \"tsc_ns\": %s,\n"
-      " \"steady_ns\": %s}\n",
-      reps, sweep_mb, tsc.ticks().counting() ? "true" : "false", quartiles(t_tsc).c_str(),
-      quartiles(t_steady).c_str());
+  std::printf("{\"reps\": %d, \"sweep_mb\": %zu, \"steady_ns\": %s}\n", reps, sweep_mb,
+              quartiles(times).c_str());
   return 0;
 }
 

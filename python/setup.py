@@ -25,7 +25,6 @@ setup(ext_modules=[
         ["src/gpumon_module.cc", "src/step_clock_binding.cc", "src/step_calls.cc",
          SRC + "/agent/agent_client.cc",
          SRC + "/agent/socket_path.cc", SRC + "/client/step_clock.cc",
-         SRC + "/client/tick_clock.cc",
          SRC + "/client/messages.cc", SRC + "/client/client_core.cc",
          SRC + "/client/agent_launcher.cc", SRC + "/gpu/pci_bus_id.cc"],
         include_dirs=[SRC, "../include", "src"],

@@ -22,17 +22,15 @@ Clock::duration interval(double s) {
 
 }  // namespace
 
-StepClock::StepClock(StepClockOptions options) : StepClock(std::move(options), TickClock()) {}
-
-StepClock::StepClock(StepClockOptions options, TickClock ticks)
-    : ticks_(ticks), timed_(options.gpu_timer != nullptr), options_(std::move(options)) {
+StepClock::StepClock(StepClockOptions options)
+    : timed_(options.gpu_timer != nullptr), options_(std::move(options)) {
   resync(Clock::now());
   t0_ = now();
   maybe_begin_gpu(t0_.at);
 }
 
 Clock::time_point StepClock::now_at() {
-  last_now_ = ticks_.now();
+  last_now_ = Clock::now();
   return last_now_;
 }
 
@@ -42,15 +40,11 @@ StepClock::Boundary StepClock::now() {
 }
 
 void StepClock::resync(Clock::time_point at) {
-  ticks_.resync();
   const Clock::time_point steady = Clock::now();
   const double wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   wall_offset_s_ = wall - seconds(steady.time_since_epoch());
-  // A counter still to calibrate is soon after the start, then one a kResyncInterval.
-  const bool calibrating = ticks_.trusted() && !ticks_.counting();
-  resync_next_ = at + (calibrating ? Clock::duration(TickClock::kCalibration)
-                                   : Clock::duration(kResyncInterval));
+  resync_next_ = at + kResyncInterval;
 }
 
 void StepClock::set_allocator_source(std::function<AllocatorStats()> source, double interval_s) {
@@ -129,7 +123,7 @@ void StepClock::set_next_gpu_seconds(double s) {
 }
 
 bool StepClock::allocator_stats_due() const {
-  return ticks_.now() >= mem_next_;
+  return Clock::now() >= mem_next_;
 }
 
 void StepClock::finish() {

@@ -5,9 +5,10 @@
 // (gpumon::Monitor) and the Python package (_gpumon.StepClock, python/gpumon/_monitor.py) both
 // run it, so a step costs the same small, allocation-free work in both (docs/python.md "Cost").
 //
-// A step costs three reads of a TickClock (tick_clock.h: the CPU's counter where it can be
-// trusted, steady_clock elsewhere) and a copy of its fields; the wall clock is read only when
-// the TickClock resyncs, about once a second. The fields wait in an outbox until the owner
+// A step costs three reads of steady_clock and a copy of its fields; the wall clock is read
+// about once a second (resync), and a step's wall time is its steady time plus that offset.
+// (Reading the CPU's TSC instead saved 0.4-0.9 µs a step on the H200, under 0.1 % of a 2 ms
+// step: not worth its calibration code; docs/PERFORMANCE.md "The step clock's cost".) The fields wait in an outbox until the owner
 // drains it (drain(), which writes the messages then) and hands them to the agent client; the
 // last `keep_recent` sent steps stay readable for an OOM report (recent()).
 //
@@ -25,7 +26,6 @@
 #include <vector>
 
 #include "client/messages.h"
-#include "client/tick_clock.h"
 #include "gpumon/monitor.h"
 #include "util/hot.h"
 
@@ -52,10 +52,7 @@ class StepClock {
 
   /// The first step starts now.
   explicit StepClock(StepClockOptions options = {});
-  /// With a given TickClock (a test's counter).
-  StepClock(StepClockOptions options, TickClock ticks);
-
-  /// How often the TickClock is paired with steady_clock and the wall clock.
+  /// How often the wall clock is read to place steady_clock's times on it.
   static constexpr std::chrono::seconds kResyncInterval{1};
 
   void set_allocator_source(std::function<AllocatorStats()> source, double interval_s);
@@ -106,7 +103,6 @@ class StepClock {
   /// The time the last call that read the clock read (the constructor's at first): the Python
   /// calls' hand-over check uses it instead of a read of its own.
   Clock::time_point last_now() const { return last_now_; }
-  const TickClock& ticks() const { return ticks_; }
   /// The messages of the last keep_recent sent steps and, last, of the step still waiting for
   /// its GPU time (null there).
   GPUMON_COLD std::vector<std::string> recent() const;
@@ -136,7 +132,6 @@ class StepClock {
 
   // What a step reads and writes, together at the start: after a training step's work every
   // cache line here is a miss, so the fewer the better. The rest after.
-  TickClock ticks_;
   Clock::time_point last_now_;
   Clock::time_point resync_next_{};
   std::int64_t step_ = 0;
