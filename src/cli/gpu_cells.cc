@@ -27,6 +27,11 @@ Cell percent_cell(const Reading<unsigned>& pct) {
   return {fmt::format("{} %", pct.value()), Tone::kPlain};
 }
 
+Cell ratio_percent_cell(const Reading<double>& ratio) {
+  if (!ratio) return missing_cell(ratio.why());
+  return {fmt::format("{:.0f} %", ratio.value() * 100.0), Tone::kPlain};
+}
+
 Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad) {
   if (!c) return missing_cell(c.why());
   const Tone tone = c.value() >= bad ? Tone::kBad : c.value() >= warn ? Tone::kWarn : Tone::kPlain;

@@ -24,6 +24,7 @@ struct Thresholds {
 };
 
 Cell percent_cell(const Reading<unsigned>& pct);                                 ///< "98 %"
+Cell ratio_percent_cell(const Reading<double>& ratio);  ///< 0.874 -> "87 %"
 Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad);  ///< "62C"
 Cell power_cell(const DeviceSample& s);                                          ///< "612 / 700 W"
 Cell clock_cell(const Reading<unsigned>& mhz,

@@ -31,57 +31,70 @@ std::string host_name() {
   return host::clean_text(std::string(buf.data(), strnlen(buf.data(), buf.size())));
 }
 
-Snapshot gather_snapshot(GpuBackend& backend, host::ProcessInspector& inspector,
-                         const std::string& hostname, std::chrono::steady_clock::time_point now,
-                         std::chrono::system_clock::time_point taken_at) {
-  Snapshot snap;
-  snap.system = backend.system();
+void set_system(Snapshot& snap, const SystemInfo& system, const std::string& hostname) {
+  snap.system = system;
   clean(snap.system.driver_version);
   clean(snap.system.nvml_version);
   snap.system.simulated_scenario = host::clean_text(snap.system.simulated_scenario);
   snap.hostname = hostname;
-  snap.taken_at = taken_at;
+}
 
-  const MetricSet what = snapshot_metrics();
-  std::vector<GpuProcess> gpu_processes;
-  for (unsigned i = 0; i < backend.device_count(); ++i) {
-    GpuSnapshot g;
-    g.sample = backend.sample(i, what);  // first: it loads the static details we show
-    g.info = backend.device(i);
-    clean(g.info.name);
-    clean(g.info.uuid);
-    clean(g.info.serial);
-    clean(g.info.pci_bus_id);
-    Reading<std::vector<GpuProcess>> procs = backend.processes(i);
-    if (procs) {
-      g.process_count = procs.value().size();
-      for (GpuProcess p : procs.value()) {
-        p.gpu_index = i;
-        clean(p.name);
-        gpu_processes.push_back(std::move(p));
-      }
-    } else {
-      g.process_count = Reading<std::size_t>::missing(procs.why());
-    }
-    snap.gpus.push_back(std::move(g));
-  }
+void add_gpu(Snapshot& snap, DeviceStatic info, DeviceSample sample,
+             Reading<std::size_t> process_count) {
+  GpuSnapshot g;
+  g.sample = std::move(sample);
+  g.info = std::move(info);
+  clean(g.info.name);
+  clean(g.info.uuid);
+  clean(g.info.serial);
+  clean(g.info.pci_bus_id);
+  g.process_count = std::move(process_count);
+  snap.gpus.push_back(std::move(g));
+}
 
-  std::sort(gpu_processes.begin(), gpu_processes.end(),
-            [](const GpuProcess& a, const GpuProcess& b) {
-              return a.gpu_index != b.gpu_index ? a.gpu_index < b.gpu_index : a.pid < b.pid;
-            });
+void set_processes(Snapshot& snap, std::vector<GpuProcess> processes,
+                   host::ProcessInspector& inspector, std::chrono::steady_clock::time_point now) {
+  for (GpuProcess& p : processes) clean(p.name);
+  std::sort(processes.begin(), processes.end(), [](const GpuProcess& a, const GpuProcess& b) {
+    return a.gpu_index != b.gpu_index ? a.gpu_index < b.gpu_index : a.pid < b.pid;
+  });
   std::vector<unsigned> pids;
-  pids.reserve(gpu_processes.size());
-  for (const GpuProcess& p : gpu_processes) pids.push_back(p.pid);
+  pids.reserve(processes.size());
+  for (const GpuProcess& p : processes) pids.push_back(p.pid);
   std::vector<host::HostProcessInfo> hosts = inspector.inspect(pids, now);
-  for (std::size_t k = 0; k < gpu_processes.size(); ++k) {
-    ProcessRow row{std::move(gpu_processes[k]), std::move(hosts[k])};
+  snap.processes.clear();
+  for (std::size_t k = 0; k < processes.size(); ++k) {
+    ProcessRow row{std::move(processes[k]), std::move(hosts[k])};
     row.gpu.user = row.host.user;
     row.gpu.command_line = row.host.command_line;
     row.gpu.cpu_percent = row.host.cpu_percent;
     row.gpu.host_memory_rss_bytes = row.host.rss_bytes;
     snap.processes.push_back(std::move(row));
   }
+}
+
+Snapshot gather_snapshot(GpuBackend& backend, host::ProcessInspector& inspector,
+                         const std::string& hostname, std::chrono::steady_clock::time_point now,
+                         std::chrono::system_clock::time_point taken_at) {
+  Snapshot snap;
+  set_system(snap, backend.system(), hostname);
+  snap.taken_at = taken_at;
+  const MetricSet what = snapshot_metrics();
+  std::vector<GpuProcess> gpu_processes;
+  for (unsigned i = 0; i < backend.device_count(); ++i) {
+    DeviceSample sample = backend.sample(i, what);  // first: it loads the static details we show
+    Reading<std::vector<GpuProcess>> procs = backend.processes(i);
+    Reading<std::size_t> count = Reading<std::size_t>::missing(procs.why());
+    if (procs) {
+      count = procs.value().size();
+      for (GpuProcess p : procs.value()) {
+        p.gpu_index = i;
+        gpu_processes.push_back(std::move(p));
+      }
+    }
+    add_gpu(snap, backend.device(i), std::move(sample), std::move(count));
+  }
+  set_processes(snap, std::move(gpu_processes), inspector, now);
   return snap;
 }
 

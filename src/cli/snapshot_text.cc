@@ -91,6 +91,10 @@ StyledLine second_line(const GpuSnapshot& g) {
   line.add("mem ").add(mem.text, mem.tone).pad_to(kIndent + 4 + 20 + 21);
   line.append(ecc_cells(s)).pad_to(kIndent + 4 + 20 + 21 + 22);
   line.append(throttle_cells(s));
+  if (s.sm_active_ratio) {  // sampled views (watch) only: GPM needs two samples
+    const Cell active = ratio_percent_cell(s.sm_active_ratio);
+    line.add("   SM active ").add(active.text, active.tone);
+  }
   return line;
 }
 

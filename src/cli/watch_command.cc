@@ -12,6 +12,7 @@
 #include "cli/snapshot_text.h"
 #include "cli/terminal.h"
 #include "cli/version.h"
+#include "cli/watch_source.h"
 #include "cli/watch_view.h"
 #include "host/process_inspector.h"
 
@@ -25,7 +26,10 @@ std::chrono::milliseconds interval_of(const WatchFlags& flags) {
 }
 
 // Not a terminal: the snapshot text every interval, separated by blank lines.
-int plain_loop(GpuBackend& backend, host::ProcessInspector& inspector, const WatchFlags& flags,
+// The first frame waits for the sampler's first tick this long at most.
+constexpr std::chrono::seconds kFirstTickWait{30};
+
+int plain_loop(WatchSource& source, host::ProcessInspector& inspector, const WatchFlags& flags,
                const Console& console) {
   TextOptions o;
   o.version = version_number();
@@ -37,14 +41,20 @@ int plain_loop(GpuBackend& backend, host::ProcessInspector& inspector, const Wat
       console.out << '\n';
     }
     next += interval_of(flags);
-    console.out << format_snapshot_text(gather_snapshot(backend, inspector, host), o);
+    const std::optional<Snapshot> snap = source.latest(inspector, host, kFirstTickWait);
+    if (!snap) {
+      console.err << "gpumon watch: the GPUs gave no sample within "
+                  << kFirstTickWait.count() << " s\n";
+      return 1;
+    }
+    console.out << format_snapshot_text(*snap, o);
     console.out.flush();
     if (!console.out) break;  // the reader went away
   }
   return 0;
 }
 
-int full_screen_loop(GpuBackend& backend, host::ProcessInspector& inspector,
+int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
                      const WatchFlags& flags, const Console& console) {
   std::string error;
   auto screen = FullScreen::enter(console.in_fd, console.out_fd, &error);
@@ -77,7 +87,8 @@ int full_screen_loop(GpuBackend& backend, host::ProcessInspector& inspector,
   while (true) {
     if (Clock::now() >= next) {
       if (flags.count != 0 && frames >= flags.count) break;
-      snap = gather_snapshot(backend, inspector, host);
+      if (std::optional<Snapshot> latest = source.latest(inspector, host, kFirstTickWait))
+        snap = std::move(*latest);
       history.record(snap);
       ++frames;
       draw();
@@ -118,15 +129,15 @@ int run_watch_command(const std::vector<std::string>& args, const Console& conso
   app.add_flag("--no-color", flags.no_color, "No colour (as NO_COLOR=1)");
   if (auto done = parse_args(app, args, console, "gpumon watch --help")) return *done;
 
-  auto backend = open_backend(console, nullptr);
-  if (!backend) return kExitNoGpu;
+  const auto source = WatchSource::open(flags.interval_s, console);
+  if (!source) return kExitNoGpu;
   host::DiskProcFiles proc;
   host::UserNames users;
   host::ProcessInspector inspector(proc, users);
   if (use_full_screen(console.out_is_tty(), console.getenv("TERM"))) {
-    return full_screen_loop(*backend, inspector, flags, console);
+    return full_screen_loop(*source, inspector, flags, console);
   }
-  return plain_loop(*backend, inspector, flags, console);
+  return plain_loop(*source, inspector, flags, console);
 }
 
 }  // namespace gpumon::cli

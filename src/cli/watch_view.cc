@@ -80,11 +80,17 @@ StyledLine block_bars(const GpuSnapshot& g, const GpuHistories& h, std::size_t s
   return line;
 }
 
-// "  mem-util 45 %   ECC corr 0 uncorr 0   throttle: power cap"
+// "  mem-util 45 %   SM active 87 %   ECC corr 0 uncorr 0   throttle: power cap". SM activity
+// (GPM, Hopper and newer) is the share of SMs busy, which "util" (any kernel running) is not;
+// shown where the GPU has it.
 StyledLine block_status(const GpuSnapshot& g) {
   StyledLine line;
   line.add("  mem-util ");
   add_cell(line, percent_cell(g.sample.utilization_memory_pct), 5);
+  if (g.sample.sm_active_ratio) {
+    line.add("   SM active ");
+    add_cell(line, ratio_percent_cell(g.sample.sm_active_ratio), 5);
+  }
   line.add("   ").append(ecc_cells(g.sample)).add("   ").append(throttle_cells(g.sample));
   return line;
 }

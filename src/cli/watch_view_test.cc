@@ -69,6 +69,19 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   EXPECT_EQ(render_watch_frame(s, history_, options_), expected);
 }
 
+TEST_F(WatchViewTest, SmActivityShowsWhereTheGpuHasGpm) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), healthy_gpu(1)};
+  s.gpus[0].sample.sm_active_ratio = 0.874;
+  s.gpus[1].sample.sm_active_ratio = Reading<double>::missing(Missing::kNotSupported);
+  history_.record(s);
+  options_.width = 120;
+  options_.height = 20;
+  const auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, "  mem-util  45 %   SM active  87 %   ECC"), 1U);
+  EXPECT_EQ(count_prefix(lines, "  mem-util  45 %   ECC"), 1U) << "no GPM: nothing shown";
+}
+
 TEST_F(WatchViewTest, EightGpuBlocksWithTheSimulatedLabelFirst) {
   const Snapshot s = eight_gpus(true);
   history_.record(s);

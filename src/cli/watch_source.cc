@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+#include "cli/watch_source.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include "cli/backend_open.h"
+#include "cli/snapshot_gather.h"
+
+namespace gpumon::cli {
+
+std::unique_ptr<WatchSource> WatchSource::open(double interval_s, const Console& console) {
+  node::NodeOptions n;
+  n.name = "watch";
+  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  const auto ms = std::clamp<long>(std::lround(interval_s * 1000.0), 10, 60000);
+  n.sampler.interval = std::chrono::milliseconds(ms);
+  // What the view shows, no more: the fan, the graphics clock and instant power cost
+  // microseconds a GPU a tick; energy milliseconds. The host details are read per frame.
+  n.sampler.metrics = snapshot_metrics();  // static details go to their own task
+  n.sampler.energy = false;
+  n.sampler.host_process_details = false;
+  n.sampler.process_period = n.sampler.interval;
+  n.sampler.history_capacity = 2;
+  n.diagnose = false;
+  std::unique_ptr<WatchSource> source(new WatchSource());
+  int exit_code = 0;
+  source->pipeline_ = node::NodePipeline::open(std::move(n), source->quiet_, exit_code);
+  if (!source->pipeline_) return nullptr;
+  source->pipeline_->start();
+  return source;
+}
+
+std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
+                                            const std::string& hostname,
+                                            std::chrono::milliseconds wait) {
+  const Sampler& sampler = *pipeline_->sampler();
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::vector<TickSample> ticks = sampler.history().latest(1);
+  while (ticks.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ticks = sampler.history().latest(1);
+  }
+  if (ticks.empty()) return std::nullopt;
+  const TickSample& tick = ticks.front();
+
+  Snapshot snap;
+  set_system(snap, sampler.system(), hostname);
+  snap.taken_at = tick.wall_time;
+  const std::vector<DeviceStatic> devices = sampler.devices();
+  const std::vector<ProcessSnapshot> lists = sampler.latest_processes();
+  std::vector<GpuProcess> processes;
+  for (std::size_t i = 0; i < devices.size() && i < tick.gpus.size(); ++i) {
+    // Not listed yet (the first tick's list comes with it; a lost GPU's never).
+    Reading<std::size_t> count = Reading<std::size_t>::missing(
+        tick.gpus[i].lost ? Missing::kGpuLost : Missing::kNotAvailable);
+    for (const ProcessSnapshot& list : lists) {
+      if (list.gpu != devices[i].index) continue;
+      count = list.processes.size();
+      for (GpuProcess p : list.processes) {
+        p.gpu_index = list.gpu;
+        processes.push_back(std::move(p));
+      }
+    }
+    add_gpu(snap, devices[i], tick.gpus[i], std::move(count));
+  }
+  set_processes(snap, std::move(processes), inspector, std::chrono::steady_clock::now());
+  return snap;
+}
+
+}  // namespace gpumon::cli

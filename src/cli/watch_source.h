@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// Where the live view's frames come from: the node pipeline's sampler, ticking at the view's
+// interval, so `gpumon watch` shows what `serve` and `record` read (GPM's SM activity and the
+// driver's power peaks included, which only the sampler's tasks fill), and each frame is the
+// newest tick rather than a read of its own. The processes are the sampler's newest lists,
+// with this host's details read for the frame.
+//
+// Thread-safety: one thread (the view's); the sampler runs its own.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "cli/console.h"
+#include "cli/snapshot.h"
+#include "host/process_inspector.h"
+#include "node/node_pipeline.h"
+
+namespace gpumon::cli {
+
+class WatchSource {
+ public:
+  /// Opens the GPUs and starts sampling every `interval_s` (clamped to the sampler's 10 ms to
+  /// 60 s); nullptr, having said why on console.err, when there are none.
+  static std::unique_ptr<WatchSource> open(double interval_s, const Console& console);
+
+  /// The newest tick as a Snapshot, waiting up to `wait` for the first one; nullopt when none
+  /// came. `now` is the monotonic time CPU % intervals are measured against.
+  std::optional<Snapshot> latest(host::ProcessInspector& inspector, const std::string& hostname,
+                                 std::chrono::milliseconds wait);
+
+ private:
+  WatchSource() = default;
+  // The pipeline's own lines go nowhere: the view labels simulated GPUs itself, and a line on
+  // stderr would stay on the terminal's main screen after the view.
+  std::ostream quiet_{nullptr};
+  std::unique_ptr<node::NodePipeline> pipeline_;
+};
+
+}  // namespace gpumon::cli
