@@ -17,6 +17,7 @@ namespace {
 struct AgentOptions {
   std::string socket;
   std::string output;  // empty: no recording
+  bool force = false;  // overwrite an existing output
   std::chrono::milliseconds interval{1000};
   double exit_when_idle_s = 0;  // 0: never
   bool diagnose = true;
@@ -24,14 +25,15 @@ struct AgentOptions {
 };
 
 constexpr const char* kUsage =
-    "usage: gpumon agent [--socket PATH] [-o FILE] [--interval MS] [--exit-when-idle SECONDS]\n"
+    "usage: gpumon agent [--socket PATH] [-o FILE [--force]] [--interval MS]\n"
+    "                    [--exit-when-idle SECONDS]\n"
     "                    [--no-diagnose] [--diagnose-period MS]\n"
     "  Listens for the step events of training processes (`import gpumon`, docs/python.md) on\n"
     "  PATH (default $XDG_RUNTIME_DIR/gpumon/agent.sock, else /tmp/gpumon-UID/agent.sock).\n"
     "  Samples every GPU (every MS ms, default 1000) and diagnoses the last 10 minutes every\n"
     "  5 s (MS): findings are logged here as they appear and clear, and pushed to the training\n"
     "  processes (docs/DIAGNOSES.md, \"Live\"); --no-diagnose turns that off.\n"
-    "  With -o it also records the samples and the steps into FILE.\n"
+    "  With -o it also records the samples and the steps into FILE (--force: overwrite it).\n"
     "  Runs until Ctrl-C or SIGTERM, or after SECONDS without any client connected.\n";
 
 std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
@@ -47,6 +49,8 @@ std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
       if (!value(o.socket) || o.socket.empty()) return "--socket needs a path";
     } else if (a == "-o" || a == "--output") {
       if (!value(o.output) || o.output.empty()) return a + " needs a file name";
+    } else if (a == "--force") {
+      o.force = true;
     } else if (a == "--interval") {
       long ms = 0;
       if (!value(v) ||
@@ -75,6 +79,7 @@ std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
       return "unknown option '" + a + "'";
     }
   }
+  if (o.force && o.output.empty()) return "--force goes with -o FILE";
   if (o.socket.empty()) o.socket = agent::default_socket_path();
   return {};
 }
@@ -99,6 +104,7 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   n.gpus_required = !o.output.empty();
   n.sampler.interval = o.interval;
   n.record_path = o.output;
+  n.record_overwrite = o.force;
   n.record_command = "agent";
   n.version = version_number();
   n.diagnose = o.diagnose;

@@ -58,7 +58,7 @@ wait "$agent" || fail "the agent exited with $? on SIGTERM"
 agent=
 [ -e "$sock" ] && fail "the socket is left behind"
 # 5 clients: the three ranks, the late one, and the second agent's probe of the socket.
-grep -q "120 steps from 5 client(s), 1 dropped" "$d/err" || fail "summary: $(tail -1 "$d/err")"
+grep -q "120 steps from 5 clients, 1 dropped" "$d/err" || fail "summary: $(tail -1 "$d/err")"
 
 "$g" export "$d/a.gpumon" --steps --format csv >"$d/steps.csv" || fail "export --steps"
 [ "$(wc -l <"$d/steps.csv")" = 121 ] || fail "$(wc -l <"$d/steps.csv") lines, not 1 + 120"

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "cli/version.h"
 #include "node/node_pipeline.h"
 #include "record/export_command.h"
+#include "util/plural.h"
 #include "util/stop_signals.h"
 
 extern char** environ;
@@ -31,6 +33,7 @@ struct RecordOptions {
   std::string path;
   std::chrono::milliseconds interval{1000};
   bool diagnose = true;
+  bool force = false;
   std::vector<std::string> command;
 };
 
@@ -69,6 +72,8 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
       o.interval = std::chrono::milliseconds(ms);
     } else if (a == "--no-diagnose") {
       o.diagnose = false;
+    } else if (a == "--force") {
+      o.force = true;
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -80,10 +85,12 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
 }
 
 constexpr const char* kUsage =
-    "usage: gpumon record [-o FILE] [--interval MS] [--no-diagnose] [-- COMMAND ARGS...]\n"
+    "usage: gpumon record [-o FILE] [--force] [--interval MS] [--no-diagnose]\n"
+    "                     [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
-    "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`.\n"
+    "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`. --force overwrites\n"
+    "  an existing FILE.\n"
     "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n"
     "  The last 10 minutes are diagnosed every 5 s: findings are logged here as they appear and\n"
     "  clear, and pushed to the training processes (docs/DIAGNOSES.md, \"Live\");\n"
@@ -100,6 +107,29 @@ pid_t spawn(const std::vector<std::string>& command, std::string& error) {
     return -1;
   }
   return pid;
+}
+
+// Why `program` cannot be run as posix_spawnp() would look it up (a name with a '/' as a
+// path, else along PATH), or "" when it can.
+std::string not_runnable(const std::string& program) {
+  auto runnable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos)
+    return runnable(program)
+               ? ""
+               : std::strerror(::access(program.c_str(), F_OK) == 0 ? EACCES : ENOENT);
+  const char* env = std::getenv("PATH");
+  const std::string path = env != nullptr ? env : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t begin = 0; begin <= path.size();) {
+    std::size_t end = path.find(':', begin);
+    if (end == std::string::npos) end = path.size();
+    const std::string dir = end == begin ? "." : path.substr(begin, end - begin);
+    if (runnable(dir + "/" + program)) return "";
+    begin = end + 1;
+  }
+  return "not found on PATH";
 }
 
 int exit_status_of(int status) {
@@ -120,6 +150,13 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
     console.err << "gpumon record: " << err << "\n" << kUsage;
     return kExitUsage;
   }
+  // A command that cannot run is said before anything is recorded: no empty file is left.
+  if (!o.command.empty()) {
+    if (const std::string why = not_runnable(o.command[0]); !why.empty()) {
+      console.err << "gpumon record: cannot run '" << o.command[0] << "': " << why << "\n";
+      return 127;
+    }
+  }
   std::string command_line;
   for (const auto& s : o.command) command_line += (command_line.empty() ? "" : " ") + s;
   node::NodeOptions n;
@@ -127,6 +164,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   n.open_backend = [&console] { return open_backend(console, nullptr); };
   n.sampler.interval = o.interval;
   n.record_path = o.path;
+  n.record_overwrite = o.force;
   n.record_command = command_line;
   n.version = version_number();
   n.diagnose = o.diagnose;
@@ -180,11 +218,11 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   const long long bytes = ::stat(o.path.c_str(), &file) == 0 ? file.st_size : -1;
   const node::RecordingCounts st = pipeline->recording_counts();
   console.err << "gpumon record: " << o.path << ": " << pipeline->sampler()->device_count()
-              << " GPU(s), " << st.ticks << " ticks over " << static_cast<long long>(seconds + 0.5)
-              << " s, " << bytes << " bytes";
-  if (st.steps != 0) console.err << ", " << st.steps << " training steps";
-  if (st.dropped != 0) console.err << ", " << st.dropped << " items dropped";
-  if (stats.overruns != 0) console.err << ", " << stats.overruns << " late ticks";
+              << " GPU(s), " << util::count_of(st.ticks, "tick") << " over "
+              << static_cast<long long>(seconds + 0.5) << " s, " << bytes << " bytes";
+  if (st.steps != 0) console.err << ", " << util::count_of(st.steps, "training step");
+  if (st.dropped != 0) console.err << ", " << util::count_of(st.dropped, "item") << " dropped";
+  if (stats.overruns != 0) console.err << ", " << util::count_of(stats.overruns, "late tick");
   console.err << "\n";
   if (st.stopped && !pipeline->reported_record_stop())
     console.err << "gpumon record: " << st.error << "\n";

@@ -20,6 +20,7 @@
 #include "http/web_config.h"
 #include "node/node_pipeline.h"
 #include "util/option_cursor.h"
+#include "util/plural.h"
 #include "util/stop_signals.h"
 
 namespace gpumon::cli {
@@ -55,7 +56,7 @@ bool uses_tls(const std::string& web_config_file) {
 
 std::string serve_usage() {
   return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
-         "                    [--web.config.file FILE] [--record FILE]\n"
+         "                    [--web.config.file FILE] [--record FILE [--force]]\n"
          "                    [--agent-socket PATH | --no-agent] [--no-diagnose]\n"
          "  Samples every GPU and serves it over HTTP until Ctrl-C or SIGTERM:\n"
          "    /metrics          Prometheus text format (gpumon_* names)\n"
@@ -80,7 +81,7 @@ std::string serve_usage() {
          "  --web.config.file FILE   TLS and basic auth, the exporter-toolkit web config of\n"
          "                      node_exporter and dcgm-exporter (also --web-config FILE)\n"
          "  --record FILE       also write a recording (gpumon export FILE reads it back),\n"
-         "                      with the training processes' steps\n"
+         "                      with the training processes' steps (--force: overwrite it)\n"
          "  --agent-socket PATH the agent socket training processes attach to (default\n"
          "                      $XDG_RUNTIME_DIR/gpumon/agent.sock, else\n"
          "                      /tmp/gpumon-UID/agent.sock); when another agent already\n"
@@ -129,6 +130,8 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
       if (err = take("a file name"); err.empty()) o.web_config_file = value;
     } else if (name == "--record") {
       if (err = take("a file name"); err.empty()) o.record_path = value;
+    } else if (name == "--force") {
+      if (err = flag(); err.empty()) o.force = true;
     } else if (name == "--agent-socket") {
       if (err = take("a socket path"); err.empty()) o.agent_socket = value;
     } else if (name == "--no-agent") {
@@ -140,6 +143,7 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
     }
     if (!err.empty()) return err;
   }
+  if (o.force && o.record_path.empty()) return "--force goes with --record FILE";
   if (o.no_agent && !o.agent_socket.empty())
     return "--agent-socket and --no-agent exclude each other";
   return "";
@@ -167,6 +171,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
       n.sampler.history_capacity,
       static_cast<std::size_t>(std::chrono::milliseconds(kHistorySpan) / o.interval));
   n.record_path = o.record_path;
+  n.record_overwrite = o.force;
   n.version = version_number();
   n.diagnose = !o.no_diagnose;
   if (!o.no_agent)
@@ -234,7 +239,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   server.stop();  // no handler runs after this, so the state can go
   pipeline->stop();
   const SamplerStats stats = sampler.stats();
-  console.err << "gpumon serve: stopped (" << stats.ticks << " ticks";
+  console.err << "gpumon serve: stopped (" << util::count_of(stats.ticks, "tick");
   if (stats.overruns != 0) console.err << ", " << stats.overruns << " late";
   if (pipeline->agent()) console.err << "; " << pipeline->agent_summary();
   if (pipeline->recording())

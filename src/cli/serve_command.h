@@ -22,6 +22,7 @@ struct ServeOptions {
   bool pcie = false;         ///< --pcie
   std::string web_config_file;
   std::string record_path;   ///< --record FILE: also write a recording
+  bool force = false;        ///< --force: overwrite an existing --record FILE
   std::string agent_socket;  ///< --agent-socket PATH; empty: the default path
   bool no_agent = false;     ///< --no-agent: host no agent socket
   bool no_diagnose = false;  ///< --no-diagnose: run no live diagnoses

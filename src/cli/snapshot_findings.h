@@ -4,7 +4,7 @@
 // and stay silent on one reading; what one reading shows today is a lost GPU (`gpu_lost`).
 // The agent and serve diagnose continuously (docs/DIAGNOSES.md, "Live").
 //
-// Built only with src/diagnose (it needs src/record). Thread-safety: a pure function.
+// Thread-safety: a pure function.
 #pragma once
 
 #include <vector>

@@ -171,7 +171,8 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
       lines.push_back(compact_line(snap.gpus[i], history, spark, o));
     }
     if (shown < n)
-      lines.emplace_back(fmt::format("... {} more GPUs: enlarge the window", n - shown),
+      lines.emplace_back(fmt::format("... {} more {}: enlarge the window", n - shown,
+                                     n - shown == 1 ? "GPU" : "GPUs"),
                          Tone::kDim);
   }
   if (lines.size() + kProcessMin - 1 <= o.height) {

@@ -2,6 +2,7 @@
 #include "exporter/training_state.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "training/rank_device.h"
 
@@ -75,7 +76,7 @@ void TrainingState::on_step(const training::Step& s) noexcept {
     if (s.num_alloc_retries) r.alloc_retries = s.num_alloc_retries;
     if (s.num_ooms) r.ooms = s.num_ooms;
     e->last_step_at = now;
-    e->window.push_back({now, s.cpu_step_s, s.data_wait_s});
+    e->window.push_back({s.t_end_s, s.cpu_step_s, s.data_wait_s});
     if (e->window.size() > kRateWindow) e->window.pop_front();
     generation_.fetch_add(1, std::memory_order_release);
   } catch (...) {  // an allocation failure loses this step only
@@ -130,8 +131,12 @@ TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& device
       if (e.last_step_at) r.last_step_age_s = seconds(now - *e.last_step_at);
       if (e.disconnected_at) r.disconnected_for_s = seconds(now - *e.disconnected_at);
       if (e.window.size() >= 2) {
-        const double span = seconds(e.window.back().at - e.window.front().at);
-        if (span > 0) r.steps_per_second = static_cast<double>(e.window.size() - 1) / span;
+        const auto [lo, hi] = std::minmax_element(
+            e.window.begin(), e.window.end(),
+            [](const Arrival& a, const Arrival& b) { return a.t_end_s < b.t_end_s; });
+        const double span = hi->t_end_s - lo->t_end_s;
+        if (std::isfinite(span) && span > 0)
+          r.steps_per_second = static_cast<double>(e.window.size() - 1) / span;
         double step = 0;
         double wait = 0;
         for (const Arrival& a : e.window) {

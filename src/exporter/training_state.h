@@ -56,8 +56,9 @@ struct TrainingRank {
   std::optional<std::int64_t> ooms;
   std::optional<double> last_step_age_s;  ///< since the newest step arrived; none before one
   std::optional<double> disconnected_for_s;
-  /// Over the newest steps (at most kRateWindow): steps per second of arrival time, and the
-  /// share of their CPU step time spent waiting for data. None with fewer than two steps.
+  /// Over the newest steps (at most kRateWindow): steps per second of the steps' own end
+  /// times (not their arrival: clients hand them over in batches), and the share of their CPU
+  /// step time spent waiting for data. None with fewer than two steps (or no time between).
   std::optional<double> steps_per_second;
   std::optional<double> data_wait_share;
 };
@@ -87,8 +88,10 @@ class TrainingState final : public training::StepSink {
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
+  // A step of the rate window, with the process's own end time: clients hand steps over in
+  // batches, so arrival times say nothing about the rate.
   struct Arrival {
-    MonoClock::time_point at;
+    double t_end_s;
     double step_s;
     double data_wait_s;
   };

@@ -20,12 +20,16 @@ training::RankEvent hello(std::int64_t pid, std::optional<std::int64_t> rank,
   return training::rank_event(0, pid, rank, "hello", json);
 }
 
-training::Step step(std::int64_t pid, std::int64_t n, double cpu_s, double wait_s) {
+// Step n of a loop whose steps end 1 s apart (the process's own clock).
+training::Step step(std::int64_t pid, std::int64_t n, double cpu_s, double wait_s,
+                    double t_end_s = 0) {
   training::Step s;
   s.pid = pid;
   s.step = n;
   s.cpu_step_s = cpu_s;
   s.data_wait_s = wait_s;
+  s.t_end_s = t_end_s != 0 ? t_end_s : 1764446400.0 + static_cast<double>(n);
+  s.t_start_s = s.t_end_s - cpu_s;
   return s;
 }
 
@@ -86,6 +90,21 @@ TEST_F(ExporterStateTraining, NoStepAgeOrRateBeforeSteps) {
   EXPECT_FALSE(r.last_step_age_s);
   EXPECT_FALSE(r.steps_per_second);
   EXPECT_TRUE(r.connected);
+}
+
+TEST_F(ExporterStateTraining, TheRateComesFromTheStepsOwnTimesNotFromBatchedArrivals) {
+  state.on_rank_event(hello(10, 0, "{}"));
+  // A 4 ms loop whose client hands 250 steps over at once, every second.
+  for (int batch = 0; batch < 3; ++batch) {
+    for (int i = 0; i < 250; ++i) {
+      const int n = batch * 250 + i;
+      state.on_step(step(10, n, 0.004, 0, 1764446400.0 + 0.004 * n));
+    }
+    clock->advance(seconds(1));
+  }
+  const auto r = state.snapshot({}).ranks.at(0);
+  ASSERT_TRUE(r.steps_per_second);
+  EXPECT_NEAR(*r.steps_per_second, 250.0, 0.5);
 }
 
 TEST_F(ExporterStateTraining, MapsThePciBusIdToTheNvmlIndex) {

@@ -5,6 +5,7 @@
 
 #include "agent/socket_path.h"
 #include "diagnose/live/live_findings.h"
+#include "util/plural.h"
 
 #ifdef GPUMON_HAVE_RECORD
 #include "record/recording_writer.h"
@@ -72,7 +73,7 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
     if (!o.record_path.empty()) {
       std::string error;
       auto writer = record::RecordingWriter::create(
-          {.path = o.record_path},
+          {.path = o.record_path, .overwrite = o.record_overwrite},
           record::make_run_info(p->sampler_->system(), o.version, o.record_command), devices,
           error);
       if (!writer) {
@@ -198,8 +199,8 @@ RecordingCounts NodePipeline::recording_counts() const {
 std::string NodePipeline::recording_summary() const {
   if (!recording()) return "";
   const RecordingCounts c = recording_counts();
-  std::string s = std::to_string(c.ticks) + " ticks, " + std::to_string(c.steps) + " steps";
-  if (c.dropped != 0) s += ", " + std::to_string(c.dropped) + " items dropped";
+  std::string s = util::count_of(c.ticks, "tick") + ", " + util::count_of(c.steps, "step");
+  if (c.dropped != 0) s += ", " + util::count_of(c.dropped, "item") + " dropped";
   if (c.stopped) s += " (" + c.error + ")";
   return s;
 }
@@ -207,8 +208,8 @@ std::string NodePipeline::recording_summary() const {
 std::string NodePipeline::agent_summary() const {
   if (!agent_) return "";
   const agent::AgentServerStats st = agent_->stats();
-  std::string s = std::to_string(st.steps) + " steps from " + std::to_string(st.clients_accepted) +
-                  " client(s)";
+  std::string s =
+      util::count_of(st.steps, "step") + " from " + util::count_of(st.clients_accepted, "client");
   if (st.clients_dropped != 0) s += ", " + std::to_string(st.clients_dropped) + " dropped";
   return s;
 }

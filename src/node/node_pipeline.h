@@ -39,7 +39,8 @@ struct NodeOptions {
   bool sample = true;         ///< open the GPUs and run a sampler
   bool gpus_required = true;  ///< false: carry on with the training steps alone
   SamplerConfig sampler;
-  std::string record_path;  ///< non-empty: record into it
+  std::string record_path;        ///< non-empty: record into it
+  bool record_overwrite = false;  ///< replace an existing file there (--force)
   std::string record_command;
   std::string version;  ///< gpumon's, for the recording
   bool diagnose = true;

@@ -120,9 +120,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   auto plan = plan_fields(o);  // before touching a GPU: a typo fails fast
   if (!plan) return report(err, plan.error());
 
-  std::string open_error;
+  QueryError open_error;
   std::unique_ptr<GpuBackend> backend = env.open_backend(&open_error);
-  if (!backend) return report(err, usage_error(open_error));
+  if (!backend) return report(err, open_error);
   if (!backend->system().simulated_scenario.empty()) {
     put(err, "gpumon: simulated GPUs (scenario " + backend->system().simulated_scenario + ")\n");
   }
@@ -151,12 +151,26 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
 
 namespace detail {
 
+QueryError open_failure(const NvmlOpenError& e) {
+  int code = kExitOther;
+  switch (e.kind) {
+    case NvmlOpenError::Kind::kNoDriver: code = kExitDriverNotLoaded; break;
+    case NvmlOpenError::Kind::kBadLibrary: code = kExitLibraryNotFound; break;
+    case NvmlOpenError::Kind::kInitFailed:
+      code = e.nvml_code == NVML_ERROR_DRIVER_NOT_LOADED ? kExitDriverNotLoaded
+             : e.nvml_code == NVML_ERROR_NO_PERMISSION   ? kExitNoPermission
+                                                         : kExitOther;
+      break;
+  }
+  return QueryError{code, "gpumon: " + e.message + "\n"};
+}
+
 QueryEnvironment nvml_environment() {
   QueryEnvironment env;
-  env.open_backend = [](std::string* error) -> std::unique_ptr<GpuBackend> {
+  env.open_backend = [](QueryError* error) -> std::unique_ptr<GpuBackend> {
     NvmlOpenError open_error;
     std::unique_ptr<GpuBackend> backend = NvmlBackend::open(NvmlOpenOptions{}, &open_error);
-    if (!backend && error != nullptr) *error = open_error.message;
+    if (!backend && error != nullptr) *error = open_failure(open_error);
     return backend;
   };
   return env;

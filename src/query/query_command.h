@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gpu/gpu_backend.h"
+#include "gpu/nvml_backend.h"
+#include "query/query_error.h"
 
 namespace gpumon::query {
 
@@ -26,11 +28,15 @@ namespace detail {
 
 /// The seams of run_query_command, for tests.
 struct QueryEnvironment {
-  /// Opens the backend; on failure returns nullptr and sets `*error` to one line for the user.
-  std::function<std::unique_ptr<GpuBackend>(std::string* error)> open_backend;
+  /// Opens the backend; on failure returns nullptr and sets `*error`: one line for the user and
+  /// nvidia-smi's exit code for that failure.
+  std::function<std::unique_ptr<GpuBackend>(QueryError* error)> open_backend;
   /// nullptr: the steady clock, with SIGINT/SIGTERM/SIGPIPE handled for the run.
   LoopClock* clock = nullptr;
 };
+
+/// What a failure to open NVML prints and exits with, as nvidia-smi does (9: no driver).
+QueryError open_failure(const NvmlOpenError& e);
 
 /// QueryEnvironment over NVML (GPUMON_NVML_LIBRARY or the driver's libnvidia-ml.so.1).
 QueryEnvironment nvml_environment();

@@ -68,11 +68,21 @@ TEST(QueryCommand, UsageErrorsExitTwoBeforeTouchingTheGpu) {
   EXPECT_TRUE(backend->requests.empty());
 }
 
-TEST(QueryCommand, NoDriverIsOneLineAndExitTwo) {
+TEST(QueryCommand, NoDriverIsOneLineAndNvidiaSmisExitNine) {
   const RunResult r = run_query({"--query-gpu=index"}, nullptr);
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 9);
   EXPECT_EQ(r.err.rfind("gpumon: cannot load NVML", 0), 0U);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+}
+
+TEST(QueryCommand, OpenFailuresExitAsNvidiaSmiDoes) {
+  using K = NvmlOpenError::Kind;
+  EXPECT_EQ(detail::open_failure({K::kNoDriver, 0, "x"}).exit_code, 9);
+  EXPECT_EQ(detail::open_failure({K::kBadLibrary, 0, "x"}).exit_code, 12);
+  EXPECT_EQ(detail::open_failure({K::kInitFailed, NVML_ERROR_DRIVER_NOT_LOADED, "x"}).exit_code, 9);
+  EXPECT_EQ(detail::open_failure({K::kInitFailed, NVML_ERROR_NO_PERMISSION, "x"}).exit_code, 4);
+  EXPECT_EQ(detail::open_failure({K::kInitFailed, NVML_ERROR_UNKNOWN, "x"}).exit_code, 255);
+  EXPECT_EQ(detail::open_failure({K::kNoDriver, 0, "no driver"}).message, "gpumon: no driver\n");
 }
 
 TEST(QueryCommand, NoGpusAtAll) {
@@ -209,7 +219,7 @@ class FdBuf : public std::streambuf {
 
 detail::QueryEnvironment real_clock_env(const std::shared_ptr<TestBackend>& backend) {
   detail::QueryEnvironment env;
-  env.open_backend = [backend](std::string*) -> std::unique_ptr<GpuBackend> {
+  env.open_backend = [backend](QueryError*) -> std::unique_ptr<GpuBackend> {
     struct Shared final : GpuBackend {
       std::shared_ptr<TestBackend> b;
       const SystemInfo& system() const override { return b->system(); }

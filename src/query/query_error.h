@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // QueryError and Expected<T>: how `gpumon query`'s parsers report a problem the user can fix.
 // Parsers never throw and never print; the command prints `message` to stderr and exits with
-// `exit_code` (nvidia-smi's codes: 2 invalid argument, 6 no matching device).
+// `exit_code` (nvidia-smi's codes: 2 invalid argument, 4 no permission, 6 no matching device,
+// 9 driver not loaded, 12 NVML library not found, 255 other).
 #pragma once
 
 #include <string>
@@ -13,7 +14,11 @@ namespace gpumon::query {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitIoError = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoPermission = 4;
 inline constexpr int kExitNoDevice = 6;
+inline constexpr int kExitDriverNotLoaded = 9;
+inline constexpr int kExitLibraryNotFound = 12;
+inline constexpr int kExitOther = 255;
 
 struct QueryError {
   int exit_code = kExitUsage;

@@ -223,7 +223,7 @@ TEST_F(FakeNvml, ComputeApps) {
 TEST_F(FakeNvml, NoDriverIsOneActionableLine) {
   env_.set("GPUMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1");
   Result r = query({"--query-gpu=index"});
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 9) << "nvidia-smi's 'driver not loaded'";
   EXPECT_EQ(r.err.rfind("gpumon: cannot load NVML", 0), 0U) << r.err;
   EXPECT_NE(r.err.find("GPUMON_NVML_LIBRARY"), std::string::npos);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
@@ -232,7 +232,7 @@ TEST_F(FakeNvml, NoDriverIsOneActionableLine) {
   env_.set("GPUMON_NVML_LIBRARY", kFakeLibrary);
   play(kNoDriver);
   r = query({"--query-gpu=index"});
-  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.rc, 9);
   EXPECT_EQ(r.err.rfind("gpumon: NVML initialisation failed", 0), 0U) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
 }

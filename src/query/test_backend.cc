@@ -196,9 +196,11 @@ RunResult run_query(const std::vector<std::string>& args,
                     const std::shared_ptr<TestBackend>& backend, LoopClock* clock) {
   ManualClock fallback;
   detail::QueryEnvironment env;
-  env.open_backend = [backend](std::string* error) -> std::unique_ptr<GpuBackend> {
+  env.open_backend = [backend](QueryError* error) -> std::unique_ptr<GpuBackend> {
     if (!backend) {
-      *error = "cannot load NVML (libnvidia-ml.so.1): not found. Is the NVIDIA driver installed?";
+      *error = detail::open_failure(
+          {NvmlOpenError::Kind::kNoDriver, 0,
+           "cannot load NVML (libnvidia-ml.so.1): not found. Is the NVIDIA driver installed?"});
       return nullptr;
     }
     return std::make_unique<Forwarding>(backend);

@@ -39,7 +39,7 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (!overwrite) {
-      error = path + ": already exists (choose another name, or overwrite it)";
+      error = path + ": already exists (choose another name, or overwrite it with --force)";
       return nullptr;
     }
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());

@@ -39,7 +39,7 @@ enum class DeviceRule {
 };
 
 /// "pci_bus_id", "device_uuid", "cuda_visible_devices", "cuda_device_order", "single_gpu",
-/// "nvml_processes"; "" for kUnmapped. The names the report's and doctor's JSON carry.
+/// "nvml_processes"; "" for kUnmapped (diagnose::RankInfo::gpu_mapped_by).
 const char* device_rule_name(DeviceRule rule);
 
 struct RankDevice {
