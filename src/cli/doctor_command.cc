@@ -61,11 +61,12 @@ int run_doctor_command(const std::vector<std::string>& args, std::ostream& out, 
       err << "gpumon doctor: " << *e << "\n";
       return kDoctorFailed;
     }
-    const auto d = diagnose::diagnose(std::get<diagnose::RunData>(loaded));
+    const auto& run = std::get<diagnose::RunData>(loaded);
+    const auto d = diagnose::diagnose(run);
     if (a.json)
-      out << diagnose::to_json(d, a.path, a.min_severity).dump() << "\n";
+      out << diagnose::to_json(d, a.path, a.min_severity, run.simulated_scenario).dump() << "\n";
     else
-      out << diagnose::render_text(d, a.path, a.min_severity);
+      out << diagnose::render_text(d, a.path, a.min_severity, run.simulated_scenario);
     return kDoctorOk;
   } catch (const std::exception& e) {  // out of memory and the like: a message, not a crash
     err << "gpumon doctor: " << e.what() << "\n";

@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; cat "$d/out" "$d/err" 2>/dev/null; exit 1; }
 py() { /usr/bin/python3 -c "$1" "$d/out" || fail "$2"; }
 
 "$g" doctor "$h200" --json >"$d/out" 2>"$d/err" || fail "doctor on the H200 recording"
-py 'import json,sys; j=json.load(open(sys.argv[1])); assert j["schema"]==1 and j["health_score"]==100, j; assert not [f for f in j["findings"] if f["severity"]!="info"], j' \
+py 'import json,sys; j=json.load(open(sys.argv[1])); assert j["schema"]==1 and j["health_score"]==100 and j["simulated"] is None, j; assert not [f for f in j["findings"] if f["severity"]!="info"], j' \
   "the healthy H200 run has a warning"
 "$g" doctor "$h200" >"$d/out" 2>"$d/err" || fail "text doctor"
 grep -q "health score: 100/100" "$d/out" || fail "no score line"
@@ -26,7 +26,10 @@ j=json.load(open(sys.argv[1])); w={f["id"]:f for f in j["findings"] if f["severi
 assert set(w)=={"throttled","ecc_errors"}, sorted(w)
 assert w["throttled"]["gpus"]==[5] and w["throttled"]["evidence"]["cause"]=="thermal", w["throttled"]
 assert w["ecc_errors"]["gpus"]==[3], w["ecc_errors"]
-assert 0 < j["health_score"] < 100' "demo findings"
+assert 0 < j["health_score"] < 100
+assert j["simulated"]=="demo", j["simulated"]' "demo findings"
+"$g" doctor "$d/demo.gpumon" >"$d/out" 2>"$d/err" || fail "text doctor on demo"
+head -1 "$d/out" | grep -q "^SIMULATED GPUs (scenario demo)" || fail "text doctor: no SIMULATED label first"
 "$g" doctor "$d/demo.gpumon" --min-severity critical --json >"$d/out" || fail "--min-severity"
 py 'import json,sys; assert json.load(open(sys.argv[1]))["findings"]==[]' "--min-severity critical"
 

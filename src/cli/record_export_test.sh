@@ -15,7 +15,8 @@ rc=$?
 grep -q "SIMULATED GPUs" "$d/err" || fail "no simulated label"
 grep -q "8 GPU(s)" "$d/err" || fail "no summary"
 
-rows=$("$g" export "$d/r.gpumon" --format csv | wc -l)
+rows=$("$g" export "$d/r.gpumon" --format csv 2>"$d/err" | wc -l)
+grep -q "SIMULATED GPUs (scenario demo)" "$d/err" || fail "export does not say the GPUs were simulated"
 [ "$rows" -ge 65 ] || fail "only $rows CSV lines for ~10 ticks of 8 GPUs"
 [ $(((rows - 1) % 8)) = 0 ] || fail "$rows lines: not a whole number of 8-GPU ticks"
 "$g" export "$d/r.gpumon" --format jsonl --gpu 3 | head -1 | grep -q '"gpu":3' || fail "jsonl --gpu 3"

@@ -109,8 +109,8 @@ json process_json(const ProcessRow& p) {
 json snapshot_to_json(const Snapshot& snap, const JsonOptions& options) {
   json o = json::object();
   o["gpumon_version"] = options.version;
-  o["simulated"] = !snap.system.simulated_scenario.empty();
-  o["simulated_scenario"] =
+  // The scenario's name, null on real GPUs: the key every gpumon JSON uses.
+  o["simulated"] =
       snap.system.simulated_scenario.empty() ? json(nullptr) : json(snap.system.simulated_scenario);
   o["host"] = snap.hostname;
   o["timestamp"] = utc_time_text(snap.taken_at);

@@ -31,11 +31,15 @@ struct Diagnosis {
 
 Diagnosis diagnose(const RunData& run, const Thresholds& thresholds = {});
 
-/// `{"schema": 1, "recording": ..., "health_score": ..., "deductions": [...], "findings": [...]}`
-/// with findings below `min_severity` left out (the score still counts every finding).
+/// `{"schema": 1, "recording": ..., "simulated": ..., "health_score": ..., "deductions": [...],
+/// "findings": [...]}` with findings below `min_severity` left out (the score still counts
+/// every finding). "simulated" is the fake NVML's scenario, null on real GPUs: the one key
+/// every JSON output of gpumon uses for it; the text says SIMULATED first.
 nlohmann::json to_json(const Diagnosis& d, const std::string& recording,
-                       Severity min_severity = Severity::kInfo);
+                       Severity min_severity = Severity::kInfo,
+                       const std::string& simulated_scenario = "");
 std::string render_text(const Diagnosis& d, const std::string& recording,
-                        Severity min_severity = Severity::kInfo);
+                        Severity min_severity = Severity::kInfo,
+                        const std::string& simulated_scenario = "");
 
 }  // namespace gpumon::diagnose

@@ -26,8 +26,13 @@ std::string join(const std::vector<T>& v) {
 
 }  // namespace
 
-nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severity min_severity) {
-  nlohmann::json j = {{"schema", 1}, {"recording", recording}, {"health_score", d.health_score}};
+nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severity min_severity,
+                       const std::string& simulated_scenario) {
+  nlohmann::json j = {{"schema", 1},
+                      {"recording", recording},
+                      {"simulated", simulated_scenario.empty() ? nlohmann::json()
+                                                               : nlohmann::json(simulated_scenario)},
+                      {"health_score", d.health_score}};
   j["deductions"] = nlohmann::json::array();
   for (const auto& x : d.deductions)
     j["deductions"].push_back({{"finding", x.finding}, {"points", x.points}, {"reason", x.reason}});
@@ -59,8 +64,11 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
   return j;
 }
 
-std::string render_text(const Diagnosis& d, const std::string& recording, Severity min_severity) {
+std::string render_text(const Diagnosis& d, const std::string& recording, Severity min_severity,
+                        const std::string& simulated_scenario) {
   std::ostringstream o;
+  if (!simulated_scenario.empty())
+    o << "SIMULATED GPUs (scenario " << simulated_scenario << "): not a real run\n";
   o << "gpumon doctor: " << recording << "\n";
   o << "health score: " << d.health_score << "/100";
   if (!d.deductions.empty()) {

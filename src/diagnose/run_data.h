@@ -63,6 +63,7 @@ struct RankInfo {
 
 struct RunData {
   std::string source;                            ///< the recording's path, or "live"
+  std::string simulated_scenario;  ///< the fake NVML's scenario it was made on; empty: real GPUs
   std::optional<std::int64_t> start_ms, end_ms;  ///< the run's span (samples, steps, events)
   std::vector<GpuSeries> gpus;                   ///< by NVML index
   std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered

@@ -177,6 +177,7 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   if (!reader) return error;
   RunData run;
   run.source = path;
+  run.simulated_scenario = reader->meta("simulated_scenario").value_or("");
   std::map<unsigned, std::size_t> slot;
   auto series = [&](unsigned gpu) -> GpuSeries& {
     auto [it, added] = slot.try_emplace(gpu, run.gpus.size());

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // JSON output: one document per sample,
-//   {"timestamp": "<ISO 8601>", ["simulated": "<scenario>",] "gpus": [ {row}, ... ]}
+//   {"timestamp": "<ISO 8601>", "simulated": "<scenario>" or null, "gpus": [ {row}, ... ]}
 // where a row maps each requested field's canonical name to its value in base units, null when
 // missing, plus "missing": {field: reason} when any is. See docs/query.md.
 #include <string_view>
@@ -22,7 +22,8 @@ class JsonWriter final : public SampleWriter {
   void write(const SampleTable& sample, std::ostream& out) override {
     Json doc = Json::object();
     doc["timestamp"] = format_iso_timestamp(to_local_time(sample.time));
-    if (!setup_.simulated_scenario.empty()) doc["simulated"] = setup_.simulated_scenario;
+    doc["simulated"] = setup_.simulated_scenario.empty() ? nlohmann::json()
+                                                         : nlohmann::json(setup_.simulated_scenario);
     Json rows = Json::array();
     for (const auto& row : sample.rows) rows.push_back(row_object(row));
     doc[setup_.rows_key] = std::move(rows);

@@ -93,7 +93,13 @@ void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid) {
 std::string report_json(const RunReport& run, const RunReport* baseline) {
   std::string out;
   out.reserve(64 * 1024);
-  out += "{\"start\":";
+  out += "{\"simulated\":";
+  if (run.simulated_scenario.empty()) {
+    out += "null";
+  } else {
+    append_json_string(out, run.simulated_scenario);
+  }
+  out += ",\"start\":";
   append_int(out, run.grid.start_ms);
   out += ",\"width\":";
   append_int(out, run.grid.width_ms);
