@@ -144,6 +144,8 @@ void NodePipeline::start() {
         std::lock_guard lock(*mutex);
         for (const auto& f : c.appeared)
           *log << prefix << diagnose::finding_log_line(f, false, now) << '\n';
+        for (const auto& f : c.changed)  // the same finding, now on these GPUs / ranks
+          *log << prefix << diagnose::finding_log_line(f, false, now) << '\n';
         for (const auto& f : c.cleared)
           *log << prefix << diagnose::finding_log_line(f, true, now) << '\n';
         *log << std::flush;

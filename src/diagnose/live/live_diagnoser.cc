@@ -1,16 +1,47 @@
 // SPDX-License-Identifier: MIT
 #include "diagnose/live/live_diagnoser.h"
 
-#include <map>
+#include <algorithm>
 
 namespace gpumon::diagnose {
 
-std::string finding_key(const Finding& f) {
-  std::string k = f.id + "|";
-  for (unsigned g : f.gpus) k += std::to_string(g) + ",";
-  k += "|";
-  for (std::int64_t r : f.ranks) k += std::to_string(r) + ",";
-  return k;
+namespace {
+
+template <typename T>
+bool overlap(const std::vector<T>& a, const std::vector<T>& b) {
+  for (const T& x : a)
+    if (std::find(b.begin(), b.end(), x) != b.end()) return true;
+  return false;
+}
+
+bool same_finding(const Finding& a, const Finding& b) {
+  if (a.id != b.id) return false;
+  const bool a_none = a.gpus.empty() && a.ranks.empty() && a.pids.empty();
+  const bool b_none = b.gpus.empty() && b.ranks.empty() && b.pids.empty();
+  if (a_none || b_none) return a_none && b_none;
+  return overlap(a.gpus, b.gpus) || overlap(a.ranks, b.ranks) || overlap(a.pids, b.pids);
+}
+
+}  // namespace
+
+FindingChange compare_findings(const Diagnosis& before, const Diagnosis& after) {
+  FindingChange change;
+  std::vector<bool> matched(before.findings.size(), false);
+  for (const Finding& now : after.findings) {
+    bool found = false;
+    for (std::size_t i = 0; i < before.findings.size(); ++i) {
+      const Finding& then = before.findings[i];
+      if (!same_finding(then, now)) continue;
+      if (!found && (then.gpus != now.gpus || then.ranks != now.ranks || then.pids != now.pids))
+        change.changed.push_back(now);
+      found = true;
+      matched[i] = true;
+    }
+    if (!found) change.appeared.push_back(now);
+  }
+  for (std::size_t i = 0; i < before.findings.size(); ++i)
+    if (!matched[i]) change.cleared.push_back(before.findings[i]);
+  return change;
 }
 
 LiveDiagnoser::LiveDiagnoser(LiveDiagnoserOptions options)
@@ -120,21 +151,15 @@ bool LiveDiagnoser::evaluate_now() {
     std::lock_guard lock(pub_mu_);
     prev = latest_;
   }
-  std::map<std::string, const Finding*> before, after;
-  for (const auto& f : prev->findings) before.emplace(finding_key(f), &f);
-  for (const auto& f : next->findings) after.emplace(finding_key(f), &f);
-  FindingChange change;
-  for (const auto& [k, f] : after)
-    if (!before.count(k)) change.appeared.push_back(*f);
-  for (const auto& [k, f] : before)
-    if (!after.count(k)) change.cleared.push_back(*f);
+  const FindingChange change = compare_findings(*prev, *next);
   {
     std::lock_guard lock(pub_mu_);
     latest_ = next;
     ++evaluations_;
     last_eval_s_ = took;
   }
-  const bool changed = !change.appeared.empty() || !change.cleared.empty();
+  const bool changed =
+      !change.appeared.empty() || !change.cleared.empty() || !change.changed.empty();
   if (changed)
     for (const auto& l : listeners_) {
       try {

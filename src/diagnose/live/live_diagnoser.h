@@ -43,6 +43,7 @@ struct LiveDiagnoserOptions {
 struct FindingChange {
   std::vector<Finding> appeared;
   std::vector<Finding> cleared;  ///< as they were last seen
+  std::vector<Finding> changed;  ///< still there, on other GPUs / ranks (as they are now)
 };
 
 class LiveDiagnoser : public SampleSink, public training::StepSink {
@@ -96,7 +97,10 @@ class LiveDiagnoser : public SampleSink, public training::StepSink {
   std::thread thread_;
 };
 
-/// The key that tells findings apart across evaluations: "id|gpus|ranks".
-std::string finding_key(const Finding& f);
+/// What changed from `before` to `after`. A finding is the same one across evaluations when it
+/// has the same id and shares a GPU, a rank or a pid (or neither has any): a second GPU joining
+/// an XID finding changes its subjects (`changed`), it neither clears nor appears; `cleared`
+/// only when no finding of that id covers any of its subjects any more.
+FindingChange compare_findings(const Diagnosis& before, const Diagnosis& after);
 
 }  // namespace gpumon::diagnose

@@ -46,6 +46,42 @@ GpuEvent xid(unsigned gpu, std::uint64_t value, std::int64_t ms) {
   return e;
 }
 
+Finding finding(std::string id, std::vector<unsigned> gpus, std::vector<std::int64_t> ranks = {}) {
+  Finding f;
+  f.id = std::move(id), f.gpus = std::move(gpus), f.ranks = std::move(ranks);
+  return f;
+}
+
+TEST(CompareFindings, AGpuJoiningAFindingChangesItNeitherClearsNorAppears) {
+  Diagnosis one, two, gone, other;
+  one.findings = {finding("xid", {0})};
+  two.findings = {finding("xid", {0, 1})};
+  other.findings = {finding("xid", {3})};
+  auto c = compare_findings(one, two);
+  EXPECT_TRUE(c.appeared.empty());
+  EXPECT_TRUE(c.cleared.empty()) << "cleared only when the condition is gone";
+  ASSERT_EQ(c.changed.size(), 1u);
+  EXPECT_EQ(c.changed[0].gpus, (std::vector<unsigned>{0, 1}));
+  c = compare_findings(two, two);
+  EXPECT_TRUE(c.appeared.empty() && c.cleared.empty() && c.changed.empty());
+  c = compare_findings(two, gone);
+  ASSERT_EQ(c.cleared.size(), 1u);
+  EXPECT_EQ(c.cleared[0].gpus, (std::vector<unsigned>{0, 1}));
+  c = compare_findings(one, other);  // another GPU's XID: a finding of its own
+  EXPECT_EQ(c.appeared.size(), 1u);
+  EXPECT_EQ(c.cleared.size(), 1u);
+}
+
+TEST(CompareFindings, RanksAndFindingsWithoutSubjectsMatchToo) {
+  Diagnosis a, b;
+  a.findings = {finding("rank_wait", {}, {1}), finding("hang", {})};
+  b.findings = {finding("rank_wait", {}, {1, 2}), finding("hang", {})};
+  const auto c = compare_findings(a, b);
+  EXPECT_TRUE(c.appeared.empty());
+  EXPECT_TRUE(c.cleared.empty());
+  EXPECT_EQ(c.changed.size(), 1u);
+}
+
 TEST(LiveDiagnoser, EmptyBeforeTheFirstEvaluation) {
   LiveDiagnoser live;
   EXPECT_TRUE(live.latest()->findings.empty());
