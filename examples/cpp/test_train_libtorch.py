@@ -8,21 +8,23 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
-
-def wait_for(cond, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "util", "testing"))
+from wait_for import TIMEOUT_S, wait_for  # noqa: E402
 
 
 def export(gpumon, rec, *what):
     out = subprocess.check_output([gpumon, "export", rec, *what, "--format", "jsonl"], text=True)
     return [json.loads(line) for line in out.splitlines()]
+
+
+def recorded_kinds(gpumon, rec):
+    """The rank events' kinds in the recording so far ([] while it cannot be read yet)."""
+    try:
+        return [e["kind"] for e in export(gpumon, rec, "--table", "rank_events")]
+    except subprocess.CalledProcessError:
+        return []
 
 
 def main():
@@ -50,10 +52,13 @@ def main():
             assert run.returncode == 0, run.stderr
             assert "gpumon: " not in run.stderr, "unexpected warning: " + run.stderr
             assert "gpumon active" in run.stdout, run.stdout
+            # The agent stops without reading what a client still has in flight: first the
+            # recording (a commit a second) holds the example's bye.
+            assert wait_for(lambda: "bye" in recorded_kinds(args.gpumon, rec)), "no bye recorded"
         finally:
             if agent.poll() is None:
                 agent.send_signal(signal.SIGTERM)
-            assert agent.wait(timeout=20) == 0, "the agent failed"
+            assert agent.wait(timeout=TIMEOUT_S) == 0, "the agent failed"
         got = export(args.gpumon, rec, "--steps")
         assert [s["step"] for s in got] == list(range(steps)), got
         for s in got:
@@ -75,7 +80,7 @@ def main():
                      GPUMON_AGENT_IDLE_EXIT_S="1"))
         assert run.returncode == 0 and "gpumon active" in run.stdout, run.stdout + run.stderr
         default_sock = os.path.join(tmp, "gpumon", "agent.sock")
-        assert wait_for(lambda: not os.path.exists(default_sock), 20), "the agent did not exit"
+        assert wait_for(lambda: not os.path.exists(default_sock)), "the agent did not exit"
         got = export(args.gpumon, rec2, "--steps")
         assert [s["step"] for s in got] == list(range(5)), got
         print("ok: the agent started by the example recorded %d steps" % len(got))

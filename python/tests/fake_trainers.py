@@ -13,6 +13,12 @@ per optimizer update: get_batch_samples (fetches every gradient-accumulation mic
 on_step_begin, per micro-batch training_step and on_substep_end except after the last,
 on_pre_optimizer_step, on_optimizer_step, on_step_end, then _maybe_log_save_evaluate (on_log,
 on_evaluate, on_save when due); on_epoch_end; on_train_end.
+
+Both loops return, per step, what they measured around the hooks: "body", from before the
+step's first hook to after its last, and "gap", from before the last hook that can start a
+data wait (a step's end, an epoch's start, the end of work outside steps) to after the next
+step's first hook. A callback's step time and data wait lie within them however slowly the
+machine runs the loop, so tests bound by these rather than by a guessed margin.
 """
 import sys
 import time
@@ -69,25 +75,33 @@ def lightning_fit(callbacks, batches, fetch_s, step_s, val_every=0, val_s=0.0, e
     call("on_validation_start")  # sanity check
     call("on_validation_end")
     call("on_train_start")
+    spans = []
     for _ in range(epochs):
+        gap_from = time.monotonic()
         call("on_train_epoch_start")
         for i in range(batches):
             time.sleep(fetch_s)  # next(data_fetcher)
             batch = [i]
+            body_from = time.monotonic()
             call("on_train_batch_start", batch, i)
+            gap = time.monotonic() - gap_from
             call("on_before_backward", None)
             time.sleep(step_s)
             call("on_after_backward")
+            gap_from = time.monotonic()
             call("on_train_batch_end", {"loss": 0.0}, batch, i)
+            spans.append({"body": time.monotonic() - body_from, "gap": gap})
             if val_every and (i + 1) % val_every == 0:
                 call("on_validation_start")
                 time.sleep(val_s)
                 call("on_validation_end")
+                gap_from = time.monotonic()
                 call("on_save_checkpoint", {})
         call("on_train_epoch_end")
     call("on_train_end")
     call("on_fit_end")
     call("teardown", "fit")
+    return spans
 
 
 def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log_s=0.0,
@@ -104,11 +118,15 @@ def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log
 
     call("on_init_end")
     call("on_train_begin")
+    spans = []
     for epoch in range(epochs):
+        gap_from = time.monotonic()
         call("on_epoch_begin")
         for _ in range(updates):
             time.sleep(fetch_s * grad_accum)  # get_batch_samples: every micro-batch at once
+            body_from = time.monotonic()
             call("on_step_begin")
+            gap = time.monotonic() - gap_from
             for micro in range(grad_accum):
                 time.sleep(step_s / grad_accum)
                 if micro + 1 < grad_accum:
@@ -116,9 +134,13 @@ def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log
             call("on_pre_optimizer_step")
             call("on_optimizer_step")
             state.global_step += 1
+            gap_from = time.monotonic()
             call("on_step_end")
+            spans.append({"body": time.monotonic() - body_from, "gap": gap})
             if log_every and state.global_step % log_every == 0:
                 time.sleep(log_s)
+                gap_from = time.monotonic()
                 call("on_log", logs={"loss": 0.0})
         call("on_epoch_end")
     call("on_train_end")
+    return spans

@@ -9,25 +9,15 @@ import warnings
 import pytest
 
 import fake_trainers
-from test_gpumon import REPO, Agent, base_env, wait_for
+from test_gpumon import REPO, Agent, base_env
 
 import gpumon
 
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 
 
-def byes(agent):
-    try:
-        return sum(e["kind"] == "bye" for e in agent.rank_events())
-    except Exception:  # not readable yet
-        return 0
-
-
 def stop_after_byes(agent, count=1):
-    """The agent stops without reading what its clients still have in flight, so wait until
-    the recording holds every bye (it commits every second) before stopping it."""
-    assert wait_for(lambda: byes(agent) >= count, timeout=20), "no bye recorded"
-    assert agent.stop() == 0
+    assert agent.stop_after_byes(count) == 0
 
 
 @pytest.fixture
@@ -39,15 +29,17 @@ def agent(tmp_path, monkeypatch):
     a.stop()
 
 
-def check_recording(agent, count, pid_rank, fetch_s, step_s, excluded_s):
+def check_recording(agent, count, pid_rank, fetch_s, step_s, spans):
+    """`spans`: what the fake trainer measured around each step's hooks (fake_trainers.py)."""
     stop_after_byes(agent)
     steps = agent.steps()
     assert [s["step"] for s in steps] == list(range(count))
-    for s in steps:
+    assert len(spans) == count
+    for s, span in zip(steps, spans):
         assert (s["pid"], s["rank"], s["local_rank"], s["world_size"]) == pid_rank
-        assert step_s <= s["cpu_step_s"] < step_s + 0.08, s  # the body only
+        assert step_s <= s["cpu_step_s"] <= span["body"], (s, span)  # the body only
         # The fetch before the step, not the validation / logging done in between.
-        assert fetch_s <= s["data_wait_s"] < fetch_s + min(excluded_s, 0.08), s
+        assert fetch_s <= s["data_wait_s"] <= span["gap"], (s, span)
     assert [e["kind"] for e in agent.rank_events()] == ["hello", "bye"]
     assert not any(name in os.environ for name in RANK_VARS)  # restored after the hello
 
@@ -56,22 +48,22 @@ def test_lightning_callback_sends_each_batch_with_the_fetch_as_data_wait(agent, 
     fake_trainers.install_lightning(monkeypatch)
     from gpumon.lightning import GpumonCallback
     cb = GpumonCallback(socket_path=agent.sock)
-    fake_trainers.lightning_fit([cb], batches=3, epochs=2, fetch_s=0.03, step_s=0.02,
-                                val_every=2, val_s=0.15, global_rank=1, local_rank=1,
-                                world_size=2)
+    spans = fake_trainers.lightning_fit([cb], batches=3, epochs=2, fetch_s=0.03, step_s=0.02,
+                                        val_every=2, val_s=0.15, global_rank=1, local_rank=1,
+                                        world_size=2)
     assert not cb.monitor.active  # closed at the end of training
-    check_recording(agent, 6, (os.getpid(), 1, 1, 2), 0.03, 0.02, 0.15)
+    check_recording(agent, 6, (os.getpid(), 1, 1, 2), 0.03, 0.02, spans)
 
 
 def test_hf_callback_sends_each_update_with_its_micro_batches_fetch(agent, monkeypatch):
     fake_trainers.install_transformers(monkeypatch)
     from gpumon.hf import GpumonCallback
     cb = GpumonCallback(socket_path=agent.sock)
-    fake_trainers.hf_train([cb], updates=5, fetch_s=0.015, step_s=0.02, grad_accum=2,
-                           log_every=1, log_s=0.15, process_index=3, local_process_index=0,
-                           world_size=4)
+    spans = fake_trainers.hf_train([cb], updates=5, fetch_s=0.015, step_s=0.02, grad_accum=2,
+                                   log_every=1, log_s=0.15, process_index=3,
+                                   local_process_index=0, world_size=4)
     assert not cb.monitor.active
-    check_recording(agent, 5, (os.getpid(), 3, 0, 4), 0.03, 0.02, 0.15)
+    check_recording(agent, 5, (os.getpid(), 3, 0, 4), 0.03, 0.02, spans)
 
 
 def test_the_environment_wins_over_the_trainer_and_a_given_monitor_stays_open(

@@ -7,12 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "util", "testing"))
 import gpumon  # noqa: E402
+from wait_for import TIMEOUT_S, wait_for  # noqa: E402
 
 BINARY = os.environ.get("GPUMON_TEST_BINARY", os.path.join(HERE, "..", "..", "build", "gpumon"))
 FAKE_NVML = os.environ.get(
@@ -26,10 +27,7 @@ def start_agent(tmp_path):
     log = open(tmp_path / "agent.log", "w")
     proc = subprocess.Popen([BINARY, "agent", "--socket", sock, "--interval", "100",
                              "--diagnose-period", "500"], env=env, stderr=log)
-    deadline = time.time() + 10
-    while not os.path.exists(sock) and time.time() < deadline:
-        time.sleep(0.02)
-    assert os.path.exists(sock), "the agent did not listen"
+    assert wait_for(lambda: os.path.exists(sock)), "the agent did not listen"
     return proc, sock
 
 
@@ -43,10 +41,11 @@ def test_findings_reach_the_client_by_poll_and_by_callback(tmp_path):
         mon.on_finding(lambda e: 1 / 0)  # a broken callback: one warning, nothing raised
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            deadline = time.time() + 20
-            while time.time() < deadline and not any(e["id"] == "xid" for e in events):
+            def xid_seen():  # from the training thread's next step
                 mon.step()
-                time.sleep(0.02)
+                return any(e["id"] == "xid" for e in events)
+
+            wait_for(xid_seen)
         assert any(e["id"] == "xid" and e["state"] == "appeared" for e in events), events
         xid = next(e for e in events if e["id"] == "xid")
         assert 0 in xid["gpus"] and xid["severity"] in ("warning", "critical")
@@ -60,7 +59,7 @@ def test_findings_reach_the_client_by_poll_and_by_callback(tmp_path):
         assert mon.findings() == [] and mon.health_score() is None, "inactive after close"
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(10)
+        proc.wait(TIMEOUT_S)
     log = (tmp_path / "agent.log").read_text()
     assert " xid gpu 0" in log, log
 
@@ -69,22 +68,24 @@ def test_a_callback_registered_after_the_findings_came_still_sees_them(tmp_path)
     proc, sock = start_agent(tmp_path)
     try:
         mon = gpumon.start(socket_path=sock, start_agent=False)
-        deadline = time.time() + 20  # steps hand over and read what the agent pushed
-        while time.time() < deadline and '"xid"' not in mon._client.findings_line():
+        def pushed():  # steps hand over and read what the agent pushed
             mon.step()
-            time.sleep(0.02)
-        assert '"xid"' in mon._client.findings_line()
+            return '"xid"' in mon._client.findings_line()
+
+        assert wait_for(pushed)
         events = []
         mon.on_finding(events.append)
-        deadline = time.time() + 3.0  # a hand-over every 1 s; the agent may push nothing new
-        while time.time() < deadline and not events:
+
+        def seen():  # a hand-over every 1 s; the agent may push nothing new
             mon.step()
-            time.sleep(0.02)
+            return events
+
+        wait_for(seen)
         assert any(e["id"] == "xid" and e["state"] == "appeared" for e in events), events
         mon.close()
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(10)
+        proc.wait(TIMEOUT_S)
 
 
 def test_inactive_monitor_has_no_findings(tmp_path):

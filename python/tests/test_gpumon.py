@@ -19,6 +19,8 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "src", "util", "testing"))
+from wait_for import TIMEOUT_S, wait_for  # noqa: E402
 BINARY = os.environ.get("GPUMON_TEST_BINARY", os.path.join(REPO, "build", "gpumon"))
 FAKE_NVML = os.environ.get(
     "GPUMON_TEST_FAKE_NVML", os.path.join(os.path.dirname(BINARY), "fake-nvml", "libnvidia-ml.so.1"))
@@ -38,15 +40,6 @@ def base_env(tmp_path):
     return env
 
 
-def wait_for(cond, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
-
-
 class Agent:
     def __init__(self, tmp_path, name="agent"):
         self.sock = str(tmp_path / (name + ".sock"))
@@ -60,7 +53,15 @@ class Agent:
     def stop(self, sig=signal.SIGTERM):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=20)
+        return self.proc.wait(timeout=TIMEOUT_S)
+
+    def stop_after_byes(self, count=1):
+        """The agent stops without reading what its clients still have in flight, so first wait
+        until the recording holds every bye (it commits every second); the exit status."""
+        def byes():
+            return sum(e["kind"] == "bye" for e in readable(self.rank_events, []))
+        assert wait_for(lambda: byes() >= count), "no bye recorded"
+        return self.stop()
 
     def steps(self):
         out = subprocess.check_output(
@@ -79,6 +80,14 @@ def agent(tmp_path):
     a = Agent(tmp_path)
     yield a
     a.stop()
+
+
+def readable(read, default):
+    """read(), or `default` while the recording cannot be read yet."""
+    try:
+        return read()
+    except subprocess.CalledProcessError:
+        return default
 
 
 def ended(path):
@@ -108,7 +117,7 @@ def test_steps_of_a_training_loop_are_recorded_with_the_data_wait(tmp_path, agen
     env.update(GPUMON_AGENT_SOCKET=agent.sock, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1")
     pid, done, warned, out = train(tmp_path, env, 12, "--item-sleep", "0.03", "--worker-misuse")
     assert (done, warned) == (12, 0), out
-    assert agent.stop() == 0
+    assert agent.stop_after_byes() == 0
     steps = agent.steps()
     # Exactly the parent's 12 steps, in order: forked workers sent nothing and duplicated nothing.
     assert [s["step"] for s in steps] == list(range(12))
@@ -118,9 +127,11 @@ def test_steps_of_a_training_loop_are_recorded_with_the_data_wait(tmp_path, agen
         assert s["t_end_s"] >= s["t_start_s"] > time.time() - 600
         assert s["cpu_step_s"] >= s["data_wait_s"] >= 0
         assert s["gpu_step_s"] is None and s["allocated_bytes"] is None  # CPU torch
-    # Two workers each sleep 30 ms per item, 2 items a batch: the loop waits for most batches.
+    # Two workers each sleep 30 ms per item, 2 items a batch: the first step waits at least the
+    # 60 ms its batch takes (later ones wait too unless the loop itself runs slower than the
+    # workers, as on a loaded machine).
     waited = [s["data_wait_s"] for s in steps]
-    assert sum(w > 0.005 for w in waited) >= 6, waited
+    assert waited[0] > 0.03, waited
     events = agent.rank_events()
     assert [e["kind"] for e in events] == ["hello", "bye"]
     assert events[0]["detail"]["torch_version"] == torch.__version__
@@ -133,11 +144,11 @@ def test_with_form_times_the_body_and_allocator_and_gpu_times_arrive(tmp_path, a
     pid, done, warned, out = train(tmp_path, env, 6, "--with", "--step-sleep", "0.02", "--mem",
                                    "--gpu-timer")
     assert (done, warned) == (6, 0), out
-    agent.stop()
+    assert agent.stop_after_byes() == 0
     steps = agent.steps()
     assert [s["step"] for s in steps] == list(range(6))
     for i, s in enumerate(steps):
-        assert 0.02 <= s["cpu_step_s"] < 1.0
+        assert s["cpu_step_s"] >= 0.02  # the body's sleep
         assert s["gpu_step_s"] == (i + 1) / 1000.0  # read one step later, never by a sync
         assert s["allocated_bytes"] == 1001 + i and s["reserved_bytes"] == 4096
         assert s["inactive_split_bytes"] == 100 and s["reserved_peak_bytes"] == 8192
@@ -152,7 +163,7 @@ def test_agent_killed_mid_run_gives_one_warning_and_training_goes_on(tmp_path, a
     proc = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "train_loop.py"), "40", "--step-sleep", "0.05",
          "--flag", str(flag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert wait_for(flag.exists, 60)
+    assert wait_for(flag.exists)
     agent.stop(signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
@@ -168,14 +179,16 @@ def test_training_killed_mid_run_leaves_the_steps_so_far(tmp_path, agent):
     proc = subprocess.Popen(
         [sys.executable, os.path.join(HERE, "train_loop.py"), "500", "--step-sleep", "0.02",
          "--flag", str(flag)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert wait_for(flag.exists, 60)
-    time.sleep(1.5)  # past a hand-over (one a second): the steps before it are the agent's
+    assert wait_for(flag.exists)
+    # The steps so far reach the agent (a hand-over a second) and its recording (a commit a
+    # second), which is readable while the agent still records.
+    assert wait_for(lambda: len(readable(agent.steps, [])) >= 5)
     os.killpg(os.getpgid(proc.pid), 0)  # still alive
     proc.kill()
-    proc.communicate(timeout=30)
-    time.sleep(1.5)  # the agent goes on; its writer commits about once a second
-    steps = agent.steps()  # readable while the agent still records
-    assert len(steps) >= 5
+    proc.communicate(timeout=TIMEOUT_S)
+    # The agent goes on and records the disconnect.
+    assert wait_for(lambda: [e["kind"] for e in readable(agent.rank_events, [])]
+                    == ["hello", "disconnect"])
     assert agent.stop() == 0
     steps = agent.steps()
     assert [s["step"] for s in steps] == list(range(len(steps)))
@@ -217,9 +230,9 @@ def test_an_agent_is_started_when_none_runs(tmp_path):
     assert (done, warned) == (5, 0), out
     sock = tmp_path / "gpumon" / "agent.sock"
     assert oct(os.stat(tmp_path / "gpumon").st_mode & 0o777) == "0o700"
-    assert wait_for(lambda: not sock.exists(), 20), "the started agent did not exit when idle"
+    assert wait_for(lambda: not sock.exists()), "the started agent did not exit when idle"
     # It removes its socket, then closes the recording: wait for the recording's end time.
-    assert wait_for(lambda: ended(tmp_path / "auto.gpumon"), 20)
+    assert wait_for(lambda: ended(tmp_path / "auto.gpumon"))
     out = subprocess.check_output([BINARY, "export", str(tmp_path / "auto.gpumon"), "--steps"],
                                   text=True)
     assert len(out.splitlines()) == 1 + 5
@@ -238,7 +251,7 @@ def test_four_ranks_starting_at_once_share_one_started_agent(tmp_path):
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0 and out.splitlines()[-1] == "done 3 0", out + err
-    assert wait_for(lambda: ended(tmp_path / "ddp.gpumon"), 30)
+    assert wait_for(lambda: ended(tmp_path / "ddp.gpumon"))
     out = subprocess.check_output(
         [BINARY, "export", str(tmp_path / "ddp.gpumon"), "--steps", "--format", "jsonl"], text=True)
     steps = [json.loads(line) for line in out.splitlines()]
@@ -268,7 +281,7 @@ def test_a_forked_child_is_inert_in_process(tmp_path, agent):
     mon.step()
     mon.close()
     assert mon.stats() == {}
-    agent.stop()
+    assert agent.stop_after_byes() == 0
     assert [s["step"] for s in agent.steps()] == [0, 1]
     assert [e["kind"] for e in agent.rank_events()] == ["hello", "bye"]
 
@@ -327,10 +340,11 @@ def test_the_hand_over_runs_in_cxx_and_calls_python_only_with_news(tmp_path, age
     gpumon._monitor._warned.discard("agent-lost")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        end = time.monotonic() + 5
-        while time.monotonic() < end and not caught:
-            time.sleep(0.01)
+        def warned():
             mon.step()
+            return caught
+
+        wait_for(warned, interval=0.01)
     assert len(calls) > before and calls[-1][1] == 1 and mon.active
     assert [str(w.message) for w in caught if "lost the agent" in str(w.message)], caught
     mon.close()

@@ -211,16 +211,16 @@ TEST(AgentServer, StopClosesClientsAndRemovesTheSocket) {
   TempDir dir;
   Received r;
   const std::string path = dir.file("agent.sock");
-  auto server = start_server(path, r);
+  // One read an hour: a stop that waited for the server's clock would outlast the test's time
+  // limit; one that wakes the server returns at once, however loaded the machine.
+  auto server = start_server(path, r, 256, std::chrono::hours(1));
   struct stat st {};
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600);
   const int fd = raw_connect(path);
   put(fd, hello(9, 0));
   ASSERT_TRUE(eventually([&] { return r.count_events("hello") == 1; }));
-  const auto t0 = std::chrono::steady_clock::now();
   server->stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s);
   EXPECT_EQ(r.count_events("disconnect"), 1U);
   EXPECT_NE(::stat(path.c_str(), &st), 0);
   char c;
@@ -230,7 +230,8 @@ TEST(AgentServer, StopClosesClientsAndRemovesTheSocket) {
   server->stop();  // idempotent
 }
 
-// Reads what has arrived on `fd` within `limit` (the server pushes lines without being asked).
+// Reads what arrives on `fd` (the server pushes lines without being asked) until a whole line is
+// there or `limit` passes: a long limit waits for a line, a short one checks that none comes.
 std::string read_for(int fd, std::chrono::milliseconds limit) {
   std::string got;
   const auto end = std::chrono::steady_clock::now() + limit;
@@ -253,13 +254,13 @@ TEST(AgentServer, PushesTheLatestLineToHelloedClientsAndNewcomers) {
   put(a, hello(1, 0));
   ASSERT_TRUE(eventually([&] { return r.count_events("hello") == 1; }));
   server->push(R"({"type":"findings","health_score":100,"findings":[]})");
-  EXPECT_EQ(read_for(a, 2s), "{\"type\":\"findings\",\"health_score\":100,\"findings\":[]}\n");
+  EXPECT_EQ(read_for(a, 60s), "{\"type\":\"findings\",\"health_score\":100,\"findings\":[]}\n");
   server->push("second");
-  EXPECT_EQ(read_for(a, 2s), "second\n");
+  EXPECT_EQ(read_for(a, 60s), "second\n");
   const int b = raw_connect(server->socket_path());
   EXPECT_EQ(read_for(b, 100ms), "") << "nothing before the hello";
   put(b, hello(2, 1));
-  EXPECT_EQ(read_for(b, 2s), "second\n") << "the latest line right after the hello";
+  EXPECT_EQ(read_for(b, 60s), "second\n") << "the latest line right after the hello";
   ::close(a);
   ::close(b);
   server->stop();

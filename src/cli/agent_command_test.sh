@@ -13,6 +13,8 @@ d=$(mktemp -d)
 agent=
 trap '[ -n "$agent" ] && kill "$agent" 2>/dev/null; rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; cat "$d/err" 2>/dev/null; exit 1; }
+waiting="$(dirname "$0")/../util/testing/wait_for.sh"
+. "$waiting"
 
 cat >"$d/client.py" <<'PY'
 import json, os, socket, sys, time
@@ -42,17 +44,24 @@ PY
 sock="$d/agent.sock"
 "$g" agent --socket "$sock" -o "$d/a.gpumon" --interval 100 2>"$d/err" &
 agent=$!
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -S "$sock" ] || fail "the agent did not listen"
+wait_for test -S "$sock" || fail "the agent did not listen"
 [ "$(stat -c %a "$sock")" = 600 ] || fail "socket mode $(stat -c %a "$sock"), not 600"
 "$py" "$d/client.py" "$sock" 0 40 ok &
 "$py" "$d/client.py" "$sock" 1 40 garbage &
 "$py" "$d/client.py" "$sock" 2 40 cut &
 wait %2 %3 %4 2>/dev/null || wait
-"$py" "$d/client.py" "$sock" 0 0 ok || fail "the agent stopped after a bad client"
 "$g" agent --socket "$sock" 2>"$d/err2" && fail "a second agent took a live socket"
 grep -q "already listens" "$d/err2" || fail "no 'already listens' message"
+"$py" "$d/client.py" "$sock" 0 0 ok || fail "the agent stopped after a bad client"
+# The agent stops without reading what its clients may still have in flight: first its
+# recording (a commit a second) holds every step and the last client's bye (that client came
+# after the second agent's probe, so the probe was accepted too).
+recorded() {
+  [ "$("$g" export "$d/a.gpumon" --steps --format csv 2>/dev/null | wc -l)" = 121 ] &&
+    [ "$("$g" export "$d/a.gpumon" --table rank_events --format jsonl 2>/dev/null |
+      grep -c '"kind":"bye"')" = 2 ]
+}
+wait_for recorded || fail "the clients' steps and byes did not reach the recording"
 kill -TERM "$agent"
 wait "$agent" || fail "the agent exited with $? on SIGTERM"
 agent=
@@ -81,9 +90,10 @@ grep -q 'record-[0-9]*\.sock$' "$d/record-socket" || fail "socket: $(cat "$d/rec
 [ -e "$(cat "$d/record-socket")" ] && fail "record left its socket behind"
 
 # gpumon record diagnoses live too: the xid scenario's XID 13 on GPU 0 (at 3 s) is logged by
-# the first evaluation, at 5 s.
-GPUMON_FAKE_SCENARIO=xid "$g" record -o "$d/x.gpumon" --interval 100 -- sleep 6.5 2>"$d/err" ||
-  fail "record -- sleep failed"
+# the first evaluation, at 5 s. The command runs until it sees that line in record's stderr.
+GPUMON_FAKE_SCENARIO=xid "$g" record -o "$d/x.gpumon" --interval 100 -- \
+  sh -c '. "$0"; wait_for grep -q "^gpumon record: .* xid gpu 0" "$1"' "$waiting" "$d/err" \
+  2>"$d/err" || fail "record: no live xid finding logged"
 grep -q "^gpumon record: .* xid gpu 0" "$d/err" || fail "record: no live xid finding logged"
 "$g" record --help | grep -q -- "--no-diagnose" || fail "record --help: no --no-diagnose"
 echo "agent: ok"

@@ -19,10 +19,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test_support import SKIP, Serve, check, http_get  # noqa: E402
+from serve_test_support import SKIP, Serve, check, history_ticks, http_get, wait_for  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CHROMIUM_TEST = os.path.join(ROOT, "web", "test", "test_dashboard_chromium.py")
@@ -51,7 +50,8 @@ def main():
         if b"npm ci" in body and b"uPlot" not in body:
             print("SKIP: the dashboard was built without uPlot (npm ci --prefix web)")
             return SKIP
-        time.sleep(2)  # a few ticks of history for the first chart render
+        # A few ticks of history for the first chart render.
+        check(wait_for(lambda: history_ticks(serve.base) >= 3), "three ticks of history", failures)
         rc = subprocess.run([sys.executable, CHROMIUM_TEST, "--base-url", serve.base,
                              "--expect-gpus", "8", "--out", args.out]).returncode
         check(rc in (0, SKIP), "test_dashboard_chromium.py against serve: exit %d" % rc,

@@ -31,7 +31,8 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test_support import SKIP, Rank, Serve, check, free_port, http_get  # noqa: E402
+from serve_test_support import (SKIP, TIMEOUT_S, Rank, Serve, check, free_port,  # noqa: E402
+                                http_get, wait_for)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -88,18 +89,17 @@ class Prometheus:
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
         self.base = "http://127.0.0.1:%d" % self.port
 
-    def wait_ready(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+    def wait_ready(self):
+        def ready():
             if self.proc.poll() is not None:
                 raise RuntimeError("prometheus exited with %s" % self.proc.returncode)
             try:
-                if http_get(self.base + "/-/ready", timeout=2)[0] == 200:
-                    return
+                return http_get(self.base + "/-/ready")[0] == 200
             except OSError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("prometheus not ready after %d s" % timeout)
+                return False
+
+        if not wait_for(ready):
+            raise RuntimeError("prometheus not ready after %d s" % TIMEOUT_S)
 
     def api(self, path, **params):
         url = self.base + path + ("?" + urllib.parse.urlencode(params) if params else "")
@@ -117,13 +117,10 @@ class Prometheus:
         r = self.query(expr)
         return float(r[0]["value"][1]) if len(r) == 1 else None
 
-    def wait_for(self, expr, timeout, what):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.query(expr):
-                return True
-            time.sleep(0.5)
-        raise RuntimeError("timed out after %d s waiting for %s (%s)" % (timeout, what, expr))
+    def wait_for(self, expr, what):
+        """Until `expr` returns data (TIMEOUT_S at most: only a hung test ends there)."""
+        if not wait_for(lambda: self.query(expr), interval=0.5):
+            raise RuntimeError("timed out after %d s waiting for %s (%s)" % (TIMEOUT_S, what, expr))
 
     def stop(self):
         if self.proc.poll() is None:
@@ -185,18 +182,19 @@ def run(args, failures):
         prom = Prometheus(prom_bin, prometheus_config([demo.target, xid.target]), work)
         prom.wait_ready()
         d, x = 'instance="%s"' % demo.target, 'instance="%s"' % xid.target
-        prom.wait_for('count(up{job="gpumon"} == 1) == 2', 30, "both targets up")
+        prom.wait_for('count(up{job="gpumon"} == 1) == 2', "both targets up")
         print("both targets up after %.1f s" % (time.monotonic() - started), flush=True)
 
         # XIDs come at 3, 6 and 12 s of the xid scenario (GPU 0) and 8 s (GPU 1, with the ECC
         # step); wait for the last one, and for a few scrapes of history for increase().
-        prom.wait_for('gpumon_gpu_xid_errors_total{%s,gpu="0",xid="119"} == 1' % x, 30,
+        prom.wait_for('gpumon_gpu_xid_errors_total{%s,gpu="0",xid="119"} == 1' % x,
                       "XID 119 of the xid scenario")
-        prom.wait_for('count_over_time(up{%s}[1m]) >= 4' % d, 20, "four scrapes of demo")
-        prom.wait_for('count_over_time(gpumon_training_steps_total{%s}[1m]) >= 3' % d, 20,
+        prom.wait_for('count_over_time(up{%s}[1m]) >= 4' % d, "four scrapes of demo")
+        prom.wait_for('count_over_time(gpumon_training_steps_total{%s}[1m]) >= 3' % d,
                       "three scrapes of the training rank")
-        prom.wait_for('ALERTS{alertname="GpumonXidError",alertstate="firing"}', 15,
-                      "the XID alert firing")
+        for severity, gpu in (("critical", "1"), ("warning", "0")):
+            prom.wait_for('ALERTS{alertname="GpumonXidError",alertstate="firing",severity="%s",'
+                          'gpu="%s"}' % (severity, gpu), "the %s XID alert firing" % severity)
 
         # --- values against the scenarios -----------------------------------------------
         check(prom.scalar("gpumon_gpus{%s}" % d) == 8, "demo: gpumon_gpus 8", failures)
@@ -319,7 +317,7 @@ def run(args, failures):
         # increase() sees the ECC step only when Prometheus scraped the 0 before it (at 8 s).
         if prom.scalar('min_over_time(gpumon_gpu_ecc_uncorrected_errors_total{%s,gpu="1"}[5m])'
                        % x) == 0:
-            prom.wait_for('ALERTS{alertname="GpumonUncorrectedEccErrors",alertstate="firing"}', 10,
+            prom.wait_for('ALERTS{alertname="GpumonUncorrectedEccErrors",alertstate="firing"}',
                           "the uncorrected ECC alert")
         else:
             print("note: Prometheus started after the ECC step; its alert is not checked")

@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "cli/serve_command.h"
 #include "exporter/exposition.h"
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/testing/open_fake_backend.h"
 #include "training/protocol.h"
+#include "util/testing/eventually.h"
 #include "web/dashboard_asset.h"
 
 namespace gpumon::cli {
@@ -52,8 +52,7 @@ class ServeRoutes : public ::testing::Test {
     handler_ = make_serve_handler(state_);
     sampler_->start();
     // Until the first ticks are published (history and metrics have data).
-    for (int i = 0; i < 200 && sampler_->stats().ticks < 3; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(testing_util::eventually([&] { return sampler_->stats().ticks >= 3; }));
   }
   void TearDown() override {
     if (sampler_) sampler_->stop();
@@ -73,8 +72,10 @@ TEST_F(ServeRoutes, MetricsServesTheSharedExpositionWithItsExactContentType) {
   ASSERT_NE(r.body, nullptr);
   EXPECT_NE(r.body->find("gpumon_gpus 8\n"), std::string::npos);
   EXPECT_NE(r.body->find("gpumon_gpu_utilization_ratio{gpu=\"7\"}"), std::string::npos);
-  // The cached body itself, not a copy: a second scrape within the second shares it.
-  EXPECT_EQ(handler_(get("/metrics")).body.get(), state_->metrics_text().get());
+  // The cached body itself, not a copy: a second scrape shares it until a tick renders a new
+  // one (every 50 ms here, so the two may straddle a tick; then they share the next).
+  EXPECT_TRUE(testing_util::eventually(
+      [&] { return handler_(get("/metrics")).body.get() == state_->metrics_text().get(); }));
 }
 
 TEST_F(ServeRoutes, HealthIsOkWhileTheSamplerTicks) {

@@ -14,8 +14,13 @@ import subprocess
 import tempfile
 import threading
 import time
+import sys
 import urllib.error
 import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "util", "testing"))
+from wait_for import TIMEOUT_S, wait_for  # noqa: E402,F401  (re-exported for the serve tests)
 
 SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
 LISTENING = re.compile(r"listening on (https?)://([^/ ]+):(\d+)/")
@@ -50,8 +55,10 @@ class Serve:
         self.proc = subprocess.Popen(
             [gpumon, "serve", "--listen", "127.0.0.1:0", *args], env=e,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        threading.Thread(target=self._read, args=(self.proc.stderr,), daemon=True).start()
-        threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True).start()
+        self._readers = [threading.Thread(target=self._read, args=(stream,), daemon=True)
+                         for stream in (self.proc.stderr, self.proc.stdout)]
+        for t in self._readers:
+            t.start()
 
     def _read(self, stream):
         for line in stream:
@@ -62,7 +69,7 @@ class Serve:
                     self.port = int(m.group(3))
                 self._cond.notify_all()
 
-    def wait_listening(self, timeout=20):
+    def wait_listening(self, timeout=TIMEOUT_S):
         """The bound port; raises with the output so far when it does not come."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -85,8 +92,9 @@ class Serve:
     def output(self):
         return "\n".join(self.lines)
 
-    def stop(self, sig=signal.SIGTERM, timeout=15):
-        """Sends `sig` and returns the exit status (killing it after `timeout`)."""
+    def stop(self, sig=signal.SIGTERM, timeout=TIMEOUT_S):
+        """Sends `sig` and returns the exit status (killing it after `timeout`), once its last
+        lines are read."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
             try:
@@ -96,7 +104,8 @@ class Serve:
                 self.proc.wait()
                 raise RuntimeError("gpumon serve did not stop within %d s after %s:\n%s"
                                    % (timeout, sig, self.output()))
-        time.sleep(0.1)  # let the readers take the last lines
+        for t in self._readers:  # they end at the end of the streams
+            t.join(timeout)
         if self._runtime_dir:
             shutil.rmtree(self._runtime_dir, ignore_errors=True)
         return self.proc.returncode
@@ -107,7 +116,7 @@ class Rank:
     (docs/python.md, "Protocol"): a hello, then steps, then a bye."""
 
     def __init__(self, socket_path, pid, rank, local_rank=None, world_size=None,
-                 pci_bus_id=None, timeout=10):
+                 pci_bus_id=None, timeout=TIMEOUT_S):
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -145,7 +154,7 @@ class Rank:
         self.sock.close()
 
 
-def http_get(url, timeout=10, source=None):
+def http_get(url, timeout=TIMEOUT_S, source=None):
     """(status, headers, body bytes). `source` binds the client to that local address."""
     if source is None:
         try:
@@ -167,6 +176,13 @@ def http_get(url, timeout=10, source=None):
     head, _, body = data.partition(b"\r\n\r\n")
     status = int(head.split(b" ", 2)[1])
     return status, {}, body
+
+
+def history_ticks(base):
+    """How many ticks a serve at `base` keeps in its history (/api/v1/history)."""
+    history = http_get(base + "/api/v1/history?seconds=3600&metrics=power_draw_w")[2]
+    gpus = json.loads(history)["gpus"]
+    return len(gpus[0]["time"]) if gpus else 0
 
 
 def free_port():

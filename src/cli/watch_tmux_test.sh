@@ -27,13 +27,28 @@ fail() {
   exit 1
 }
 capture() { tm capture-pane -p -t t; }
-# Polls (up to $2 seconds) until the pane has a line matching the extended regex $1.
-wait_for() {
-  local deadline=$((SECONDS + $2))
-  until capture | grep -qE -- "$1"; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.1
-  done
+. "$(dirname "$0")/../util/testing/wait_for.sh"
+# Whether the pane has a line matching the extended regex $1.
+pane_has() { capture | grep -qE -- "$1"; }
+# The first frame is whole: the label on top, 8 GPU blocks with their utilization, processes.
+first_frame() {
+  local f
+  f=$(capture)
+  head -n1 <<<"$f" | grep -q '^SIMULATED GPUs' &&
+    [ "$(grep -cE '^GPU [0-7]  NVIDIA H200' <<<"$f")" = 8 ] &&
+    [ "$(grep -c '^  util ' <<<"$f")" = 8 ] && grep -q '^Processes' <<<"$f"
+}
+# The GPU lines differ from those of $first: the values refreshed.
+refreshed() {
+  [ "$(grep -E '^(GPU |  util )' <<<"$first")" != "$(grep -E '^(GPU |  util )' <<<"$(capture)")" ]
+}
+# The frame fits the 90x20 window and shows the one-line-per-GPU layout down to GPU 7.
+resized_frame() {
+  local f line
+  f=$(capture)
+  [ "$(wc -l <<<"$f")" -le 20 ] && head -n1 <<<"$f" | grep -q '^SIMULATED GPUs' &&
+    grep -qE '^ 7 ' <<<"$f" || return 1
+  while IFS= read -r line; do [ "${#line}" -le 90 ] || return 1; done <<<"$f"
 }
 
 # The shell survives the Ctrl-C of the second run (its trap runs after gpumon exits); it waits
@@ -49,13 +64,12 @@ for run in 1 2; do
   echo "EXIT\$run=\$?"
   if [ "\$(stty -g)" = "\$(cat "$tmp/stty.before")" ]; then echo TTY-RESTORED\$run; else echo TTY-CHANGED\$run; fi
 done
-sleep 60
+sleep 3600  # keeps the pane for the checks; the cleanup ends it
 SCRIPT
 
 tm new-session -d -s t -x 132 -y 50 "sh $tmp/run.sh"
-wait_for "^SIMULATED GPUs" 15 || fail "no SIMULATED label within 15 s"
-wait_for "^Processes" 5 || fail "no processes table"
-sleep 0.5
+wait_for pane_has "^SIMULATED GPUs" || fail "no SIMULATED label"
+wait_for first_frame || fail "the first frame is not whole"
 
 first=$(capture)
 [ "$(tm display-message -p -t t '#{alternate_on}')" = 1 ] || fail "not on the alternate screen"
@@ -65,14 +79,10 @@ blocks=$(grep -cE '^GPU [0-7]  NVIDIA H200' <<<"$first" || true)
 [ "$blocks" = 8 ] || fail "expected 8 GPU blocks, found $blocks"
 [ "$(grep -c '^  util ' <<<"$first" || true)" = 8 ] || fail "expected 8 utilization lines"
 
-sleep 1.2
-second=$(capture)
-if [ "$(grep -E '^(GPU |  util )' <<<"$first")" = "$(grep -E '^(GPU |  util )' <<<"$second")" ]; then
-  fail "GPU values did not refresh in 1.2 s"
-fi
+wait_for refreshed || fail "GPU values did not refresh"
 
 tm resize-window -t t -x 90 -y 20
-sleep 1
+wait_for resized_frame || true  # the checks below say what is wrong
 small=$(capture)
 [ "$(wc -l <<<"$small")" -le 20 ] || fail "more lines than the 20-row window"
 head -n1 <<<"$small" | grep -q '^SIMULATED GPUs' || fail "label lost after the resize"
@@ -84,7 +94,7 @@ grep -qE '^ 7 ' <<<"$small" || fail "GPU 7 not shown in the one-line-per-GPU lay
 # Checks that run $1 has exited with status 0 and left the terminal as it found it.
 check_restored() {
   # The TTY line comes last: once it is there, so is everything before it.
-  wait_for "^TTY-(RESTORED|CHANGED)$1\$" 5 || fail "run $1: gpumon did not exit within 5 s"
+  wait_for pane_has "^TTY-(RESTORED|CHANGED)$1\$" || fail "run $1: gpumon did not exit"
   local after
   after=$(capture)
   grep -qx "EXIT$1=0" <<<"$after" || fail "run $1: exit status was not 0"
@@ -100,7 +110,7 @@ check_restored 1
 
 # Second run: Ctrl-C instead of q.
 tm send-keys -t t Enter
-wait_for "^SIMULATED GPUs" 15 || fail "second run: no SIMULATED label"
+wait_for resized_frame || fail "second run: no whole first frame (90x20)"
 tm send-keys -t t C-c
 check_restored 2
 echo "PASS: 8 GPU blocks, SIMULATED label, refresh, resize, q and Ctrl-C, terminal restored"

@@ -12,6 +12,7 @@ d=$(mktemp -d)
 agent=
 trap '[ -n "$agent" ] && kill "$agent" 2>/dev/null; rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; cat "$d/log" 2>/dev/null; exit 1; }
+. "$src/../util/testing/wait_for.sh"
 
 cmake --install "$build" --prefix "$d/prefix" >"$d/log" 2>&1 || fail "cmake --install"
 [ -x "$d/prefix/bin/gpumon" ] || fail "no bin/gpumon"
@@ -23,13 +24,16 @@ cmake --build "$d/consumer" >"$d/log" 2>&1 || fail "building the consumer agains
 "$d/prefix/bin/gpumon" agent --socket "$d/a.sock" -o "$d/r.gpumon" --interval 100 \
   --no-diagnose 2>"$d/agent.err" &
 agent=$!
-i=0
-while [ ! -S "$d/a.sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -S "$d/a.sock" ] || fail "the installed agent did not listen: $(cat "$d/agent.err")"
+wait_for test -S "$d/a.sock" || fail "the installed agent did not listen: $(cat "$d/agent.err")"
 "$d/consumer/consumer" "$d/a.sock" >"$d/log" 2>&1 || fail "consumer exit $?"
+# The agent stops without reading what a client may still have in flight: first its recording
+# (a commit a second) holds the three steps.
+steps() { "$d/prefix/bin/gpumon" export "$d/r.gpumon" --steps --format csv 2>/dev/null | wc -l; }
+three_steps() { [ "$(steps)" = 4 ]; }
+wait_for three_steps
 kill -TERM "$agent"
 wait "$agent" || fail "the agent exited with $?"
 agent=
-n=$("$d/prefix/bin/gpumon" export "$d/r.gpumon" --steps --format csv | wc -l)
+n=$(steps)
 [ "$n" = 4 ] || fail "the recording has $((n - 1)) steps, not 3"
 echo "install: ok"

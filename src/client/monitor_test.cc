@@ -34,7 +34,7 @@ class Agent {
   void stop() { server_->stop(); }
   std::vector<training::Step> steps() { return received_.steps(); }
   std::vector<training::RankEvent> events() { return received_.events(); }
-  // Wait until `n` steps / an event of `kind` arrived (or 5 s).
+  // Wait until `n` steps / an event of `kind` arrived (eventually()).
   bool wait_steps(std::size_t n) {
     return eventually([&] { return received_.step_count() >= n; });
   }
@@ -107,6 +107,7 @@ TEST_F(MonitorWithAgent, HelloCarriesIdentityFromTheEnvironmentAndOptions) {
 }
 
 TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
+  const auto begun = std::chrono::steady_clock::now();
   Monitor mon = Monitor::start(options());
   for (int i = 0; i < 3; ++i) {
     const int batch = mon.fetch([&] {
@@ -117,6 +118,8 @@ TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
     std::this_thread::sleep_for(10ms);  // the "training"
     mon.step();
   }
+  // Each step is measured within the loop that ran it, however slowly that ran.
+  const std::chrono::duration<double> loop = std::chrono::steady_clock::now() - begun;
   mon.close();
   ASSERT_TRUE(agent.wait_steps(3));
   const auto steps = agent.steps();
@@ -125,7 +128,7 @@ TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
     EXPECT_EQ(s.step, i);
     EXPECT_GE(s.data_wait_s, 0.019);
     EXPECT_GE(s.cpu_step_s, s.data_wait_s + 0.009);
-    EXPECT_LT(s.cpu_step_s, 1.0);
+    EXPECT_LE(s.cpu_step_s, loop.count());
     EXPECT_NEAR(s.t_end_s - s.t_start_s, s.cpu_step_s, 1e-6);  // epoch seconds: ~2e-7 apart
     EXPECT_FALSE(s.gpu_step_s);
     EXPECT_FALSE(s.allocated_bytes);
@@ -138,13 +141,18 @@ TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
 
 TEST_F(MonitorWithAgent, ScopedStepTimesItsBodyOnly) {
   Monitor mon = Monitor::start(options());
+  std::vector<std::chrono::duration<double>> bodies;  // measured around each scoped step
   for (int i = 0; i < 2; ++i) {
     mon.data_wait_begin();
     std::this_thread::sleep_for(15ms);
     mon.data_wait_end();
     std::this_thread::sleep_for(50ms);  // outside the body: not counted
-    auto s = mon.scoped_step();
-    std::this_thread::sleep_for(10ms);
+    const auto before = std::chrono::steady_clock::now();
+    {
+      auto s = mon.scoped_step();
+      std::this_thread::sleep_for(10ms);
+    }
+    bodies.emplace_back(std::chrono::steady_clock::now() - before);
   }
   mon.set_gpu_step_seconds(0.004);
   { auto s = mon.scoped_step(); }
@@ -153,7 +161,7 @@ TEST_F(MonitorWithAgent, ScopedStepTimesItsBodyOnly) {
   const auto steps = agent.steps();
   for (int i = 0; i < 2; ++i) {
     EXPECT_GE(steps[i].cpu_step_s, 0.009);
-    EXPECT_LT(steps[i].cpu_step_s, 0.045);
+    EXPECT_LE(steps[i].cpu_step_s, bodies[i].count());  // not the 50 ms before the body
     EXPECT_GE(steps[i].data_wait_s, 0.014);
   }
   EXPECT_EQ(steps[2].gpu_step_s, 0.004);

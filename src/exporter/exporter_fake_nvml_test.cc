@@ -13,11 +13,14 @@
 #include "exporter/testing/exposition_check.h"
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/testing/open_fake_backend.h"
+#include "util/testing/eventually.h"
 
 namespace gpumon::exporter {
 namespace {
 
 using fake::testing::FakeScenario;
+using fake::testing::Hooks;
+using fake::testing::kTimeStandsStill;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
@@ -25,12 +28,14 @@ bool has(const std::string& body, const std::string& text) {
   return body.find(text) != std::string::npos;
 }
 
+// The exporter's state over a sampler in real time, from construction until stop(); a test waits
+// for what it checks (until()), never for a guessed span.
 struct ServeRun {
   std::unique_ptr<Sampler> sampler;
   std::shared_ptr<ExporterState> state;
   std::shared_ptr<ExporterState> native;  ///< the same options without --compat dcgm
 
-  ServeRun(const ExporterOptions& options, milliseconds span) {
+  explicit ServeRun(const ExporterOptions& options) {
     auto backend = gpumon::testing::open_fake_backend();
     if (!backend) return;
     SamplerConfig config;
@@ -44,9 +49,16 @@ struct ServeRun {
     native = std::make_shared<ExporterState>(*sampler, plain);
     sampler->add_sink(native);
     sampler->start();
-    std::this_thread::sleep_for(span);
-    sampler->stop();
   }
+  /// Waits until `done` holds; false when it never did.
+  static bool until(const std::function<bool()>& done) { return testing_util::eventually(done); }
+  bool until_ticks(std::uint64_t n) {
+    return until([&] { return sampler->stats().ticks >= n; });
+  }
+  bool until_body_has(const std::string& text) {
+    return until([&] { return has(*state->metrics_text(), text); });
+  }
+  void stop() { sampler->stop(); }
 };
 
 ExporterOptions options(bool dcgm, bool uuid) {
@@ -132,8 +144,10 @@ void add_events_and_hostile_processes(ExporterState& state) {
 TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
   if (!testing::have_promtool()) GTEST_SKIP() << "promtool not installed";
   FakeScenario env("demo");
-  ServeRun run(options(true, false), milliseconds(400));
+  ServeRun run(options(true, false));
   ASSERT_TRUE(run.state);
+  ASSERT_TRUE(run.until_ticks(3));
+  run.stop();
   add_events_and_hostile_processes(*run.state);
   const std::string body = *run.state->metrics_text();
   // The native body alone: promtool says nothing at all.
@@ -178,8 +192,10 @@ TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
 
 TEST(ExporterFakeNvml, UuidOnlyWithTheOption) {
   FakeScenario env("demo");
-  ServeRun run(options(true, true), milliseconds(150));
+  ServeRun run(options(true, true));
   ASSERT_TRUE(run.state);
+  ASSERT_TRUE(run.until_ticks(2));
+  run.stop();
   const std::string body = *run.state->metrics_text();
   EXPECT_TRUE(has(body, ",uuid=\"GPU-5e1f7c2a-9b3d-4c8e-a1f0-6d2b8e4c0000\"} 1\n")) << body;
   EXPECT_TRUE(has(body, "UUID=\"GPU-5e1f7c2a-9b3d-4c8e-a1f0-6d2b8e4c0007\""));
@@ -193,8 +209,10 @@ TEST(ExporterFakeNvml, UuidOnlyWithTheOption) {
 
 TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
   FakeScenario env("unsupported");
-  ServeRun run(options(true, false), milliseconds(250));
+  ServeRun run(options(true, false));
   ASSERT_TRUE(run.state);
+  ASSERT_TRUE(run.until_ticks(3));
+  run.stop();
   const std::string body = *run.state->metrics_text();
   for (const char* absent :
        {"gpumon_gpu_memory_temperature_celsius", "gpumon_gpu_energy_joules_total",
@@ -222,9 +240,13 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
 }
 
 TEST(ExporterFakeNvml, LostGpuIsFlaggedAndTheOtherStays) {
-  FakeScenario env("gpu-lost", /*offset_s=*/4.7);  // GPU 1 is lost at 5 s
-  ServeRun run(options(true, false), milliseconds(700));
+  FakeScenario env("gpu-lost", /*offset_s=*/4.9, kTimeStandsStill);  // GPU 1 is lost at 5 s
+  ServeRun run(options(true, false));
   ASSERT_TRUE(run.state);
+  ASSERT_TRUE(run.until_ticks(1));
+  Hooks::get().set_time(5.1);
+  ASSERT_TRUE(run.until_body_has("gpumon_gpu_lost{gpu=\"1\"} 1\n"));
+  run.stop();
   const std::string body = *run.state->metrics_text();
   EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"1\"} 1\n")) << body;
   EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"0\"} 0\n"));
@@ -239,9 +261,13 @@ TEST(ExporterFakeNvml, LostGpuIsFlaggedAndTheOtherStays) {
 }
 
 TEST(ExporterFakeNvml, XidEventsOfTheScenarioAreCounted) {
-  FakeScenario env("xid", /*offset_s=*/2.7);  // GPU 0: XID 13 at 3 s
-  ServeRun run(options(true, false), milliseconds(900));
+  FakeScenario env("xid", /*offset_s=*/2.9, kTimeStandsStill);  // GPU 0: XID 13 at 3 s
+  ServeRun run(options(true, false));
   ASSERT_TRUE(run.state);
+  ASSERT_TRUE(run.until_ticks(1));
+  Hooks::get().set_time(3.1);
+  ASSERT_TRUE(run.until_body_has("gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 1\n"));
+  run.stop();
   std::string body = *run.state->metrics_text();
   EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 1\n")) << body;
   EXPECT_TRUE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"0\"} "));
@@ -286,7 +312,10 @@ TEST(ExporterFakeNvml, ScrapesFromManyThreadsWhileTheSamplerTicks) {
       }
     });
   }
-  std::this_thread::sleep_for(milliseconds(300));
+  // Scrapes from every reader while the sampler ticks on (the cache turns over each tick).
+  const auto ticks_before = sampler.stats().ticks;
+  EXPECT_TRUE(testing_util::eventually(
+      [&] { return scrapes >= 100 && sampler.stats().ticks >= ticks_before + 5; }));
   stop = true;
   for (auto& t : readers) t.join();
   sampler.stop();

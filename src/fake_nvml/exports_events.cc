@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <thread>
+#include <mutex>
 
 #include "fake_nvml/runtime.h"
 
@@ -68,24 +68,22 @@ nvmlReturn_t wait_failure(Runtime& rt, nvmlEventSet_t set, int symbol) {
   return NVML_SUCCESS;
 }
 
-// Waits up to timeout_ms for a due event, sleeping (without the lock) until the next one is due.
+// Waits up to timeout_ms for a due event, sleeping (the lock released) until the next one is
+// due or a test moves held scenario time.
 nvmlReturn_t wait_impl(int symbol, nvmlEventSet_t set, nvmlEventData_t* data,
                        unsigned int timeout_ms, bool v2) {
   Runtime& rt = Runtime::get();
   rt.count(symbol);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   try {
+    std::unique_lock<std::mutex> lock(rt.mutex());
     for (;;) {
+      if (!rt.initialized()) return NVML_ERROR_UNINITIALIZED;
+      if (data == nullptr || !rt.valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
       double next_due_s = 0;
-      double until_due_s = 0;  // real seconds until the next event falls due
-      {
-        std::lock_guard<std::mutex> lock(rt.mutex());
-        if (!rt.initialized()) return NVML_ERROR_UNINITIALIZED;
-        if (data == nullptr || !rt.valid_event_set(set)) return NVML_ERROR_INVALID_ARGUMENT;
-        if (try_deliver(rt, set, data, v2, &next_due_s) == NVML_SUCCESS) return NVML_SUCCESS;
-        if (const nvmlReturn_t rc = wait_failure(rt, set, symbol); rc != NVML_SUCCESS) return rc;
-        until_due_s = rt.real_seconds_until(next_due_s);
-      }
+      if (try_deliver(rt, set, data, v2, &next_due_s) == NVML_SUCCESS) return NVML_SUCCESS;
+      if (const nvmlReturn_t rc = wait_failure(rt, set, symbol); rc != NVML_SUCCESS) return rc;
+      const double until_due_s = rt.real_seconds_until(next_due_s);  // real seconds
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return NVML_ERROR_TIMEOUT;
       auto wake = deadline;
@@ -93,7 +91,7 @@ nvmlReturn_t wait_impl(int symbol, nvmlEventSet_t set, nvmlEventData_t* data,
         wake = std::min(wake, now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                         std::chrono::duration<double>(until_due_s)));
       }
-      std::this_thread::sleep_until(wake);
+      rt.time_moved().wait_until(lock, wake);
     }
   } catch (...) {
     return NVML_ERROR_UNKNOWN;

@@ -220,3 +220,11 @@ GPUMON_FAKE_EXPORT unsigned long long gpumonFakeCallCount(const char* symbol) {
 GPUMON_FAKE_EXPORT void gpumonFakeResetCounts(void) {
   Runtime::get().reset_counts();
 }
+
+// Scenario time stands at `scenario_s` from now on (until nvmlInit loads the scenario again):
+// tests step time instead of sleeping. Event waits wake to look at the new time.
+GPUMON_FAKE_EXPORT void gpumonFakeSetTime(double scenario_s) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard<std::mutex> lock(rt.mutex());
+  rt.hold_time(scenario_s);
+}

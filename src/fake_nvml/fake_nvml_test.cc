@@ -182,7 +182,7 @@ TEST_F(FakeNvml, NoProcessesIsSuccessWithZero) {
 }
 
 TEST_F(FakeNvml, SampleBuffersFollowTheDriverGridAndLastSeen) {
-  open("demo", 30);
+  open("demo", 30, kTimeStandsStill);
   const nvmlDevice_t h = device(0);
   nvmlValueType_t type{};
   unsigned count = 0;

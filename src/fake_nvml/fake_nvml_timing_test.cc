@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Time in the fake library: scenario clock (offset, scale), energy, events, latencies, lost
-// GPUs, error rules, and what happens to a broken scenario.
+// Time in the fake library: scenario clock (offset, scale, held and moved by the test), energy,
+// events, latencies, lost GPUs, error rules, and what happens to a broken scenario.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -17,7 +21,7 @@ double ms_since(Clock::time_point t0) {
 }
 
 TEST_F(FakeNvmlTime, OffsetJumpsToALaterScenarioTime) {
-  open("demo", 15);
+  open("demo", 15, kTimeStandsStill);
   unsigned long long reasons = 0;
   ASSERT_EQ(fn().device_get_current_clocks_event_reasons(device(5), &reasons), NVML_SUCCESS);
   EXPECT_EQ(reasons, nvml::kClocksEventSwThermalSlowdown);  // GPU 5 throttles around t=15 s
@@ -29,20 +33,19 @@ TEST_F(FakeNvmlTime, OffsetJumpsToALaterScenarioTime) {
 }
 
 TEST_F(FakeNvmlTime, EnergyIsTheIntegralOfPower) {
-  open("idle-h200", 0, 100);  // 81.2 W, 100x faster than real time
+  open("idle-h200", 0, kTimeStandsStill);  // 81.2 W
   const nvmlDevice_t h = device(0);
   unsigned long long e0 = 0, e1 = 0;
   ASSERT_EQ(fn().device_get_total_energy_consumption(h, &e0), NVML_SUCCESS);
-  const auto t0 = Clock::now();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  hooks_.set_time(10);
   ASSERT_EQ(fn().device_get_total_energy_consumption(h, &e1), NVML_SUCCESS);
-  const double scenario_s = ms_since(t0) / 1000 * 100;
-  EXPECT_NEAR(static_cast<double>(e1 - e0), 81200 * scenario_s, 81200 * scenario_s * 0.03);
   EXPECT_GE(e0, 98765432100ULL);  // starts at energy_at_start_mj
+  // 81.2 W for 10 s, in mJ; the scenario's noise is at most 0.3 W.
+  EXPECT_NEAR(static_cast<double>(e1 - e0), 81200 * 10, 300 * 10);
 }
 
 TEST_F(FakeNvmlTime, XidEventsArriveOnceEachAndWaitsHonourTheTimeout) {
-  open("xid", 7.85);  // XID 13 (3 s) and 31 (6 s) are due; 94 on GPU 1 falls due at 8 s
+  open("xid", 7.85, kTimeStandsStill);  // XID 13 (3 s) and 31 (6 s) are due; 94 on GPU 1 at 8 s
   nvmlEventSet_t set = nullptr;
   ASSERT_EQ(fn().event_set_create(&set), NVML_SUCCESS);
   EXPECT_EQ(fn().device_register_events(device(0), nvml::kEventTypeXidCriticalError | 0x4, set),
@@ -59,40 +62,65 @@ TEST_F(FakeNvmlTime, XidEventsArriveOnceEachAndWaitsHonourTheTimeout) {
   ASSERT_EQ(fn().event_set_wait(set, &data, 0), NVML_SUCCESS);
   EXPECT_EQ(data.eventData, 31U);
   EXPECT_EQ(fn().event_set_wait(set, &data, 0), NVML_ERROR_TIMEOUT);
-  auto t0 = Clock::now();
-  ASSERT_EQ(fn().event_set_wait(set, &data, 2000), NVML_SUCCESS);  // sleeps until 8 s
-  EXPECT_LT(ms_since(t0), 1000);
+  // A wait that scenario time catches up with (moved by another thread) gets the event.
+  std::thread mover([&] { hooks_.set_time(8.05); });
+  ASSERT_EQ(fn().event_set_wait(set, &data, 600000), NVML_SUCCESS);
+  mover.join();
   EXPECT_EQ(data.eventData, 94U);
   EXPECT_EQ(data.device, device(1));
-  t0 = Clock::now();
+  const auto t0 = Clock::now();
   EXPECT_EQ(fn().event_set_wait(set, &data, 60), NVML_ERROR_TIMEOUT);  // next is at 12 s
   EXPECT_GE(ms_since(t0), 55);
-  EXPECT_LT(ms_since(t0), 1000);
   ASSERT_EQ(fn().event_set_free(set), NVML_SUCCESS);
   EXPECT_EQ(fn().event_set_wait(set, &data, 0), NVML_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(fn().event_set_free(set), NVML_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(FakeNvmlTime, AWaitSleepsUntilTheNextEventFallsDue) {
+  open("xid", 7.9);  // real time: XID 94 on GPU 1 falls due 0.1 s from now
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(fn().event_set_create(&set), NVML_SUCCESS);
+  ASSERT_EQ(fn().device_register_events(device(1), nvml::kEventTypeXidCriticalError, set),
+            NVML_SUCCESS);
+  // Ten minutes: a wait that slept out its timeout instead of until the event was due would
+  // outlast the test's time limit.
+  nvmlEventData_t data{};
+  ASSERT_EQ(fn().event_set_wait(set, &data, 600000), NVML_SUCCESS);
+  EXPECT_EQ(data.eventData, 94U);
+  ASSERT_EQ(fn().event_set_free(set), NVML_SUCCESS);
+}
+
+// In a child process the temperature getter sleeps a minute (the longest latency a scenario
+// may give); the power getter on another thread must return while it does. A latency applied
+// under the library's lock would hold the power getter until the sleep ended.
 TEST_F(FakeNvmlTime, LatenciesBusyWaitOrSleepOutsideTheLock) {
   TempScenario sc(R"({"latency_us": {"nvmlDeviceGetTotalEnergyConsumption": 2400},
-                      "devices": [{"latency_us": {"nvmlDeviceGetTemperature": {"us": 300000, "mode": "sleep"}}}]})");
+                      "devices": [{"latency_us": {"nvmlDeviceGetTemperature": {"us": 60000000, "mode": "sleep"}}}]})");
   open(sc.path());
   const nvmlDevice_t h = device(0);
   unsigned long long energy = 0;
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   ASSERT_EQ(fn().device_get_total_energy_consumption(h, &energy), NVML_SUCCESS);
   EXPECT_GE(ms_since(t0), 2.4);
-  // A hanging getter on one thread does not block another thread's calls.
-  std::thread hang([&] {
-    unsigned temp = 0;
-    EXPECT_EQ(fn().device_get_temperature(h, NVML_TEMPERATURE_GPU, &temp), NVML_SUCCESS);
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  t0 = Clock::now();
-  unsigned power = 0;
-  EXPECT_EQ(fn().device_get_power_usage(h, &power), NVML_SUCCESS);
-  EXPECT_LT(ms_since(t0), 100);
-  hang.join();
+  hooks_.reset_counts();
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::atomic<bool> hang_returned{false};
+    std::thread hang([&] {
+      unsigned temp = 0;
+      (void)fn().device_get_temperature(h, NVML_TEMPERATURE_GPU, &temp);
+      hang_returned = true;
+    });
+    hang.detach();  // _exit() ends it
+    while (hooks_.call_count("nvmlDeviceGetTemperature") == 0) std::this_thread::yield();
+    unsigned power = 0;
+    const bool ok = fn().device_get_power_usage(h, &power) == NVML_SUCCESS && !hang_returned;
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST_F(FakeNvmlTime, ErrorRulesByCallFieldWindowAndEveryNth) {

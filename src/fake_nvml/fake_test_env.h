@@ -55,8 +55,14 @@ class ScopedEnv {
   std::map<std::string, std::optional<std::string>> saved_;
 };
 
+/// FakeScenario's `scale` for a scenario whose time stands at the offset until the test moves
+/// it with Hooks::set_time: what happens at a scenario time then never depends on how fast the
+/// machine runs the test.
+inline constexpr double kTimeStandsStill = 0;
+
 /// Points gpumon at the fake library playing `scenario` (a name or a path), starting at
-/// scenario time `offset_s` and running `scale` times faster than real time.
+/// scenario time `offset_s` and running `scale` times faster than real time (kTimeStandsStill:
+/// not running at all).
 class FakeScenario {
  public:
   explicit FakeScenario(const std::string& scenario, double offset_s = 0, double scale = 1) {
@@ -104,6 +110,8 @@ struct Hooks {
   unsigned long long (*call_count)(const char*) = nullptr;
   void (*reset_counts)() = nullptr;
   const char* (*scenario_name)() = nullptr;
+  /// Scenario time stands at the given seconds from now on; event waits look again.
+  void (*set_time)(double) = nullptr;
 
   static Hooks get() {
     Hooks h;
@@ -113,6 +121,7 @@ struct Hooks {
         reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(lib, "gpumonFakeCallCount"));
     h.reset_counts = reinterpret_cast<void (*)()>(dlsym(lib, "gpumonFakeResetCounts"));
     h.scenario_name = reinterpret_cast<const char* (*)()>(dlsym(lib, "gpumonFakeScenarioName"));
+    h.set_time = reinterpret_cast<void (*)(double)>(dlsym(lib, "gpumonFakeSetTime"));
     return h;
   }
 };

@@ -99,7 +99,12 @@ std::string Runtime::load(Latency* latency) {
   double offset = 0, scale = 1;
   if (auto e = env_number("GPUMON_FAKE_TIME_OFFSET_S", 0, kMaxTimeS, 0, &offset); !e.empty())
     return e;
-  if (auto e = env_number("GPUMON_FAKE_TIME_SCALE", 1e-3, 1e6, 1, &scale); !e.empty()) return e;
+  // 0: scenario time stands at the offset until a test moves it (gpumonFakeSetTime).
+  if (auto e = env_number("GPUMON_FAKE_TIME_SCALE", 0, 1e6, 1, &scale); !e.empty()) return e;
+  if (scale != 0 && scale < 1e-3) {
+    return "GPUMON_FAKE_TIME_SCALE=\"" + env("GPUMON_FAKE_TIME_SCALE") +
+           "\": must be 0 (time stands still) or a number between 0.001 and 1000000";
+  }
 
   scenario_ = std::make_shared<const Scenario>(std::move(*parsed.scenario));
   devices_.clear();
@@ -110,7 +115,8 @@ std::string Runtime::load(Latency* latency) {
     devices_[i].rule_hits.assign(scenario_->devices[i].errors.size(), 0);
   }
   offset_s_ = offset;
-  scale_ = scale;
+  scale_ = scale == 0 ? 1 : scale;  // held time maps to wall time one to one
+  held_s_ = scale == 0 ? std::optional<double>(offset) : std::nullopt;
   delivered_events_.clear();
   start_ = std::chrono::steady_clock::now();
   start_wall_ = std::chrono::system_clock::now();
@@ -139,8 +145,14 @@ nvmlReturn_t Runtime::shutdown() {
 }
 
 double Runtime::now_s() const {
+  if (held_s_) return *held_s_;
   const std::chrono::duration<double> since = std::chrono::steady_clock::now() - start_;
   return offset_s_ + since.count() * scale_;
+}
+
+void Runtime::hold_time(double t_s) {
+  held_s_ = t_s;
+  time_moved_.notify_all();
 }
 
 unsigned long long Runtime::wall_us(double t_s) const {

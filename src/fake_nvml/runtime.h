@@ -10,9 +10,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -85,6 +88,8 @@ class Runtime {
   static Runtime& get();
 
   std::mutex& mutex() { return mutex_; }
+  /// Notified (under mutex()) when a test moves held scenario time: event waits wait on it.
+  std::condition_variable& time_moved() { return time_moved_; }
   void count(int symbol) { counts_[static_cast<std::size_t>(symbol)].fetch_add(1); }
   std::uint64_t count_of(const char* symbol) const;
   void reset_counts();
@@ -95,8 +100,15 @@ class Runtime {
   bool initialized() const { return init_count_ > 0; }
   const Scenario& scenario() const { return *scenario_; }
   double now_s() const;
-  /// Real seconds until scenario time t_s (negative when past; infinite stays infinite).
-  double real_seconds_until(double t_s) const { return (t_s - now_s()) / scale_; }
+  /// Real seconds until scenario time t_s (negative when past; infinite stays infinite, and so
+  /// does any later time while time is held).
+  double real_seconds_until(double t_s) const {
+    if (held_s_ && t_s > *held_s_) return std::numeric_limits<double>::infinity();
+    return (t_s - now_s()) / scale_;
+  }
+  /// From now on scenario time stands at t_s, until a test moves it again or the scenario is
+  /// loaded again (gpumonFakeSetTime). Wakes the event waits.
+  void hold_time(double t_s);
   /// Wall-clock time (us since 1970) of scenario time t_s, stable across calls.
   unsigned long long wall_us(double t_s) const;
   unsigned device_count() const { return static_cast<unsigned>(devices_.size()); }
@@ -133,6 +145,8 @@ class Runtime {
   std::chrono::system_clock::time_point start_wall_{};
   double offset_s_ = 0;
   double scale_ = 1;
+  std::optional<double> held_s_;  ///< scenario time stands here (GPUMON_FAKE_TIME_SCALE=0, hooks)
+  std::condition_variable time_moved_;
   std::string last_report_;
   std::array<char, 256> name_{};
   std::map<nvmlEventSet_t, std::unique_ptr<nvmlEventSet_st>> event_sets_;

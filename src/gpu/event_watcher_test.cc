@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // EventWatcher over the fake libnvidia-ml.so.1: scenario XIDs and ECC events arrive once each,
 // unsupported registrations are tolerated, a lost GPU is left out, an UNKNOWN wait rebuilds
-// the set, and stop() is prompt.
+// the set, and stop() ends the wait in progress without another. Where the order of events
+// matters, scenario time stands still and the test moves it.
 #include "gpu/event_watcher.h"
 
 #include <gtest/gtest.h>
@@ -24,9 +25,9 @@ namespace {
 using fake::testing::FakeScenario;
 using fake::testing::Hooks;
 using fake::testing::kFakeLibrary;
+using fake::testing::kTimeStandsStill;
 using fake::testing::TempScenario;
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
 using Kind = GpuEvent::Kind;
 
 std::unique_ptr<NvmlBackend> open_backend() {
@@ -43,8 +44,8 @@ class Collector {
       arrived_.notify_all();
     };
   }
-  /// Waits until `n` events arrived (or `limit` passed); returns them all.
-  std::vector<GpuEvent> wait_for(std::size_t n, milliseconds limit = milliseconds(3000)) {
+  /// Waits until `n` events arrived (the limit only ends a hung test); returns them all.
+  std::vector<GpuEvent> wait_for(std::size_t n, milliseconds limit = milliseconds(60000)) {
     std::unique_lock<std::mutex> lock(mutex_);
     arrived_.wait_for(lock, limit, [&] { return events_.size() >= n; });
     return events_;
@@ -91,9 +92,13 @@ TEST(EventWatcher, DeliversScenarioXidsOnceEachAndStopsPromptly) {
                       {{0, 13}, 1}, {{0, 31}, 1}, {{0, 119}, 1}, {{1, 94}, 1}}));
   EXPECT_EQ(w.registered(0), 0xBU);  // XID + both ECC kinds
   EXPECT_EQ(w.builds(), 1U);
-  const auto t0 = Clock::now();
+  // stop() lets the wait in progress end and joins the thread: at most one more wait began
+  // before the thread saw the stop, never a loop of them.
+  const Hooks hooks = Hooks::get();
+  const auto waits = [&] { return hooks.call_count("nvmlEventSetWait_v2"); };
+  const auto waits_before = waits();
   w.stop();
-  EXPECT_LT(Clock::now() - t0, milliseconds(500));  // one 40 ms wait, plus a loaded machine
+  EXPECT_LE(waits(), waits_before + 1);
 }
 
 TEST(EventWatcher, EccEventsAndRegistrationsThatAreNotSupported) {
@@ -130,12 +135,18 @@ TEST(EventWatcher, ALostGpuIsLeftOutAndTheOthersKeepReporting) {
   TempScenario sc(R"({"devices": [
       {"xid_events": [{"at_s": 1.2, "xid": 13}]},
       {"xid_events": [{"at_s": 0.5, "xid": 79}], "lost_at_s": 0.8}]})");
-  FakeScenario env(sc.path());
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
   auto b = open_backend();
   ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
   Collector got;
   EventWatcher w(b->library(), b->device_count(), got.callback(), fast());
   ASSERT_TRUE(w.start());
+  hooks.set_time(0.6);
+  EXPECT_EQ(got.wait_for(1).size(), 1U);
+  hooks.set_time(0.9);
+  EXPECT_EQ(got.wait_for(2).size(), 2U);
+  hooks.set_time(1.3);
   const auto events = got.wait_for(3);
   EXPECT_EQ(Collector::keys(events),
             (std::vector<std::tuple<unsigned, Kind, std::uint64_t>>{
@@ -149,14 +160,20 @@ TEST(EventWatcher, ALostGpuIsLeftOutAndTheOthersKeepReporting) {
 TEST(EventWatcher, ALostGpuThatRecoversIsRegisteredAgain) {
   TempScenario sc(R"({"devices": [{}, {"lost_at_s": 0.05, "recovers_at_s": 0.3,
                                       "xid_events": [{"at_s": 0.5, "xid": 63}]}]})");
-  FakeScenario env(sc.path());
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
   auto b = open_backend();
   ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
   Collector got;
   auto options = fast();
   options.lost_retry = milliseconds(50);
   EventWatcher w(b->library(), b->device_count(), got.callback(), options);
   ASSERT_TRUE(w.start());
+  hooks.set_time(0.1);
+  EXPECT_EQ(got.wait_for(1).size(), 1U);
+  hooks.set_time(0.4);
+  EXPECT_EQ(got.wait_for(2).size(), 2U);
+  hooks.set_time(0.6);
   const auto events = got.wait_for(3);
   EXPECT_EQ(Collector::keys(events),
             (std::vector<std::tuple<unsigned, Kind, std::uint64_t>>{

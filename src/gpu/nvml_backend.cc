@@ -132,7 +132,7 @@ std::unique_ptr<NvmlBackend> NvmlBackend::open(const NvmlOpenOptions& options,
       // A GPU that cannot be opened is listed as lost, not dropped: the user should see it.
       d.handle = nullptr;
       d.lost = true;
-      d.last_lost_probe = Clock::now();
+      d.last_lost_probe = b->now();
       const Missing why =
           missing_from(hrc) == Missing::kGpuLost ? Missing::kGpuLost : missing_from(hrc);
       d.info.name = Reading<std::string>::missing(why);
@@ -205,7 +205,7 @@ Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc)
   if (why == Missing::kNotSupported) d.unsupported |= group;
   if (why == Missing::kGpuLost && !d.lost) {
     d.lost = true;
-    d.last_lost_probe = Clock::now();  // the retry period starts when the loss is seen
+    d.last_lost_probe = now();  // the retry period starts when the loss is seen
   }
   return why;
 }
@@ -234,7 +234,7 @@ void NvmlBackend::mark_lost(DeviceSample& s) const {
 
 // A lost GPU is re-opened by index at most once per lost_retry; true if it answers again.
 bool NvmlBackend::probe_lost(Device& d) {
-  const auto now = Clock::now();
+  const auto now = this->now();
   if (now - d.last_lost_probe < options_.lost_retry) return false;
   d.last_lost_probe = now;
   nvmlDevice_t h = nullptr;
@@ -255,7 +255,7 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   DeviceSample s;
   s.index = index;
   s.wall_time = std::chrono::system_clock::now();
-  s.mono_time = Clock::now();
+  s.mono_time = now();
   if (d.lost && !probe_lost(d)) {
     mark_lost(s);
     return s;
@@ -470,7 +470,7 @@ Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
   if (rc != NVML_SUCCESS) {
     if (rc == NVML_ERROR_GPU_IS_LOST && !d.lost) {
       d.lost = true;
-      d.last_lost_probe = Clock::now();
+      d.last_lost_probe = now();
     }
     return Result::missing(missing_from(rc));
   }

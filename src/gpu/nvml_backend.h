@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct NvmlOpenOptions {
   std::string library_path;  ///< empty: GPUMON_NVML_LIBRARY, else libnvidia-ml.so.1
   /// How often a lost GPU is probed again (re-acquiring its handle). 0: on every sample.
   std::chrono::milliseconds lost_retry{5000};
+  /// The clock of the backend's own periods (the lost-GPU retry, the GPM window) and of its
+  /// samples' mono_time; empty: std::chrono::steady_clock. Tests step it instead of sleeping.
+  std::function<std::chrono::steady_clock::time_point()> now;
 };
 
 struct NvmlOpenError {
@@ -86,6 +90,9 @@ class NvmlBackend final : public GpuBackend {
   };
 
   NvmlBackend() = default;
+  std::chrono::steady_clock::time_point now() const {
+    return options_.now ? options_.now() : std::chrono::steady_clock::now();
+  }
   void read_static(Device& d);
   void read_static_details(Device& d);
   bool probe_lost(Device& d);

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <set>
-#include <thread>
 
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/testing/open_fake_backend.h"
@@ -18,8 +17,10 @@ namespace {
 using fake::testing::FakeScenario;
 using fake::testing::Hooks;
 using fake::testing::kFakeLibrary;
+using fake::testing::kTimeStandsStill;
 using fake::testing::TempScenario;
 using std::chrono::milliseconds;
+using testing::ManualSteadyClock;
 
 std::unique_ptr<NvmlBackend> open_backend(milliseconds lost_retry = milliseconds(5000)) {
   return testing::open_fake_backend(lost_retry);
@@ -94,7 +95,8 @@ TEST(NvmlBackend, StaticInfoOfTheDemo) {
 }
 
 TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
-  FakeScenario env("demo", 15);  // GPU 5 throttles from 8 s to 22 s of each minute
+  // GPU 5 throttles from 8 s to 22 s of each minute.
+  FakeScenario env("demo", 15, kTimeStandsStill);
   auto b = open_backend();
   ASSERT_TRUE(b);
   const DeviceSample s = b->sample(5, MetricSet::all());
@@ -131,7 +133,7 @@ TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
 }
 
 TEST(NvmlBackend, EccCountersAndProcessesOfTheDemo) {
-  FakeScenario env("demo", 45);
+  FakeScenario env("demo", 45, kTimeStandsStill);
   auto b = open_backend();
   ASSERT_TRUE(b);
   EXPECT_EQ(b->sample(3, MetricGroup::kEcc).ecc_corrected_volatile.value_or(0), 2U);
@@ -212,12 +214,15 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
   EXPECT_EQ(calls("nvmlDeviceGetPowerUsage"), power + 3);  // permission may change: asked again
 }
 
+// Scenario time and the backend's retry clock both move only when the test moves them.
 TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
-  FakeScenario env("gpu-lost", 4.8, 5);  // GPU 1 is lost at 5 s: 40 ms from now
-  auto b = open_backend(milliseconds(60000));
+  FakeScenario env("gpu-lost", 4.9, kTimeStandsStill);  // GPU 1 is lost at 5 s
+  ManualSteadyClock clock;
+  auto b = testing::open_fake_backend(milliseconds(60000), clock.function());
   ASSERT_TRUE(b);
+  const Hooks hooks = Hooks::get();
   EXPECT_FALSE(b->sample(1, MetricSet::cheap()).lost);
-  std::this_thread::sleep_for(milliseconds(80));
+  hooks.set_time(5.1);
   const DeviceSample lost = b->sample(1, MetricSet::cheap());
   EXPECT_TRUE(lost.lost);
   EXPECT_EQ(lost.temperature_gpu_c.why(), Missing::kGpuLost);
@@ -227,8 +232,8 @@ TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
   EXPECT_FALSE(alive.lost);
   EXPECT_TRUE(alive.utilization_gpu_pct.has_value());
   // Within lost_retry, a lost GPU costs no NVML call at all.
-  const Hooks hooks = Hooks::get();
   hooks.reset_counts();
+  clock.advance(milliseconds(59999));
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(b->sample(1, MetricSet::all()).lost);
   EXPECT_EQ(b->processes(1).why(), Missing::kGpuLost);
   EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 0U);
@@ -238,19 +243,25 @@ TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
 
 TEST(NvmlBackend, LostGpuIsProbedOncePerRetryPeriodAndRecovers) {
   TempScenario sc(R"({"devices": [{}, {"lost_at_s": 1, "recovers_at_s": 3}]})");
-  FakeScenario env(sc.path(), 0.9, 10);  // 10x: lost 10 ms from now, back 210 ms from now
-  auto b = open_backend(milliseconds(50));
+  FakeScenario env(sc.path(), 0.9, kTimeStandsStill);
+  ManualSteadyClock clock;
+  auto b = testing::open_fake_backend(milliseconds(50), clock.function());
   ASSERT_TRUE(b);
-  std::this_thread::sleep_for(milliseconds(20));
   const Hooks hooks = Hooks::get();
+  hooks.set_time(1.5);
   hooks.reset_counts();
-  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
+  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);  // seen now: the retry period starts
+  clock.advance(milliseconds(49));
   for (int i = 0; i < 20; ++i) EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
   EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 0U);  // 50 ms not yet over
-  std::this_thread::sleep_for(milliseconds(60));
+  clock.advance(milliseconds(1));
   EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
   EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 1U);  // one probe, still lost
-  std::this_thread::sleep_for(milliseconds(250));
+  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);
+  EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 1U);  // the next period began
+  hooks.set_time(3.5);
+  EXPECT_TRUE(b->sample(1, MetricSet::cheap()).lost);  // back, but not probed before its time
+  clock.advance(milliseconds(50));
   const DeviceSample back = b->sample(1, MetricSet::cheap());
   EXPECT_FALSE(back.lost);
   EXPECT_TRUE(back.temperature_gpu_c.has_value());
@@ -260,12 +271,13 @@ TEST(NvmlBackend, LostGpuIsProbedOncePerRetryPeriodAndRecovers) {
 TEST(NvmlBackend, GpuLostAtOpenIsListedAndComesBack) {
   TempScenario sc(
       R"({"devices": [{"name": "A"}, {"name": "B", "lost_at_s": 0, "recovers_at_s": 1}]})");
-  FakeScenario env(sc.path(), 0.9, 1);
+  FakeScenario env(sc.path(), 0.9, kTimeStandsStill);
   auto b = open_backend(milliseconds(0));
   ASSERT_TRUE(b);
   ASSERT_EQ(b->device_count(), 2U);
   EXPECT_EQ(b->device(1).name.why(), Missing::kGpuLost);
-  std::this_thread::sleep_for(milliseconds(150));
+  EXPECT_TRUE(b->sample(1, MetricGroup::kTemperature).lost);
+  Hooks::get().set_time(1.1);
   EXPECT_FALSE(b->sample(1, MetricGroup::kTemperature).lost);
   EXPECT_EQ(b->device(1).name.value_or(""), "B");  // static facts read once it answered
 }

@@ -10,8 +10,6 @@
 namespace gpumon {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 double value_of(nvmlValueType_t type, const nvmlValue_t& v) {
   switch (type) {
     case NVML_VALUE_TYPE_DOUBLE: return v.dVal;
@@ -43,7 +41,7 @@ Missing NvmlBackend::extra_failure(Device& d, nvmlReturn_t rc) {
   const Missing why = missing_from(rc);
   if (why == Missing::kGpuLost && !d.lost) {
     d.lost = true;
-    d.last_lost_probe = Clock::now();
+    d.last_lost_probe = now();
   }
   if (why == Missing::kGpuLost) d.extras.gpm_have_prev = false;
   return why;
@@ -107,7 +105,7 @@ Reading<GpmReading> NvmlBackend::read_gpm(unsigned index) {
   if (!detect_gpm(d)) {
     return Result::missing(d.lost ? Missing::kGpuLost : Missing::kNotSupported);
   }
-  const auto now = Clock::now();
+  const auto now = this->now();
   const double window_s = std::chrono::duration<double>(now - x.gpm_prev_time).count();
   if (x.gpm_have_prev && window_s < nvml::kGpmMinWindowS) {
     return Result::missing(Missing::kNotAvailable);  // too soon: no NVML call at all

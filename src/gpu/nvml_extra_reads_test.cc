@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <thread>
 
 #include "fake_nvml/fake_test_env.h"
 #include "gpu/nvml_backend.h"
@@ -17,6 +16,7 @@ namespace {
 using fake::testing::FakeScenario;
 using fake::testing::Hooks;
 using fake::testing::kFakeLibrary;
+using fake::testing::kTimeStandsStill;
 using fake::testing::TempScenario;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
@@ -24,6 +24,24 @@ using Clock = std::chrono::steady_clock;
 std::unique_ptr<NvmlBackend> open_backend() {
   return testing::open_fake_backend();
 }
+
+// A backend whose clock and scenario time (started held, kTimeStandsStill) move together, only
+// when the test moves them.
+struct SteppedBackend {
+  testing::ManualSteadyClock clock;
+  Hooks hooks = Hooks::get();
+  double scenario_s = 0;
+  std::unique_ptr<NvmlBackend> backend;
+
+  explicit SteppedBackend(double start_s) : scenario_s(start_s) {
+    backend = testing::open_fake_backend(milliseconds(5000), clock.function());
+  }
+  void advance(milliseconds d) {
+    clock.advance(d);
+    scenario_s += std::chrono::duration<double>(d).count();
+    hooks.set_time(scenario_s);
+  }
+};
 
 constexpr const char* kGpmScenario = R"({"devices": [
   {"name": "NVIDIA H200", "fields": {"sm_active_pct": 72, "sm_occupancy_pct": 31,
@@ -34,45 +52,46 @@ constexpr const char* kGpmScenario = R"({"devices": [
 
 TEST(NvmlExtraReads, GpmGivesRatiosOverTheWindowBetweenTwoReads) {
   TempScenario sc(kGpmScenario);
-  FakeScenario env(sc.path());
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
+  SteppedBackend t(0);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   EXPECT_TRUE(b->gpm_supported(0));
   const auto first = b->read_gpm(0);  // takes the starting sample only
   ASSERT_FALSE(first.has_value());
   EXPECT_EQ(first.why(), Missing::kNotAvailable);
-  std::this_thread::sleep_for(milliseconds(120));
+  t.advance(milliseconds(120));
   const auto r = b->read_gpm(0);
   ASSERT_TRUE(r.has_value());
   EXPECT_NEAR(r->sm_active_ratio.value_or(-1), 0.72, 1e-9);
   EXPECT_NEAR(r->sm_occupancy_ratio.value_or(-1), 0.31, 1e-9);
   EXPECT_NEAR(r->tensor_active_ratio.value_or(-1), 0.45, 1e-9);
   EXPECT_NEAR(r->dram_bw_util_ratio.value_or(-1), 0.58, 1e-9);
-  EXPECT_GE(r->window_s, 0.1);
-  EXPECT_LT(r->window_s, 2.0);
-  std::this_thread::sleep_for(milliseconds(110));
+  EXPECT_DOUBLE_EQ(r->window_s, 0.12);
+  t.advance(milliseconds(110));
   const auto again = b->read_gpm(0);  // the next window starts where the last one ended
   ASSERT_TRUE(again.has_value());
-  EXPECT_GE(again->window_s, 0.1);
-  EXPECT_LT(again->window_s, 2.0);
+  EXPECT_DOUBLE_EQ(again->window_s, 0.11);
 }
 
 TEST(NvmlExtraReads, GpmRefusesWindowsUnder100MsWithoutCallingNvml) {
   TempScenario sc(kGpmScenario);
-  FakeScenario env(sc.path());
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
+  SteppedBackend t(0);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   const Hooks hooks = Hooks::get();
   ASSERT_FALSE(b->read_gpm(0).has_value());
   hooks.reset_counts();
   for (int i = 0; i < 5; ++i) {
+    if (i > 0) t.advance(milliseconds(24));  // 96 ms in all
     const auto r = b->read_gpm(0);
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.why(), Missing::kNotAvailable);
   }
   EXPECT_EQ(hooks.call_count("nvmlGpmSampleGet"), 0U);
   EXPECT_EQ(hooks.call_count("nvmlGpmMetricsGet"), 0U);
-  std::this_thread::sleep_for(milliseconds(110));
+  t.advance(milliseconds(4));
   EXPECT_TRUE(b->read_gpm(0).has_value());
   EXPECT_EQ(hooks.call_count("nvmlGpmSampleGet"), 1U);
   EXPECT_EQ(hooks.call_count("nvmlGpmMetricsGet"), 1U);
@@ -80,8 +99,9 @@ TEST(NvmlExtraReads, GpmRefusesWindowsUnder100MsWithoutCallingNvml) {
 
 TEST(NvmlExtraReads, GpmUnsupportedIsFoundOnceAndOneMetricMayBeMissing) {
   TempScenario sc(kGpmScenario);
-  FakeScenario env(sc.path());
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
+  SteppedBackend t(0);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   const Hooks hooks = Hooks::get();
   hooks.reset_counts();
@@ -98,7 +118,7 @@ TEST(NvmlExtraReads, GpmUnsupportedIsFoundOnceAndOneMetricMayBeMissing) {
   EXPECT_EQ(hooks.call_count("nvmlGpmSampleAlloc"), 0U);
 
   ASSERT_FALSE(b->read_gpm(1).has_value());
-  std::this_thread::sleep_for(milliseconds(110));
+  t.advance(milliseconds(110));
   const auto r = b->read_gpm(1);
   ASSERT_TRUE(r.has_value());
   EXPECT_NEAR(r->sm_active_ratio.value_or(-1), 0.40, 1e-9);
@@ -108,11 +128,12 @@ TEST(NvmlExtraReads, GpmUnsupportedIsFoundOnceAndOneMetricMayBeMissing) {
 
 TEST(NvmlExtraReads, GpmOnALostGpu) {
   TempScenario sc(R"({"devices": [{"name": "NVIDIA H200", "lost_at_s": 0.5}]})");
-  FakeScenario env(sc.path());
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
+  SteppedBackend t(0);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   ASSERT_FALSE(b->read_gpm(0).has_value());
-  std::this_thread::sleep_for(milliseconds(600));
+  t.advance(milliseconds(600));
   const auto r = b->read_gpm(0);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.why(), Missing::kGpuLost);
@@ -131,20 +152,19 @@ TEST(NvmlExtraReads, DriverBuffersLoseNothingAcrossReads) {
   TempScenario sc(R"({"devices": [{"fields": {
       "power_instant_mw": {"periodic": {"min": 400000, "max": 600000, "period_s": 0.5}},
       "utilization_gpu_pct": 87}}]})");
-  FakeScenario env(sc.path(), 3);  // 3 s in: the 2.4 s power buffer is full
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 3, kTimeStandsStill);  // 3 s in: the 2.4 s power buffer is full
+  SteppedBackend t(3);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   const auto util = b->read_driver_samples(0, DriverBuffer::kGpuUtilization);
   ASSERT_TRUE(util.has_value());
-  EXPECT_GE(util->samples.size(), 16U);  // 0.0, 0.2, ... 3.0 s (and on): all since t = 0
-  EXPECT_LE(util->samples.size(), 70U);
+  EXPECT_EQ(util->samples.size(), 16U);  // 0.0, 0.2, ... 3.0 s: all since t = 0
   expect_contiguous(util->samples, 200000);
   EXPECT_DOUBLE_EQ(util->max.value_or(0), 87.0);
 
   std::vector<DriverSample> all;
-  const auto t0 = Clock::now();
   for (int i = 0; i < 3; ++i) {
-    if (i > 0) std::this_thread::sleep_for(milliseconds(300));
+    if (i > 0) t.advance(milliseconds(305));  // off the 20 ms grid: no read at a sample's time
     const auto r = b->read_driver_samples(0, DriverBuffer::kPower);
     ASSERT_TRUE(r.has_value());
     ASSERT_FALSE(r->samples.empty());
@@ -153,18 +173,17 @@ TEST(NvmlExtraReads, DriverBuffersLoseNothingAcrossReads) {
     EXPECT_GE(r->mean.value_or(0), 400.0);
     if (i == 0) {
       EXPECT_EQ(r->samples.size(), 120U);  // the whole buffer on the first read
+    } else {
+      EXPECT_EQ(r->samples.size(), 15U);  // one per 20 ms since the last read
     }
     all.insert(all.end(), r->samples.begin(), r->samples.end());
   }
-  const double span_s = std::chrono::duration<double>(Clock::now() - t0).count();
   expect_contiguous(all, 20000);
-  // 120 at the start, then one per 20 ms between the first and the last read.
-  EXPECT_LE(static_cast<double>(all.size()), 120 + span_s / 0.02 + 1);
-  EXPECT_GE(all.size(), 120U + 600 / 20 - 1);
+  EXPECT_EQ(all.size(), 120U + 600 / 20);
 }
 
 TEST(NvmlExtraReads, AnEmptyBufferIsNoneNotAnError) {
-  FakeScenario env("idle-h200", 0, 0.001);  // scenario time nearly stands still
+  FakeScenario env("idle-h200", 0, kTimeStandsStill);
   auto b = open_backend();
   ASSERT_TRUE(b);
   const auto first = b->read_driver_samples(0, DriverBuffer::kGpuUtilization);
@@ -181,8 +200,9 @@ TEST(NvmlExtraReads, ProcessUtilizationIsFreshAndNeverOver100) {
       {"pid": 100, "name": "python3", "sm_util_pct": 61, "mem_util_pct": 23},
       {"pid": 101, "name": "bogus", "sm_util_pct": 250},
       {"pid": 102, "name": "idle"}]}]})");
-  FakeScenario env(sc.path(), 5);
-  auto b = open_backend();
+  FakeScenario env(sc.path(), 5, kTimeStandsStill);
+  SteppedBackend t(5);
+  auto& b = t.backend;
   ASSERT_TRUE(b);
   const auto first = b->process_utilization(0);
   ASSERT_TRUE(first.has_value());
@@ -192,12 +212,12 @@ TEST(NvmlExtraReads, ProcessUtilizationIsFreshAndNeverOver100) {
   EXPECT_EQ((*first)[0].mem_util_pct, 23U);
   const auto repeat = b->process_utilization(0);  // never the same sample twice
   ASSERT_TRUE(repeat.has_value());
-  for (const auto& u : *repeat) EXPECT_GT(u.timestamp_us, (*first)[0].timestamp_us);
-  std::this_thread::sleep_for(milliseconds(220));
+  EXPECT_TRUE(repeat->empty());
+  t.advance(milliseconds(220));
   const auto later = b->process_utilization(0);
   ASSERT_TRUE(later.has_value());
   ASSERT_EQ(later->size(), 1U);
-  EXPECT_GE((*later)[0].timestamp_us, (*first)[0].timestamp_us + 200000 - 2);
+  EXPECT_EQ((*later)[0].timestamp_us, (*first)[0].timestamp_us + 200000);
 }
 
 TEST(NvmlExtraReads, PcieThroughputIsSlowAndAskedOnlyWhileSupported) {

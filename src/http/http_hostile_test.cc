@@ -34,8 +34,13 @@ void set_send_timeout(int fd, std::chrono::milliseconds timeout) {
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+// Silent connections are kept an hour here, so a server that starved /metrics behind the slow
+// connections, or left the refused 65th one open, would hang the test (kReplyTimeout) rather
+// than answer late: no bound on how long an answer takes, however loaded the machine.
 TEST(HttpHostile, SlowlorisDoesNotStarveMetrics) {
-  TestServer t;
+  ServerOptions options;
+  options.connection_timeout = std::chrono::hours(1);
+  TestServer t(options);
   ASSERT_EQ(t.start(), "");
   std::vector<int> slow;
   for (int i = 0; i < 64; ++i) {
@@ -51,20 +56,14 @@ TEST(HttpHostile, SlowlorisDoesNotStarveMetrics) {
       std::this_thread::sleep_for(100ms);
     }
   });
-  std::chrono::steady_clock::duration worst{};
   for (int i = 0; i < 10; ++i) {
-    const auto start = std::chrono::steady_clock::now();
     // From another loopback address: the attacker has used up 127.0.0.1's per-IP quota.
-    const auto reply = request(t.port(), "/metrics", "", "GET", "127.0.0.2");
-    worst = std::max(worst, std::chrono::steady_clock::now() - start);
-    EXPECT_EQ(reply.status, 200);
-    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(request(t.port(), "/metrics", "", "GET", "127.0.0.2").status, 200);
   }
-  EXPECT_LT(worst, 1s);
-  // The 65th connection from the attacker's address is closed at once, not left hanging.
-  const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(exchange(t.port(), kGet, 2000ms), "");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  // The 65th connection from the attacker's address is closed by the server, not left open.
+  std::string reply = "not read";
+  EXPECT_TRUE(testing::closed_by_server(t.port(), kGet, &reply));
+  EXPECT_EQ(reply, "");
   done = true;
   trickle.join();
   for (int fd : slow) close(fd);
@@ -151,9 +150,7 @@ TEST(HttpHostile, PipelinedRequestsAnswerInOrder) {
 TEST(HttpHostile, NulBytesAndHttp09) {
   TestServer t;
   ASSERT_EQ(t.start(), "");
-  auto send_raw = [&](const std::string& req) {
-    return parse_reply(exchange(t.port(), req, 1000ms));
-  };
+  auto send_raw = [&](const std::string& req) { return parse_reply(exchange(t.port(), req)); };
   // libmicrohttpd 0.9.75 ends the path and header values at a NUL: the path no longer matches.
   EXPECT_EQ(send_raw("GET /met\0rics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"s).status,
             404);
@@ -166,8 +163,9 @@ TEST(HttpHostile, NulBytesAndHttp09) {
   reply = send_raw("GET /metrics\r\n\r\n");
   EXPECT_EQ(reply.status, 400);
   EXPECT_EQ(reply.raw.find("gpumon_up"), std::string::npos);
-  EXPECT_EQ(send_raw("GET\r\n\r\n").raw, "");          // closed
-  EXPECT_EQ(send_raw("\0\0\0\0\r\n\r\n"s).status, 0);  // never answered
+  EXPECT_EQ(send_raw("GET\r\n\r\n").raw, "");  // closed
+  // Never answered (a second's look: only a slow machine could make this pass falsely).
+  EXPECT_EQ(parse_reply(exchange(t.port(), "\0\0\0\0\r\n\r\n"s, 1000ms)).status, 0);
   EXPECT_EQ(send_raw("GET /metrics HTTP/2.0\r\n\r\n").status, 505);
   expect_alive(t);
 }

@@ -12,6 +12,7 @@
 
 #include "http/test_client.h"
 #include "http/test_server.h"
+#include "util/testing/eventually.h"
 
 namespace gpumon {
 namespace {
@@ -111,9 +112,7 @@ TEST(HttpServer, ConcurrentLimitAnswers503) {
   // lands on another worker.
   for (int i = 0; i < 2; ++i) {
     slow.emplace_back([&, i] { statuses[i] = request(t.port(), "/slow").status; });
-    for (int wait = 0; wait < 200 && t.slow_waiting() < i + 1; ++wait) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    ASSERT_TRUE(testing_util::eventually([&] { return t.slow_waiting() == i + 1; }));
   }
   ASSERT_EQ(t.slow_waiting(), 2);
   auto busy = request(t.port(), "/metrics");

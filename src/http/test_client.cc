@@ -39,19 +39,22 @@ int connect_loopback(std::uint16_t port, const char* source) {
   return fd;
 }
 
-std::string exchange(std::uint16_t port, const std::string& request,
-                     std::chrono::milliseconds timeout, const char* source) {
+namespace {
+
+// Sends `request` and reads into `reply` until the server closes (true) or `timeout` passes.
+bool send_and_read(std::uint16_t port, const std::string& request,
+                   std::chrono::milliseconds timeout, const char* source, std::string& reply) {
   const int fd = connect_loopback(port, source);
-  if (fd < 0) return "";
+  if (fd < 0) return false;
   std::size_t sent = 0;
   while (sent < request.size()) {
     const auto n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) break;  // the server may close early on a refused request
     sent += static_cast<std::size_t>(n);
   }
-  std::string reply;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buffer[16384];
+  bool closed = false;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -59,11 +62,31 @@ std::string exchange(std::uint16_t port, const std::string& request,
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
     const auto n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n <= 0) break;
+    if (n <= 0) {
+      closed = true;  // end of stream, or reset
+      break;
+    }
     reply.append(buffer, static_cast<std::size_t>(n));
   }
   ::close(fd);
+  return closed;
+}
+
+}  // namespace
+
+std::string exchange(std::uint16_t port, const std::string& request,
+                     std::chrono::milliseconds timeout, const char* source) {
+  std::string reply;
+  send_and_read(port, request, timeout, source, reply);
   return reply;
+}
+
+bool closed_by_server(std::uint16_t port, const std::string& request, std::string* reply,
+                      const char* source) {
+  std::string got;
+  const bool closed = send_and_read(port, request, kReplyTimeout, source, got);
+  if (reply) *reply = got;
+  return closed;
 }
 
 Reply parse_reply(const std::string& raw) {
@@ -96,7 +119,7 @@ Reply request(std::uint16_t port, const std::string& target, const std::string& 
   return parse_reply(exchange(port,
                               method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" +
                                   "Connection: close\r\n" + extra + "\r\n",
-                              3000ms, source));
+                              kReplyTimeout, source));
 }
 
 std::string tls_exchange(std::uint16_t port, const std::string& request, const TlsClient& client,
@@ -117,7 +140,7 @@ std::string tls_exchange(std::uint16_t port, const std::string& request, const T
   gnutls_priority_set_direct(session, client.priorities.c_str(), nullptr);
   gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, creds);
   gnutls_transport_set_int(session, fd);
-  gnutls_handshake_set_timeout(session, 3000);
+  gnutls_handshake_set_timeout(session, static_cast<unsigned>(kReplyTimeout.count()));
   int rc;
   do {
     rc = gnutls_handshake(session);
@@ -143,7 +166,10 @@ std::string tls_exchange(std::uint16_t port, const std::string& request, const T
     char buffer[16384];
     for (;;) {
       pollfd p{fd, POLLIN, 0};
-      if (gnutls_record_check_pending(session) == 0 && ::poll(&p, 1, 3000) <= 0) break;
+      if (gnutls_record_check_pending(session) == 0 &&
+          ::poll(&p, 1, static_cast<int>(kReplyTimeout.count())) <= 0) {
+        break;
+      }
       const auto n = gnutls_record_recv(session, buffer, sizeof buffer);
       if (n == GNUTLS_E_AGAIN || n == GNUTLS_E_INTERRUPTED) continue;
       if (n <= 0) break;

@@ -16,9 +16,20 @@ using namespace std::chrono_literals;
 /// given), or -1.
 int connect_loopback(std::uint16_t port, const char* source = nullptr);
 
-/// Sends `request`, then reads until the server closes or `timeout` passes.
+/// How long the helpers below wait for a server's reply: long enough that only a server that
+/// never answers (a hung test) reaches it, never a slow one on a loaded machine.
+inline constexpr std::chrono::milliseconds kReplyTimeout = 60s;
+
+/// Sends `request`, then reads until the server closes or `timeout` passes. A short timeout
+/// checks that nothing comes (that can only pass falsely on a slow machine, never fail).
 std::string exchange(std::uint16_t port, const std::string& request,
-                     std::chrono::milliseconds timeout = 3000ms, const char* source = nullptr);
+                     std::chrono::milliseconds timeout = kReplyTimeout,
+                     const char* source = nullptr);
+
+/// Sends `request`; true when the server closes the connection (within kReplyTimeout), with
+/// what it sent meanwhile in `reply`.
+bool closed_by_server(std::uint16_t port, const std::string& request, std::string* reply,
+                      const char* source = nullptr);
 
 struct Reply {
   int status = 0;                              // 0: no parsable status line

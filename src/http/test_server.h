@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A server for tests on 127.0.0.1 and a free port, with a few routes: /metrics (an
-// exposition), / (HTML), /big (8 MiB), /slow (waits until released), /throw.
+// exposition), / (HTML), /big (8 MiB), /slow (waits until released, at the latest by the
+// destructor), /throw.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -78,7 +79,7 @@ class TestServer {
     if (request.path == "/slow") {
       std::unique_lock lock(mutex_);
       ++slow_waiting_;
-      cv_.wait_for(lock, std::chrono::seconds(5), [this] { return released_; });
+      cv_.wait(lock, [this] { return released_; });  // the destructor releases too
       --slow_waiting_;
       return Response::text(200, "slow\n");
     }

@@ -78,8 +78,8 @@ TEST(NvmlLibrary, FakeExportsEveryListedNameAndNothingElse) {
   for (const std::string& name : all_names()) {
     EXPECT_NE(dlsym(handle, name.c_str()), nullptr) << name;
   }
-  for (const char* hook :
-       {"gpumonFakeScenarioName", "gpumonFakeCallCount", "gpumonFakeResetCounts"}) {
+  for (const char* hook : {"gpumonFakeScenarioName", "gpumonFakeCallCount", "gpumonFakeResetCounts",
+                           "gpumonFakeSetTime"}) {
     EXPECT_NE(dlsym(handle, hook), nullptr) << hook;
   }
   // Internals (and the static libraries linked in) stay hidden.

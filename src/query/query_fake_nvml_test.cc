@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <sstream>
 
 #include "query/query_command.h"
+#include "query/test_backend.h"
 
 namespace gpumon::query {
 namespace {
@@ -199,14 +201,31 @@ TEST_F(FakeNvml, OnlyTheNeededNvmlCallsAreMade) {
 
 TEST_F(FakeNvml, LostGpuRowsWhileTheOtherContinues) {
   play(kLost);
+  // Scenario time stands at 4.7 s and moves only with the loop's own (manual) clock, so the
+  // rows are at 4.7, 5.0 and 5.3 s however slowly the machine runs them.
   env_.set("GPUMON_FAKE_TIME_OFFSET_S", "4.7");
-  const Result r = query({"--query-gpu=index,utilization.gpu,power.draw", "--format=csv,noheader",
-                          "-lms", "300", "-c", "3"});
+  env_.set("GPUMON_FAKE_TIME_SCALE", "0");
+  void* lib = dlopen(kFakeLibrary.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr);
+  const auto set_time = reinterpret_cast<void (*)(double)>(dlsym(lib, "gpumonFakeSetTime"));
+  ASSERT_NE(set_time, nullptr);
+  testing::ManualClock clock;
+  clock.on_sleep = [&](testing::ManualClock& c) {
+    set_time(4.7 + std::chrono::duration<double>(c.time.time_since_epoch()).count());
+  };
+  detail::QueryEnvironment env = detail::nvml_environment();
+  env.clock = &clock;
+  std::ostringstream out_text, err_text;
+  const int rc = detail::run_query_command({"--query-gpu=index,utilization.gpu,power.draw",
+                                            "--format=csv,noheader", "-lms", "300", "-c", "3"},
+                                           out_text, err_text, env);
+  dlclose(lib);
+  const Result r{rc, out_text.str(), err_text.str()};
   ASSERT_EQ(r.rc, 0) << r.err;
   const auto out = lines(r.out);
   ASSERT_EQ(out.size(), 6U) << r.out;
-  EXPECT_EQ(out[1].find("[GPU is lost]"), std::string::npos) << out[1];  // at about 4.7 s
-  EXPECT_EQ(out[5], "1, [GPU is lost], [GPU is lost]");                  // at about 5.3 s
+  EXPECT_EQ(out[1].find("[GPU is lost]"), std::string::npos) << out[1];  // at 4.7 s
+  EXPECT_EQ(out[5], "1, [GPU is lost], [GPU is lost]");                  // at 5.3 s
   EXPECT_EQ(out[4].rfind("0, ", 0), 0U);
   EXPECT_EQ(out[4].find("[GPU is lost]"), std::string::npos);
 }

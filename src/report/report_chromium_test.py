@@ -34,8 +34,10 @@ import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "web", "test"))
+sys.path.insert(0, os.path.join(HERE, "..", "util", "testing"))
 from test_dashboard_chromium import (Chromium, Failure, SKIP, check, find_chromium,  # noqa: E402
                                      problems, requested_urls)
+from wait_for import wait_for  # noqa: E402
 
 CHARTS_PER_GPU = 5
 HOSTILE = "</script><img src=x onerror=alert(1)><b>bold</b>"
@@ -157,9 +159,18 @@ def check_steps_page(browser, html, out_dir):
           "step axis: GPU 0's charts say no process is known to drive it (%s)" % st["gpu0"][:1])
     element_shot(browser, os.path.join(out_dir, "steps-step-axis.png"), "#steps")
     browser.eval(HOVER)
-    time.sleep(0.3)
-    hover = browser.eval(LEGENDS)
-    check(any(v not in ("--", "") for v in hover["power2"]) and any(v not in ("--", "") for v in hover["util5"]),
+
+    def shown(values):
+        return any(v not in ("--", "") for v in values)
+
+    hover = {}
+
+    def legends_filled():  # the legends fill a frame or two after the hover
+        hover.update(browser.eval(LEGENDS))
+        return shown(hover["power2"]) and shown(hover["util5"])
+
+    wait_for(legends_filled, interval=0.05)
+    check(shown(hover["power2"]) and shown(hover["util5"]),
           "step axis: hovering GPU 2's power chart shows its values and, synced, GPU 5's (%s)" % hover)
     check(not png_is_blank(element_shot(browser, os.path.join(out_dir, "gpu5-step-axis.png"),
                                         '.gpu[data-gpu="5"]')), "step axis: GPU 5's screenshot is not blank")
@@ -270,7 +281,7 @@ def open_report(browser, html, out_dir, name):
     mark = browser.event_count()
     browser.call("Page.navigate", {"url": "file://" + html})
     browser.wait_for("document.readyState === 'complete' && window.gpumonReport"
-                     " && window.gpumonReport.state().done", 20, "the report %s to draw" % name)
+                     " && window.gpumonReport.state().done", "the report %s to draw" % name)
     rep = browser.eval(PAGE_REPORT)
     shot = browser.screenshot(os.path.join(out_dir, name + ".png"))
     evs = browser.events_since(mark)
@@ -377,10 +388,10 @@ def run(args):
         mark = browser.event_count()
         browser.eval("(() => { const s = document.createElement('script');"
                      " s.textContent = 'window.cspBroken = true'; document.body.append(s); })()")
-        time.sleep(0.2)
-        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
-        check(any("Content Security Policy" in line for line in problems(browser.events_since(mark))),
+        check(wait_for(lambda: any("Content Security Policy" in line
+                                   for line in problems(browser.events_since(mark)))),
               "the CSP violation is reported (so the console checks above would see one)")
+        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
         return 0
     except (Failure, subprocess.CalledProcessError) as e:
         print("FAIL:", e, flush=True)

@@ -98,7 +98,7 @@ def play(gpumon, fake_nvml, case_dir, duration_s, work, interval_ms=100):
         conns = {}
         try:
             while not (os.path.exists(sock) and _connectable(sock)):
-                if proc.poll() is not None or time.monotonic() - t0 > 15:
+                if proc.poll() is not None or time.monotonic() - t0 > 60:  # a hung agent
                     raise ReplayError("the agent did not listen: " + _tail(err_path))
                 time.sleep(0.01)
             played.ready_after_s = time.monotonic() - t0

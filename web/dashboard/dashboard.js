@@ -646,6 +646,7 @@
   window.gpumonDashboard = Object.freeze({
     firstRenderMs: () => state.firstRenderMs,
     ticks: () => state.ticks,
+    running: () => state.running, // a poll is in progress (it may still count a tick)
     lastTickMs: () => state.lastTickMs,
     failures: () => state.failures,
     windowS: () => state.windowS,

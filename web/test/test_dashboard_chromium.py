@@ -11,7 +11,8 @@ Chromium is driven over the DevTools protocol through --remote-debugging-pipe (f
 NUL-separated JSON): no websocket module and no TCP debugging port are needed.
 
 Checks: one uPlot canvas per chart per GPU for every GPU; time to first render with 1 h of
-history (printed, bound --max-first-render-ms); data and pixels change over time; nulls stay
+history and the time of one live update (printed: figures of a benchmark, not checked, since a
+loaded machine makes them anything); data and pixels change over time; nulls stay
 gaps (never 0); no console error, exception, CSP violation or dialog; the hostile names show
 as text and inject no element; requests go only to the same origin's / and /api/v1/*; the
 window selector trims; "connection lost, retrying" appears when the API fails and goes away
@@ -33,8 +34,11 @@ import time
 import urllib.parse
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "util", "testing"))
 import stub_api  # noqa: E402
+from wait_for import TIMEOUT_S, wait_for  # noqa: E402
 
 SKIP = 77
 CHARTS_PER_GPU = 5
@@ -124,7 +128,7 @@ class Chromium:
                     threading.Thread(target=self.call, args=("Page.handleJavaScriptDialog",
                                                              {"accept": True}), daemon=True).start()
 
-    def call(self, method, params=None, timeout=20, session=True):
+    def call(self, method, params=None, timeout=TIMEOUT_S, session=True):
         with self.cond:
             self.next_id += 1
             mid = self.next_id
@@ -156,26 +160,23 @@ class Chromium:
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})
 
-    def eval(self, expr, timeout=20):
+    def eval(self, expr, timeout=TIMEOUT_S):
         r = self.call("Runtime.evaluate", {"expression": expr, "returnByValue": True,
                                            "awaitPromise": True}, timeout=timeout)
         if "exceptionDetails" in r:
             raise Failure("evaluating %r threw: %s" % (expr[:80], json.dumps(r["exceptionDetails"])[:500]))
         return r["result"].get("value")
 
-    def wait_for(self, expr, timeout, what):
-        deadline = time.monotonic() + timeout
-        while True:
-            v = self.eval(expr)
-            if v:
-                return v
-            if time.monotonic() > deadline:
-                raise Failure("timed out after %.0f s waiting for %s" % (timeout, what))
-            time.sleep(0.05)
+    def wait_for(self, expr, what):
+        """Until the page's `expr` is true (TIMEOUT_S at most: only a hung test ends there)."""
+        v = wait_for(lambda: self.eval(expr), interval=0.05)
+        if not v:
+            raise Failure("timed out after %.0f s waiting for %s" % (TIMEOUT_S, what))
+        return v
 
     def screenshot(self, path):
         r = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                      timeout=30)
+                      timeout=TIMEOUT_S)
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
         return path
@@ -313,8 +314,7 @@ def run(args):
         browser.open_page()
         # 1. First render with 8 GPUs x 1 h of history (#window=1h selects the 1 h window).
         browser.call("Page.navigate", {"url": base + "/#window=1h"})
-        browser.wait_for("window.gpumonDashboard && window.gpumonDashboard.firstRenderMs() !== null",
-                         15, "the first render")
+        browser.wait_for("window.gpumonDashboard && window.gpumonDashboard.firstRenderMs() !== null", "the first render")
         rep = browser.eval(DOM_REPORT)
         results["first_render_ms"] = rep["firstRenderMs"]
         print("time to first render (navigation start to painted charts, %d GPUs x %d points): %.0f ms"
@@ -325,8 +325,6 @@ def run(args):
                   and all(s > 0 for s in p["canvasSizes"]),
                   "GPU %d: %d charts, one non-empty uPlot canvas each (charts %d, canvases %d)"
                   % (p["gpu"], CHARTS_PER_GPU, p["charts"], p["canvases"]))
-        check(rep["firstRenderMs"] < args.max_first_render_ms,
-              "first render %.0f ms < %d ms" % (rep["firstRenderMs"], args.max_first_render_ms))
         check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
         check(rep["scripts"] == 2, "the page runs exactly its two inline scripts")
 
@@ -350,13 +348,23 @@ def run(args):
             check(rep["injected"] == 0, "no element injected by hostile strings")
             check(panels[4]["rows"] == [], "a GPU without processes has an empty table")
 
-        # 2. Live updates: data, text and pixels change.
+        # 2. Live updates: data, text and pixels change (waited for: a poll a second).
         before = browser.eval(DOM_REPORT)
         pixels_before = hashlib.sha256(browser.eval(CANVAS_DIGEST).encode()).hexdigest()
-        time.sleep(args.update_wait_s)
-        after = browser.eval(DOM_REPORT)
-        pixels_after = hashlib.sha256(browser.eval(CANVAS_DIGEST).encode()).hexdigest()
         b = {s["gpu"]: s for s in before["snapshot"]}
+        now = {}
+
+        def updated():
+            now["report"] = browser.eval(DOM_REPORT)
+            now["pixels"] = hashlib.sha256(browser.eval(CANVAS_DIGEST).encode()).hexdigest()
+            snap = {s["gpu"]: s for s in now["report"]["snapshot"]}
+            return (now["report"]["ticks"] > before["ticks"]
+                    and all(snap[g]["lastTime"] > b[g]["lastTime"] for g in snap)
+                    and (not stub or any(snap[g]["stats"] != b[g]["stats"] for g in snap))
+                    and now["pixels"] != pixels_before)
+
+        wait_for(updated, interval=0.2)
+        after, pixels_after = now["report"], now["pixels"]
         a = {s["gpu"]: s for s in after["snapshot"]}
         check(after["ticks"] > before["ticks"], "polled /api/v1/current again (%d -> %d)" % (before["ticks"], after["ticks"]))
         check(all(a[g]["lastTime"] > b[g]["lastTime"] for g in a), "every GPU got newer samples")
@@ -369,7 +377,6 @@ def run(args):
         results["tick_ms"] = tick_ms
         print("one live update (ingest /api/v1/current for %d GPUs, redraw the charts in view): %.1f ms"
               % (expect_gpus, tick_ms))
-        check(tick_ms < args.max_tick_ms, "one live update takes %.1f ms < %d ms" % (tick_ms, args.max_tick_ms))
         results["screenshot"] = browser.screenshot(os.path.join(args.out, "dashboard.png"))
 
         # 3. The window selector.
@@ -377,14 +384,13 @@ def run(args):
                      " s.dispatchEvent(new Event('change')); })()")
         browser.wait_for("window.gpumonDashboard.windowS() === 300"
                          " && window.gpumonDashboard.snapshot().every((s) => s.points <= 302)"
-                         " && location.hash === '#window=5m'", 10, "the 5 min window")
+                         " && location.hash === '#window=5m'", "the 5 min window")
         check(True, "the window selector switches to 5 min and trims the data")
-        browser.wait_for("window.gpumonDashboard.snapshot()[0].xSpan === 300", 5, "GPU 0's chart to span 5 min")
+        browser.wait_for("window.gpumonDashboard.snapshot()[0].xSpan === 300", "GPU 0's chart to span 5 min")
         check(True, "the charts in view are redrawn over 5 min")
         last = expect_gpus - 1
         browser.eval("document.querySelectorAll('.gpu-panel')[%d].scrollIntoView()" % last)
-        browser.wait_for("window.gpumonDashboard.snapshot()[%d].xSpan === 300" % last, 5,
-                         "the last GPU's chart to be redrawn once scrolled into view")
+        browser.wait_for("window.gpumonDashboard.snapshot()[%d].xSpan === 300" % last, "the last GPU's chart to be redrawn once scrolled into view")
         check(True, "a panel scrolled into view is redrawn with the current data")
         browser.eval("window.scrollTo(0, 0)")
 
@@ -409,40 +415,38 @@ def run(args):
         # a headless page is never hidden by itself).
         browser.eval("(() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});"
                      " document.dispatchEvent(new Event('visibilitychange')); })()")
-        time.sleep(0.3)
+        browser.wait_for("!window.gpumonDashboard.running()", "the poll in progress to end")
         ticks_hidden = browser.eval("window.gpumonDashboard.ticks()")
-        time.sleep(args.update_wait_s)
+        time.sleep(args.update_wait_s)  # a slow machine can only make this pass falsely
         check(browser.eval("window.gpumonDashboard.ticks()") == ticks_hidden, "no polling while the tab is hidden")
         browser.eval("(() => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});"
                      " document.dispatchEvent(new Event('visibilitychange')); })()")
-        browser.wait_for("window.gpumonDashboard.ticks() > %d" % ticks_hidden, 5, "polling to resume")
+        browser.wait_for("window.gpumonDashboard.ticks() > %d" % ticks_hidden, "polling to resume")
         check(True, "polling resumes when the tab is shown again")
 
         if stub:
             # 5. Findings in /api/v1/current show in the diagnoses area, as text.
             stub.findings = [{"severity": "warning", "gpu": 2, "title": stub_api.HOSTILE_PROCESS,
                               "detail": "power capped for 5 min"}, "plain finding"]
-            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display !== 'none'",
-                             5, "the diagnoses area")
+            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display !== 'none'", "the diagnoses area")
             items = browser.eval("[...document.querySelectorAll('#diagnoses-list li')].map((li) => li.textContent)")
             check(len(items) == 2 and stub_api.HOSTILE_PROCESS in items[0] and items[1] == "plain finding"
                   and browser.eval("document.querySelectorAll('img, [onerror]').length") == 0,
                   "findings show in the diagnoses area, as text")
             stub.findings = None
-            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display === 'none'",
-                             5, "the diagnoses area to hide")
+            browser.wait_for("getComputedStyle(document.getElementById('diagnoses')).display === 'none'", "the diagnoses area to hide")
             check(True, "the diagnoses area hides when findings go away")
 
         # 6. Connection lost and back (stub only).
         if stub:
             mark = browser.event_count()
             stub.fail_api = True
-            browser.wait_for("getComputedStyle(document.getElementById('conn')).display !== 'none'", 6, "the connection-lost banner")
+            browser.wait_for("getComputedStyle(document.getElementById('conn')).display !== 'none'", "the connection-lost banner")
             text = browser.eval("document.getElementById('conn').textContent")
             check("retrying" in text.lower(), "API down: the page says %r" % text)
             browser.screenshot(os.path.join(args.out, "dashboard-offline.png"))
             stub.fail_api = False
-            browser.wait_for("getComputedStyle(document.getElementById('conn')).display === 'none'", 10, "recovery after the API is back")
+            browser.wait_for("getComputedStyle(document.getElementById('conn')).display === 'none'", "recovery after the API is back")
             check(True, "API back: the banner goes away")
             bad = problems(browser.events_since(mark), allow_api_errors=True)
             for line in bad:
@@ -454,10 +458,10 @@ def run(args):
         mark = browser.event_count()
         browser.eval("(() => { const s = document.createElement('script');"
                      " s.textContent = 'window.cspBroken = true'; document.body.append(s); })()")
-        time.sleep(0.2)
-        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
-        check(any("Content Security Policy" in line for line in problems(browser.events_since(mark))),
+        check(wait_for(lambda: any("Content Security Policy" in line
+                                   for line in problems(browser.events_since(mark)))),
               "the CSP violation is reported (so the console checks above would see one)")
+        check(browser.eval("window.cspBroken === undefined"), "an injected inline script is blocked by the CSP")
 
         results["passed"] = True
         return 0
@@ -486,9 +490,8 @@ def main():
     ap.add_argument("--gpus", type=int, default=8, help="stub GPUs")
     ap.add_argument("--out", default="web-test-output", help="folder for screenshots and results.json")
     ap.add_argument("--chromium", help="browser binary (default: chromium on PATH)")
-    ap.add_argument("--max-first-render-ms", type=int, default=3000)
-    ap.add_argument("--max-tick-ms", type=int, default=500, help="bound on one live update")
-    ap.add_argument("--update-wait-s", type=float, default=2.2)
+    ap.add_argument("--update-wait-s", type=float, default=2.2,
+                    help="how long a hidden tab is watched for polls")
     args = ap.parse_args()
     if not args.base_url and not args.html:
         ap.error("--html or --base-url is required")

@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "agent/socket_path.h"
 
 namespace gpumon::agent::testing {
@@ -53,15 +51,6 @@ std::size_t Received::count_events(const std::string& kind) {
   std::size_t n = 0;
   for (const auto& e : events_) n += e.kind == kind;
   return n;
-}
-
-bool eventually(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
 }
 
 std::unique_ptr<AgentServer> start_server(const std::string& path, Received& r,

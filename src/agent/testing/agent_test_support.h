@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,10 +15,12 @@
 
 #include "agent/agent_server.h"
 #include "training/training_types.h"
+#include "util/testing/eventually.h"
 #include "util/testing/temp_dir.h"
 
 namespace gpumon::agent::testing {
 
+using ::gpumon::testing_util::eventually;
 using ::gpumon::testing_util::TempDir;
 
 /// What an AgentServer's sinks received.
@@ -42,11 +43,6 @@ class Received : public training::StepSink {
   std::vector<training::RankEvent> events_;
   std::vector<std::string> warnings_;
 };
-
-/// Polls `done` every 5 ms until it holds; the limit only ends a test that would otherwise hang
-/// (never a margin a loaded machine could miss). Its last answer.
-bool eventually(const std::function<bool()>& done,
-                std::chrono::milliseconds limit = std::chrono::seconds(60));
 
 /// Prepares `path` and starts a server on it feeding `r`, reading its clients every
 /// `read_interval`; a test failure (and nullptr) when either fails.
