@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "gpu/metric_catalog.h"
+
 namespace gpumon {
 namespace {
 
@@ -208,28 +210,6 @@ Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc)
     d.last_lost_probe = Clock::now();  // the retry period starts when the loss is seen
   }
   return why;
-}
-
-void NvmlBackend::mark_lost(DeviceSample& s) const {
-  const unsigned index = s.index;
-  const auto wall = s.wall_time;
-  const auto mono = s.mono_time;
-  s = DeviceSample{};
-  s.index = index;
-  s.wall_time = wall;
-  s.mono_time = mono;
-  s.lost = true;
-  const auto lost = Missing::kGpuLost;
-  s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(lost);
-  s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
-      Reading<std::uint64_t>::missing(lost);
-  s.temperature_gpu_c = s.temperature_memory_c = Reading<unsigned>::missing(lost);
-  s.power_draw_w = s.power_draw_instant_w = s.power_limit_w = Reading<double>::missing(lost);
-  s.energy_mj = Reading<std::uint64_t>::missing(lost);
-  s.sm_clock_mhz = s.mem_clock_mhz = s.graphics_clock_mhz = s.pstate = s.fan_speed_pct =
-      Reading<unsigned>::missing(lost);
-  s.clock_event_reasons = s.ecc_corrected_volatile = s.ecc_uncorrected_volatile =
-      Reading<std::uint64_t>::missing(lost);
 }
 
 // A lost GPU is re-opened by index at most once per lost_retry; true if it answers again.

@@ -90,7 +90,6 @@ class NvmlBackend final : public GpuBackend {
   void read_static_details(Device& d);
   bool probe_lost(Device& d);
   Missing note_failure(Device& d, MetricGroup group, nvmlReturn_t rc);
-  void mark_lost(DeviceSample& s) const;
   void read_field_values(Device& d, MetricSet what, DeviceSample& s);
   // nvml_extra_reads.cc
   bool detect_gpm(Device& d);

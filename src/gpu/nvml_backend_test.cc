@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "fake_nvml/fake_test_env.h"
+#include "gpu/metric_catalog.h"
 #include "gpu/testing/open_fake_backend.h"
 
 namespace gpumon {
@@ -220,8 +221,10 @@ TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
   std::this_thread::sleep_for(milliseconds(80));
   const DeviceSample lost = b->sample(1, MetricSet::cheap());
   EXPECT_TRUE(lost.lost);
-  EXPECT_EQ(lost.temperature_gpu_c.why(), Missing::kGpuLost);
-  EXPECT_EQ(lost.memory_used_bytes.why(), Missing::kGpuLost);
+  for (const MetricInfo& m : metric_catalog()) {  // GPM, driver buffers and PCIe too
+    if (m.id == MetricId::kLost) continue;
+    EXPECT_EQ(metric_missing(lost, m.id), Missing::kGpuLost) << m.name;
+  }
   EXPECT_EQ(b->processes(1).why(), Missing::kGpuLost);
   const DeviceSample alive = b->sample(0, MetricSet::cheap());
   EXPECT_FALSE(alive.lost);
