@@ -52,6 +52,7 @@ Snapshot gather_snapshot(GpuBackend& backend, host::ProcessInspector& inspector,
     clean(g.info.uuid);
     clean(g.info.serial);
     clean(g.info.pci_bus_id);
+    if (g.info.open_error) g.info.open_error = host::clean_text(*g.info.open_error);
     Reading<std::vector<GpuProcess>> procs = backend.processes(i);
     if (procs) {
       g.process_count = procs.value().size();

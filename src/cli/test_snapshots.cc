@@ -87,6 +87,17 @@ GpuSnapshot lost_gpu(unsigned index) {
   return g;
 }
 
+GpuSnapshot unopened_gpu(unsigned index) {
+  GpuSnapshot g;
+  g.info.index = index;
+  g.info.name = Reading<std::string>::missing(Missing::kNoPermission);
+  g.info.open_error = "Insufficient Permissions";
+  g.sample.index = index;
+  set_all_missing(g.sample, Missing::kNoPermission);  // as NvmlBackend returns it
+  g.process_count = Reading<std::size_t>::missing(Missing::kNoPermission);
+  return g;
+}
+
 ProcessRow visible_process(unsigned gpu, unsigned pid) {
   ProcessRow p;
   p.gpu.pid = pid;
