@@ -105,6 +105,20 @@ TEST_F(EndToEndTest, LostGpuInItsRow) {
   EXPECT_NE(r.out.find("\nNo running GPU processes.\n"), std::string::npos);
 }
 
+TEST_F(EndToEndTest, AGpuThatCannotBeOpenedSaysWhyAndIsNotLost) {
+  const Result r = run(GPUMON_TESTDATA_DIR "/cli/no-permission-at-open.json", "");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(count_matches(r.out, "^  1 +CANNOT OPEN +\\(Insufficient Permissions\\)$"), 1) << r.out;
+  EXPECT_EQ(count_matches(r.out, "^  0  NVIDIA H200 "), 1) << r.out;
+  EXPECT_EQ(r.out.find("LOST"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("gpu_lost"), std::string::npos) << r.out;
+  const Result j = run(GPUMON_TESTDATA_DIR "/cli/no-permission-at-open.json", "--json");
+  ASSERT_EQ(j.rc, 0) << j.err;
+  const nlohmann::json gpus = nlohmann::json::parse(j.out)["gpus"];
+  ASSERT_EQ(gpus.size(), 2U);
+  EXPECT_EQ(gpus[1]["lost"], false);
+}
+
 TEST_F(EndToEndTest, NoLibraryMeansNoDriver) {
   const Result r = run("demo", "", "/nonexistent/libnvidia-ml.so.1");
   EXPECT_EQ(r.rc, 1);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "gpu/gpu_types.h"
+#include "gpu/throttle.h"
 
 namespace gpumon::cli {
 namespace {
@@ -92,24 +93,23 @@ std::vector<ClockEventWord> clock_event_words(std::uint64_t mask) {
   struct Entry {
     std::uint64_t bit;
     const char* text;
-    bool problem;
   };
   static constexpr std::array<Entry, 9> kWords{{
-      {kClockEventGpuIdle, "idle", false},
-      {kClockEventApplicationsClocksSetting, "app clock setting", false},
-      {kClockEventSwPowerCap, "power cap", true},
-      {kClockEventHwSlowdown, "HW slowdown", true},
-      {kClockEventSyncBoost, "sync boost", false},
-      {kClockEventSwThermalSlowdown, "thermal slowdown", true},
-      {kClockEventHwThermalSlowdown, "HW thermal slowdown", true},
-      {kClockEventHwPowerBrakeSlowdown, "power brake", true},
-      {kClockEventDisplayClockSetting, "display clock setting", false},
+      {kClockEventGpuIdle, "idle"},
+      {kClockEventApplicationsClocksSetting, "app clock setting"},
+      {kClockEventSwPowerCap, "power cap"},
+      {kClockEventHwSlowdown, "HW slowdown"},
+      {kClockEventSyncBoost, "sync boost"},
+      {kClockEventSwThermalSlowdown, "thermal slowdown"},
+      {kClockEventHwThermalSlowdown, "HW thermal slowdown"},
+      {kClockEventHwPowerBrakeSlowdown, "power brake"},
+      {kClockEventDisplayClockSetting, "display clock setting"},
   }};
   std::vector<ClockEventWord> out;
   std::uint64_t known = 0;
   for (const Entry& e : kWords) {
     known |= e.bit;
-    if ((mask & e.bit) != 0) out.push_back({e.text, e.problem});
+    if ((mask & e.bit) != 0) out.push_back({e.text, (e.bit & kThrottleReasonMask) != 0});
   }
   if ((mask & ~known) != 0) out.push_back({fmt::format("other (0x{:x})", mask & ~known), true});
   return out;

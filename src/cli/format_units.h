@@ -40,7 +40,7 @@ std::string utc_time_text(std::chrono::system_clock::time_point t);
 /// An active clock-event ("throttle") reason in words, and whether it costs performance.
 struct ClockEventWord {
   std::string text;      ///< "power cap", "thermal slowdown", "idle"
-  bool problem = false;  ///< idle, sync boost and clock settings are not problems
+  bool problem = false;  ///< a throttle reason (gpu/throttle.h); idle, sync boost are not
 };
 
 /// The reasons set in `mask`, in bit order; unknown bits as "other (0x...)".

@@ -117,7 +117,7 @@ StyledLine throttle_cells(const DeviceSample& s) {
 }
 
 std::string gpu_name(const DeviceStatic& d) {
-  if (!d.name && d.name.why() == Missing::kGpuLost) return "";
+  if (!d.name && (d.name.why() == Missing::kGpuLost || d.open_error)) return "";
   return reading_text(d.name, [](const std::string& n) { return n; });
 }
 

@@ -43,8 +43,8 @@ StyledLine ecc_cells(const DeviceSample& s);
 /// "throttle: none" / "throttle: idle" / "throttle: power cap, thermal slowdown" (problems red).
 StyledLine throttle_cells(const DeviceSample& s);
 
-/// The GPU's name, or its missing token; empty for a GPU lost before its name was read (its
-/// row says GPU LOST already).
+/// The GPU's name, or its missing token; empty for a GPU lost or not opened before its name was
+/// read (its row says GPU LOST or CANNOT OPEN already).
 std::string gpu_name(const DeviceStatic& d);
 
 }  // namespace gpumon::cli

@@ -25,6 +25,12 @@ TEST(SnapshotFindings, ALostGpuIsOneFindingAndHealthyOnesNone) {
   EXPECT_FALSE(f[0].summary.empty());
 }
 
+TEST(SnapshotFindings, AGpuThatCannotBeOpenedIsNotLost) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), unopened_gpu(1)};
+  for (const auto& f : snapshot_findings(s)) EXPECT_NE(f.id, "gpu_lost");
+}
+
 TEST(SnapshotFindings, ShownAfterTheProcessesAndInTheJson) {
   Snapshot s = empty_snapshot();
   s.gpus = {healthy_gpu(0), lost_gpu(1)};

@@ -48,6 +48,7 @@ void add_gpu(Snapshot& snap, DeviceStatic info, DeviceSample sample,
   clean(g.info.uuid);
   clean(g.info.serial);
   clean(g.info.pci_bus_id);
+  if (g.info.open_error) g.info.open_error = host::clean_text(*g.info.open_error);
   g.process_count = std::move(process_count);
   snap.gpus.push_back(std::move(g));
 }

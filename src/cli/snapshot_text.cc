@@ -64,6 +64,11 @@ StyledLine first_line(const GpuSnapshot& g, const Columns& c, const Thresholds& 
     line.add("  (fell off the bus: see `dmesg | grep -i xid`)", Tone::kDim);
     return line;
   }
+  if (g.info.open_error) {  // listed, but NVML would not open it
+    line.pad_to(c.util).add("CANNOT OPEN", Tone::kBad);
+    line.add("  (" + *g.info.open_error + ")", Tone::kDim);
+    return line;
+  }
   add_right_at(line, c.mem_util - 2, percent_cell(s.utilization_gpu_pct));
   add_right_at(line, c.memory - 2, percent_cell(s.utilization_memory_pct));
   add_right_at(line, c.mem_pct - 2, memory_cell(s, g.info));
@@ -146,7 +151,7 @@ std::vector<StyledLine> gpu_table(const Snapshot& snap, const TextOptions& optio
   out.push_back(heading(columns));
   for (const GpuSnapshot& g : snap.gpus) {
     out.push_back(first_line(g, columns, options.thresholds));
-    if (!g.sample.lost) out.push_back(second_line(g));
+    if (!g.sample.lost && !g.info.open_error) out.push_back(second_line(g));
     if (options.show_uuid || options.show_serial) out.push_back(id_line(g, options));
   }
   return out;

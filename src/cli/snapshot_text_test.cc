@@ -77,6 +77,17 @@ TEST_F(SnapshotTextTest, LostGpuSaysSoInItsRow) {
                          "No running GPU processes.\n");
 }
 
+TEST_F(SnapshotTextTest, GpuThatCannotBeOpenedSaysWhyNotLost) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), unopened_gpu(1)};
+  s.gpus[0].process_count = std::size_t{0};
+  const std::string out = text(s);
+  EXPECT_NE(out.find("\n  1               CANNOT OPEN  (Insufficient Permissions)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("LOST"), std::string::npos) << out;
+}
+
 TEST_F(SnapshotTextTest, SimulatedGpusAreLabelledOnTheFirstLine) {
   Snapshot s = empty_snapshot();
   s.system.simulated_scenario = "demo";

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "cli/test_snapshots.h"
 
+#include "gpu/metric_catalog.h"
+
 namespace gpumon::cli::testing {
 
 using std::chrono::milliseconds;
@@ -79,22 +81,20 @@ GpuSnapshot lost_gpu(unsigned index) {
   GpuSnapshot g = healthy_gpu(index);
   DeviceSample lost;
   lost.index = index;
-  lost.lost = true;
-  // As NvmlBackend::mark_lost leaves it: every reading kGpuLost.
-  const auto why = Missing::kGpuLost;
-  lost.utilization_gpu_pct = lost.utilization_memory_pct = Reading<unsigned>::missing(why);
-  lost.memory_total_bytes = lost.memory_reserved_bytes = lost.memory_used_bytes =
-      lost.memory_free_bytes = Reading<std::uint64_t>::missing(why);
-  lost.temperature_gpu_c = lost.temperature_memory_c = Reading<unsigned>::missing(why);
-  lost.power_draw_w = lost.power_draw_instant_w = lost.power_limit_w =
-      Reading<double>::missing(why);
-  lost.energy_mj = Reading<std::uint64_t>::missing(why);
-  lost.sm_clock_mhz = lost.mem_clock_mhz = lost.graphics_clock_mhz = lost.pstate =
-      lost.fan_speed_pct = Reading<unsigned>::missing(why);
-  lost.clock_event_reasons = lost.ecc_corrected_volatile = lost.ecc_uncorrected_volatile =
-      Reading<std::uint64_t>::missing(why);
+  mark_lost(lost);  // as NvmlBackend returns it
   g.sample = lost;
-  g.process_count = Reading<std::size_t>::missing(why);
+  g.process_count = Reading<std::size_t>::missing(Missing::kGpuLost);
+  return g;
+}
+
+GpuSnapshot unopened_gpu(unsigned index) {
+  GpuSnapshot g;
+  g.info.index = index;
+  g.info.name = Reading<std::string>::missing(Missing::kNoPermission);
+  g.info.open_error = "Insufficient Permissions";
+  g.sample.index = index;
+  set_all_missing(g.sample, Missing::kNoPermission);  // as NvmlBackend returns it
+  g.process_count = Reading<std::size_t>::missing(Missing::kNoPermission);
   return g;
 }
 

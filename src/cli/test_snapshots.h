@@ -17,6 +17,8 @@ GpuSnapshot healthy_gpu(unsigned index);
 GpuSnapshot gpu_with_missing_fields(unsigned index);
 /// A GPU that fell off the bus.
 GpuSnapshot lost_gpu(unsigned index);
+/// A GPU NVML lists but would not open (GetHandleByIndex: NO_PERMISSION); not lost.
+GpuSnapshot unopened_gpu(unsigned index);
 
 /// PID 4242 of alice on GPU `gpu`: 70 GiB on the GPU, 98.5 % CPU over an interval, 12 GiB RSS.
 ProcessRow visible_process(unsigned gpu, unsigned pid = 4242);

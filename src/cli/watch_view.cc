@@ -48,6 +48,10 @@ StyledLine block_head(const GpuSnapshot& g, std::size_t name_width, const Thresh
     line.add("GPU LOST", Tone::kBad);
     return line;
   }
+  if (g.info.open_error) {
+    line.add("CANNOT OPEN", Tone::kBad).add("  (" + *g.info.open_error + ")", Tone::kDim);
+    return line;
+  }
   add_cell(line, pstate_cell(s.pstate));
   line.add("  ");
   add_cell(line, temperature_cell(s.temperature_gpu_c, t.gpu_temp_warn_c, t.gpu_temp_bad_c), 4);
@@ -102,6 +106,7 @@ StyledLine compact_line(const GpuSnapshot& g, const GpuHistories& h, std::size_t
   StyledLine line;
   line.add(fmt::format("{:>2} ", g.info.index), Tone::kBold);
   if (s.lost) return line.add("GPU LOST", Tone::kBad);
+  if (g.info.open_error) return line.add("CANNOT OPEN: " + *g.info.open_error, Tone::kBad);
   add_cell(line, percent_cell(s.utilization_gpu_pct), 6);
   line.add(" ").add(sparkline(h.utilization(g.info.index), spark, 100.0, o.unicode), Tone::kGood);
   line.add(" mem ");
@@ -158,7 +163,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
     const std::size_t spark = std::min(kMaxSpark, width > kFixed + 2 ? (width - kFixed) / 2 : 1);
     for (const GpuSnapshot& g : snap.gpus) {
       lines.push_back(block_head(g, name_width, o.thresholds));
-      if (g.sample.lost) continue;
+      if (g.sample.lost || g.info.open_error) continue;
       lines.push_back(block_bars(g, history, spark, o));
       lines.push_back(block_status(g));
     }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "cli/test_snapshots.h"
@@ -150,6 +151,22 @@ TEST_F(WatchViewTest, LostGpuInItsBlock) {
   options_.height = 30;
   const auto lines = render_watch_frame(s, history_, options_);
   EXPECT_EQ(count_prefix(lines, "GPU 1  NVIDIA H200  GPU LOST"), 1U);
+}
+
+TEST_F(WatchViewTest, GpuThatCannotBeOpenedInItsBlock) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), unopened_gpu(1)};
+  options_.width = 100;
+  options_.height = 30;
+  auto lines = render_watch_frame(s, history_, options_);
+  const auto row = std::find_if(lines.begin(), lines.end(),
+                                [](const std::string& l) { return l.rfind("GPU 1 ", 0) == 0; });
+  ASSERT_NE(row, lines.end());
+  EXPECT_NE(row->find("CANNOT OPEN  (Insufficient Permissions)"), std::string::npos) << *row;
+  EXPECT_EQ(row->find("LOST"), std::string::npos) << *row;
+  options_.height = 8;  // compact: one line per GPU
+  lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, " 1 CANNOT OPEN: Insufficient Permissions"), 1U);
 }
 
 TEST_F(WatchViewTest, TitleBarInReverseVideoWhenNotSimulated) {

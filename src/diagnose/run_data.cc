@@ -83,4 +83,24 @@ const GpuSeries* find_gpu(const RunData& run, unsigned gpu) {
   return nullptr;
 }
 
+PointSetter point_setter(MetricId id) {
+  using M = MetricId;
+  switch (id) {
+    case M::kUtilizationGpuPct: return [](GpuPoint& p, double v) { p.util_pct = v; };
+    case M::kSmActiveRatio: return [](GpuPoint& p, double v) { p.sm_active = v; };
+    case M::kMemoryUsedBytes: return [](GpuPoint& p, double v) { p.mem_used_bytes = v; };
+    case M::kMemoryTotalBytes: return [](GpuPoint& p, double v) { p.mem_total_bytes = v; };
+    case M::kPowerDrawW: return [](GpuPoint& p, double v) { p.power_w = v; };
+    case M::kPowerLimitW: return [](GpuPoint& p, double v) { p.power_limit_w = v; };
+    case M::kTemperatureGpuC: return [](GpuPoint& p, double v) { p.temp_c = v; };
+    case M::kSmClockMhz: return [](GpuPoint& p, double v) { p.sm_clock_mhz = v; };
+    case M::kEccCorrectedVolatile: return [](GpuPoint& p, double v) { p.ecc_corrected = v; };
+    case M::kEccUncorrectedVolatile: return [](GpuPoint& p, double v) { p.ecc_uncorrected = v; };
+    case M::kClockEventReasons:
+      return [](GpuPoint& p, double v) { p.clock_reasons = static_cast<std::uint64_t>(v); };
+    case M::kLost: return [](GpuPoint& p, double v) { p.lost = v != 0; };
+    default: return nullptr;
+  }
+}
+
 }  // namespace gpumon::diagnose

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/metric_catalog.h"
 #include "record/recording_types.h"
 
 namespace gpumon::diagnose {
@@ -80,5 +81,11 @@ void finish_run_data(RunData& run);
 
 /// The series of NVML GPU `gpu`, or nullptr.
 const GpuSeries* find_gpu(const RunData& run, unsigned gpu);
+
+/// Sets the GpuPoint field that metric `id` feeds from `value` (in the catalog's unit). The live
+/// window and the recording loader fill raw points through this one mapping.
+using PointSetter = void (*)(GpuPoint& p, double value);
+/// nullptr for a metric the diagnosis does not read.
+PointSetter point_setter(MetricId id);
 
 }  // namespace gpumon::diagnose

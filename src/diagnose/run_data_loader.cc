@@ -13,8 +13,6 @@
 namespace gpumon::diagnose {
 namespace {
 
-using M = MetricId;
-
 // Sums of one bucket's samples, field by field (a field's mean is over the samples that had it).
 struct BucketAcc {
   enum Field : std::size_t {
@@ -74,30 +72,10 @@ void chunk_points(const record::ChunkData& chunk,
     if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric])
       continue;
     const double q = metrics[col.metric]->quantum;
-    std::optional<double> GpuPoint::*field = nullptr;
-    switch (static_cast<M>(col.metric)) {
-      case M::kUtilizationGpuPct: field = &GpuPoint::util_pct; break;
-      case M::kSmActiveRatio: field = &GpuPoint::sm_active; break;
-      case M::kMemoryUsedBytes: field = &GpuPoint::mem_used_bytes; break;
-      case M::kMemoryTotalBytes: field = &GpuPoint::mem_total_bytes; break;
-      case M::kPowerDrawW: field = &GpuPoint::power_w; break;
-      case M::kPowerLimitW: field = &GpuPoint::power_limit_w; break;
-      case M::kTemperatureGpuC: field = &GpuPoint::temp_c; break;
-      case M::kSmClockMhz: field = &GpuPoint::sm_clock_mhz; break;
-      case M::kEccCorrectedVolatile: field = &GpuPoint::ecc_corrected; break;
-      case M::kEccUncorrectedVolatile: field = &GpuPoint::ecc_uncorrected; break;
-      case M::kClockEventReasons:
-        for (std::size_t i = 0; i < n; ++i)
-          if (col.present[i]) pts[i].clock_reasons = static_cast<std::uint64_t>(col.values[i]);
-        continue;
-      case M::kLost:
-        for (std::size_t i = 0; i < n; ++i)
-          if (col.present[i]) pts[i].lost = col.values[i] != 0;
-        continue;
-      default: continue;
-    }
+    const PointSetter set = point_setter(static_cast<MetricId>(col.metric));
+    if (set == nullptr) continue;
     for (std::size_t i = 0; i < n; ++i)
-      if (col.present[i]) pts[i].*field = record::dequantize(col.values[i], q);
+      if (col.present[i]) set(pts[i], record::dequantize(col.values[i], q));
   }
 }
 

@@ -7,15 +7,8 @@ namespace gpumon::diagnose {
 
 ThrottleCounts sample_throttle(std::uint64_t reasons, const std::optional<double>& sm_clock_mhz,
                                const std::optional<double>& max_sm_clock_mhz) {
-  ThrottleCounts c;
-  const bool known = sm_clock_mhz && max_sm_clock_mhz && *max_sm_clock_mhz > 0;
-  if (known && *sm_clock_mhz >= kAtMaxClockRatio * *max_sm_clock_mhz) return c;
-  if (reasons & (kReasonSwThermal | kReasonHwThermal)) c.thermal = 1;
-  if ((reasons & kReasonPowerCap) && known &&
-      *sm_clock_mhz < kPowerCapClockRatio * *max_sm_clock_mhz)
-    c.power = 1;
-  if (reasons & (kReasonHwSlowdown | kReasonPowerBrake)) c.hw_slowdown = 1;
-  return c;
+  const ThrottleCauses c = throttle_causes(reasons, sm_clock_mhz, max_sm_clock_mhz);
+  return {c.thermal ? 1 : 0, c.power_cap ? 1 : 0, c.hw_slowdown ? 1 : 0};
 }
 
 ThrottleCounts point_throttle(const GpuPoint& p, const std::optional<double>& max_sm_clock_mhz) {

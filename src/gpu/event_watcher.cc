@@ -8,10 +8,6 @@ constexpr unsigned long long kXid = nvml::kEventTypeXidCriticalError;
 constexpr unsigned long long kEcc =
     nvml::kEventTypeSingleBitEccError | nvml::kEventTypeDoubleBitEccError;
 
-bool is_lost(nvmlReturn_t rc) {
-  return rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED;
-}
-
 }  // namespace
 
 EventWatcher::EventWatcher(const nvml::NvmlLibrary& library, unsigned device_count,
@@ -75,9 +71,9 @@ void EventWatcher::run() {
     if (rc == NVML_SUCCESS) {
       deliver(data);
     } else if (rc != NVML_ERROR_TIMEOUT) {
-      // GPU_IS_LOST: the rebuild finds which GPU and leaves it out. UNKNOWN and the rest:
+      // A lost GPU: the rebuild finds which and leaves it out. UNKNOWN and the rest:
       // the set is undefined; back off, then start over.
-      if (!is_lost(rc) && !pause(options_.error_backoff)) break;
+      if (!nvml::is_gpu_lost(rc) && !pause(options_.error_backoff)) break;
       rebuild();
     }
   }
@@ -127,7 +123,7 @@ bool EventWatcher::register_gpu(unsigned index) {
   }
   if (rc == NVML_ERROR_NOT_SUPPORTED) {
     g.unsupported = true;
-  } else if (is_lost(rc) && !g.lost) {
+  } else if (nvml::is_gpu_lost(rc) && !g.lost) {
     g.lost = true;
     emit(index, GpuEvent::Kind::kLost, 0);
   }

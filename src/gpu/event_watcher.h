@@ -6,7 +6,7 @@
 //
 // Behaviour: every GPU is registered for XID + ECC events; a GPU that refuses ECC events
 // (NOT_SUPPORTED, e.g. ECC disabled) is registered for XIDs only, and one that refuses those
-// too is left out for good. A GPU that answers GPU_IS_LOST is reported (GpuEvent::kLost) and
+// too is left out for good. A lost GPU (nvml::is_gpu_lost) is reported (GpuEvent::kLost) and
 // re-registered every `lost_retry` until it answers (kRecovered). After the wait fails with
 // anything but TIMEOUT (UNKNOWN leaves the set undefined, per nvml.h) the set is freed and
 // rebuilt. Events carry no time of their own, so each is stamped on receipt.

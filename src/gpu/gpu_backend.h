@@ -14,61 +14,9 @@
 
 #include "gpu/extra_reads.h"
 #include "gpu/gpu_types.h"
+#include "gpu/metric_group.h"
 
 namespace gpumon {
-
-/// Groups of dynamic readings; each costs one NVML call (or one batched field-value call), so a
-/// caller asks only for what it will show. See DESIGN.md for what each call costs.
-enum class MetricGroup : std::uint32_t {
-  kUtilization = 1U << 0,        ///< utilization_gpu_pct, utilization_memory_pct
-  kMemory = 1U << 1,             ///< memory_{total,reserved,used,free}_bytes
-  kTemperature = 1U << 2,        ///< temperature_gpu_c
-  kMemoryTemperature = 1U << 3,  ///< temperature_memory_c (field values)
-  kPower = 1U << 4,              ///< power_draw_w
-  kPowerInstant = 1U << 5,       ///< power_draw_instant_w (field values)
-  kPowerLimit = 1U << 6,         ///< power_limit_w
-  kEnergy = 1U << 7,             ///< energy_mj (slow: about 2.4 ms on an H200)
-  kSmClock = 1U << 8,
-  kMemClock = 1U << 9,
-  kGraphicsClock = 1U << 10,
-  kPstate = 1U << 11,
-  kFan = 1U << 12,
-  kClockEvents = 1U << 13,
-  kEcc = 1U << 14,  ///< ecc_{corrected,uncorrected}_volatile
-  /// Not a reading: the slow static facts of DeviceStatic (max clocks, persistence and ECC
-  /// modes; about 11 ms per H200). They are read once, by the first sample() that asks for
-  /// them; until then device() reports them as kNotAvailable. Asking again costs nothing.
-  kStaticDetails = 1U << 15,
-};
-
-class MetricSet {
- public:
-  constexpr MetricSet() = default;
-  constexpr MetricSet(MetricGroup g) : bits_(static_cast<std::uint32_t>(g)) {}  // NOLINT
-  static constexpr MetricSet all() {
-    MetricSet s;
-    s.bits_ = (1U << 16) - 1;
-    return s;
-  }
-  /// Every group but energy. Includes kStaticDetails, which costs about 11 ms per H200 on the
-  /// first sample that asks and nothing after.
-  static constexpr MetricSet cheap() {
-    MetricSet s = all();
-    s.bits_ &= ~static_cast<std::uint32_t>(MetricGroup::kEnergy);
-    return s;
-  }
-  constexpr bool has(MetricGroup g) const { return (bits_ & static_cast<std::uint32_t>(g)) != 0; }
-  constexpr MetricSet& operator|=(MetricSet o) {
-    bits_ |= o.bits_;
-    return *this;
-  }
-  friend constexpr MetricSet operator|(MetricSet a, MetricSet b) { return a |= b; }
-  constexpr bool empty() const { return bits_ == 0; }
-  constexpr std::uint32_t bits() const { return bits_; }
-
- private:
-  std::uint32_t bits_ = 0;
-};
 
 /// A running source of asynchronous GPU events (XID, ECC); destroying it stops it and waits
 /// until its callback can no longer run.

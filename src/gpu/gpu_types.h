@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct DeviceStatic {
   Reading<unsigned> max_graphics_clock_mhz;
   Reading<bool> persistence_mode;
   Reading<bool> ecc_enabled;
+  /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-
+  /// HandleByIndex answered no permission, a driver error, ...): NVML's words for it
+  /// ("Insufficient Permissions"). Its readings are then missing for that reason.
+  std::optional<std::string> open_error;
 };
 
 /// Driver-wide facts.
@@ -60,7 +65,7 @@ struct DeviceSample {
   unsigned index = 0;
   std::chrono::system_clock::time_point wall_time{};
   std::chrono::steady_clock::time_point mono_time{};
-  bool lost = false;  ///< the GPU answered GPU_IS_LOST (or vanished): every reading is kGpuLost
+  bool lost = false;  ///< the GPU is lost (nvml::is_gpu_lost): every reading is kGpuLost
 
   Reading<unsigned> utilization_gpu_pct;     ///< kernel-active % over NVML's 1/6-1 s window
   Reading<unsigned> utilization_memory_pct;  ///< memory-controller busy %
@@ -107,7 +112,7 @@ struct GpuEvent {
     kXid,           ///< value = the XID (79 = fallen off the bus, 999 = unknown)
     kEccSingleBit,  ///< value = 0
     kEccDoubleBit,  ///< value = 0
-    kLost,          ///< the GPU stopped answering (GPU_IS_LOST)
+    kLost,          ///< the GPU stopped answering (nvml::is_gpu_lost)
     kRecovered,     ///< a lost GPU answers again
   };
   unsigned gpu = 0;

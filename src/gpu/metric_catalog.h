@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The catalog of per-GPU metrics: one row per metric with its stable name, unit, source and
-// storage quantum. Recordings, exports and the exporter name metrics from here, so a metric's
-// name and unit are written once. Ids are stored in recordings: append only, never renumber.
+// The catalog of per-GPU metrics: one row per metric with its stable name, unit, source,
+// storage quantum, and where it lives in DeviceSample (field, unit conversion, the group that
+// reads it). Recordings, exports and the exporter name metrics from here, and code that treats
+// every metric alike (merge, lost, error counts, values) loops over it, so adding a metric is a
+// DeviceSample field, a row here and its NVML read. Ids are stored in recordings: append only,
+// never renumber.
+//
+// Thread-safety: the catalog is immutable; the sample functions touch only their arguments.
 #pragma once
 
 #include <array>
@@ -9,8 +14,10 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <variant>
 
 #include "gpu/gpu_types.h"
+#include "gpu/metric_group.h"
 
 namespace gpumon {
 
@@ -48,6 +55,12 @@ enum class MetricId : std::uint16_t {
 };
 inline constexpr std::size_t kMetricCount = 30;
 
+/// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
+/// `lost` flag is never missing (0 or 1) and is not a reading of its own.
+using SampleField =
+    std::variant<Reading<unsigned> DeviceSample::*, Reading<std::uint64_t> DeviceSample::*,
+                 Reading<double> DeviceSample::*, bool DeviceSample::*>;
+
 struct MetricInfo {
   MetricId id;
   std::string_view name;    ///< snake_case with the unit: "power_draw_w"
@@ -56,6 +69,12 @@ struct MetricInfo {
   std::string_view window;  ///< what time the value covers
   /// Values are stored as integers in units of `quantum` (0.001 W = 1 mW); lossless for NVML.
   double quantum;
+  SampleField field;
+  /// The GpuBackend::sample() group that reads it; nullopt for what the sampler's own tasks
+  /// fill (GPM, the driver's sample buffers, PCIe) and for `lost`.
+  std::optional<MetricGroup> group;
+  /// The field holds the value in `unit` times this (energy: mJ in the field, J in `unit`).
+  double field_per_unit = 1;
 };
 
 /// Every metric, indexed by its id.
@@ -65,5 +84,19 @@ std::optional<MetricId> metric_by_name(std::string_view name);
 
 /// The value of metric `id` in `s`, in the catalog's unit; nullopt when missing.
 std::optional<double> metric_value(const DeviceSample& s, MetricId id);
+/// Why metric `id` is missing in `s`; nullopt when it has a value (`lost` always has one).
+std::optional<Missing> metric_missing(const DeviceSample& s, MetricId id);
+/// Sets metric `id` in `s` from `value` in the catalog's unit, converted to the field's type
+/// (integers are rounded; `lost` is set when value != 0).
+void set_metric_value(DeviceSample& s, MetricId id, double value);
+/// Marks metric `id` missing for `why`; `lost`, never missing, is left as it is.
+void set_metric_missing(DeviceSample& s, MetricId id, Missing why);
+/// Copies metric `id` (value or missing reason) from `from` into `into`.
+void copy_metric(DeviceSample& into, const DeviceSample& from, MetricId id);
+
+/// Marks every metric of `s` missing for `why` (`lost` left as it is).
+void set_all_missing(DeviceSample& s, Missing why);
+/// What a backend returns for a lost GPU: `lost` set and every other metric kGpuLost.
+void mark_lost(DeviceSample& s);
 
 }  // namespace gpumon

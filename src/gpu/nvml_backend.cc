@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "gpu/metric_catalog.h"
+
 namespace gpumon {
 namespace {
 
@@ -46,11 +48,11 @@ Reading<T> read_value(Fn fn, Args... args) {
 }  // namespace
 
 Missing missing_from(nvmlReturn_t rc) {
+  if (nvml::is_gpu_lost(rc)) return Missing::kGpuLost;
   switch (rc) {
     case NVML_ERROR_NOT_SUPPORTED:
     case NVML_ERROR_FUNCTION_NOT_FOUND: return Missing::kNotSupported;
     case NVML_ERROR_NO_PERMISSION: return Missing::kNoPermission;
-    case NVML_ERROR_GPU_IS_LOST: return Missing::kGpuLost;
     case NVML_ERROR_NOT_FOUND:
     case NVML_ERROR_NO_DATA:
     case NVML_ERROR_NOT_READY: return Missing::kNotAvailable;
@@ -129,13 +131,9 @@ std::unique_ptr<NvmlBackend> NvmlBackend::open(const NvmlOpenOptions& options,
     d.info.index = i;
     const nvmlReturn_t hrc = b->lib_->fn().device_get_handle_by_index(i, &d.handle);
     if (hrc != NVML_SUCCESS) {
-      // A GPU that cannot be opened is listed as lost, not dropped: the user should see it.
-      d.handle = nullptr;
-      d.lost = true;
+      // A GPU that cannot be opened is listed, not dropped: the user should see it.
+      b->not_opened(d, hrc);
       d.last_lost_probe = b->now();
-      const Missing why =
-          missing_from(hrc) == Missing::kGpuLost ? Missing::kGpuLost : missing_from(hrc);
-      d.info.name = Reading<std::string>::missing(why);
       continue;
     }
     b->read_static(d);
@@ -210,44 +208,46 @@ Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc)
   return why;
 }
 
-void NvmlBackend::mark_lost(DeviceSample& s) const {
-  const unsigned index = s.index;
-  const auto wall = s.wall_time;
-  const auto mono = s.mono_time;
-  s = DeviceSample{};
-  s.index = index;
-  s.wall_time = wall;
-  s.mono_time = mono;
-  s.lost = true;
-  const auto lost = Missing::kGpuLost;
-  s.utilization_gpu_pct = s.utilization_memory_pct = Reading<unsigned>::missing(lost);
-  s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = s.memory_free_bytes =
-      Reading<std::uint64_t>::missing(lost);
-  s.temperature_gpu_c = s.temperature_memory_c = Reading<unsigned>::missing(lost);
-  s.power_draw_w = s.power_draw_instant_w = s.power_limit_w = Reading<double>::missing(lost);
-  s.energy_mj = Reading<std::uint64_t>::missing(lost);
-  s.sm_clock_mhz = s.mem_clock_mhz = s.graphics_clock_mhz = s.pstate = s.fan_speed_pct =
-      Reading<unsigned>::missing(lost);
-  s.clock_event_reasons = s.ecc_corrected_volatile = s.ecc_uncorrected_volatile =
-      Reading<std::uint64_t>::missing(lost);
+void NvmlBackend::not_opened(Device& d, nvmlReturn_t rc) {
+  const Missing why = missing_from(rc);
+  d.handle = nullptr;
+  d.lost = why == Missing::kGpuLost;
+  d.unopened = d.lost ? std::nullopt : std::optional<Missing>(why);
+  d.info.name = Reading<std::string>::missing(why);
+  d.info.open_error = d.lost ? std::nullopt : std::optional<std::string>(lib_->error_string(rc));
 }
 
-// A lost GPU is re-opened by index at most once per lost_retry; true if it answers again.
-bool NvmlBackend::probe_lost(Device& d) {
+// A lost or unopened GPU is re-opened by index at most once per lost_retry; true if it answers.
+bool NvmlBackend::probe(Device& d) {
   const auto now = this->now();
   if (now - d.last_lost_probe < options_.lost_retry) return false;
   d.last_lost_probe = now;
   nvmlDevice_t h = nullptr;
-  if (lib_->fn().device_get_handle_by_index(d.info.index, &h) != NVML_SUCCESS) return false;
+  const nvmlReturn_t rc = lib_->fn().device_get_handle_by_index(d.info.index, &h);
+  if (rc != NVML_SUCCESS) {
+    if (d.handle == nullptr) not_opened(d, rc);  // one that had a handle stays lost
+    return false;
+  }
   if (lib_->fn().device_get_utilization_rates != nullptr) {
     nvmlUtilization_t u{};
-    if (lib_->fn().device_get_utilization_rates(h, &u) == NVML_ERROR_GPU_IS_LOST) return false;
+    const nvmlReturn_t urc = lib_->fn().device_get_utilization_rates(h, &u);
+    if (nvml::is_gpu_lost(urc)) {
+      if (d.handle == nullptr) not_opened(d, urc);
+      return false;
+    }
   }
   const bool had_static = d.handle != nullptr;
   d.handle = h;
   d.lost = false;
+  d.unopened.reset();
+  d.info.open_error.reset();
   if (!had_static) read_static(d);
   return true;
+}
+
+std::optional<Missing> NvmlBackend::unavailable(Device& d) {
+  if ((d.handle != nullptr && !d.lost) || probe(d)) return std::nullopt;
+  return d.lost ? Missing::kGpuLost : d.unopened.value_or(Missing::kError);
 }
 
 DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
@@ -256,8 +256,12 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   s.index = index;
   s.wall_time = std::chrono::system_clock::now();
   s.mono_time = now();
-  if (d.lost && !probe_lost(d)) {
-    mark_lost(s);
+  if (const auto why = unavailable(d)) {
+    if (*why == Missing::kGpuLost) {
+      mark_lost(s);
+    } else {
+      set_all_missing(s, *why);  // a GPU that could not be opened: why, on every metric
+    }
     return s;
   }
   if (what.has(MetricGroup::kStaticDetails) && !d.details_loaded) read_static_details(d);
@@ -303,8 +307,7 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
         d.memory_v2_broken = true;
       }
     }
-    if (rc != NVML_SUCCESS && fn.device_get_memory_info != nullptr &&
-        rc != NVML_ERROR_GPU_IS_LOST) {
+    if (rc != NVML_SUCCESS && fn.device_get_memory_info != nullptr && !nvml::is_gpu_lost(rc)) {
       nvmlMemory_t m{};
       rc = fn.device_get_memory_info(h, &m);
       if (rc == NVML_SUCCESS) {
@@ -446,7 +449,7 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
 Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
   using Result = Reading<std::vector<GpuProcess>>;
   Device& d = devices_.at(index);
-  if (d.lost && !probe_lost(d)) return Result::missing(Missing::kGpuLost);
+  if (const auto why = unavailable(d)) return Result::missing(*why);
   const auto& fn = lib_->fn();
   const auto layout = lib_->process_info_layout();
   if (fn.device_get_compute_running_processes == nullptr ||
@@ -468,7 +471,7 @@ Reading<std::vector<GpuProcess>> NvmlBackend::processes(unsigned index) {
     rc = fn.device_get_compute_running_processes(d.handle, &count, buf.data());
   }
   if (rc != NVML_SUCCESS) {
-    if (rc == NVML_ERROR_GPU_IS_LOST && !d.lost) {
+    if (nvml::is_gpu_lost(rc) && !d.lost) {
       d.lost = true;
       d.last_lost_probe = now();
     }

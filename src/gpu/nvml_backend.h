@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,7 +83,10 @@ class NvmlBackend final : public GpuBackend {
     nvmlDevice_t handle = nullptr;
     DeviceStatic info;
     MetricSet unsupported;
-    bool lost = false;
+    bool lost = false;  ///< nvml::is_gpu_lost() from a call; probed again per lost_retry
+    /// Why the GPU has no handle when it is not lost (GetHandleByIndex said no permission, a
+    /// driver error, ...): every reading is missing for this reason; probed like a lost GPU.
+    std::optional<Missing> unopened;
     bool details_loaded = false;    ///< read_static_details() ran
     bool memory_v2_broken = false;  ///< _v2 exists but rejects our struct: use v1
     std::chrono::steady_clock::time_point last_lost_probe{};
@@ -95,9 +99,12 @@ class NvmlBackend final : public GpuBackend {
   }
   void read_static(Device& d);
   void read_static_details(Device& d);
-  bool probe_lost(Device& d);
+  /// Records that GetHandleByIndex answered `rc` for `d`: lost, or unopened and why.
+  void not_opened(Device& d, nvmlReturn_t rc);
+  bool probe(Device& d);
+  /// nullopt when `d` can be read now (after a probe if it is lost or unopened), else why not.
+  std::optional<Missing> unavailable(Device& d);
   Missing note_failure(Device& d, MetricGroup group, nvmlReturn_t rc);
-  void mark_lost(DeviceSample& s) const;
   void read_field_values(Device& d, MetricSet what, DeviceSample& s);
   // nvml_extra_reads.cc
   bool detect_gpm(Device& d);

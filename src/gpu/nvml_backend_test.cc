@@ -9,6 +9,7 @@
 #include <set>
 
 #include "fake_nvml/fake_test_env.h"
+#include "gpu/metric_catalog.h"
 #include "gpu/testing/open_fake_backend.h"
 
 namespace gpumon {
@@ -225,8 +226,10 @@ TEST(NvmlBackend, GpuLostMidRunWhileTheOtherKeepsGoing) {
   hooks.set_time(5.1);
   const DeviceSample lost = b->sample(1, MetricSet::cheap());
   EXPECT_TRUE(lost.lost);
-  EXPECT_EQ(lost.temperature_gpu_c.why(), Missing::kGpuLost);
-  EXPECT_EQ(lost.memory_used_bytes.why(), Missing::kGpuLost);
+  for (const MetricInfo& m : metric_catalog()) {  // GPM, driver buffers and PCIe too
+    if (m.id == MetricId::kLost) continue;
+    EXPECT_EQ(metric_missing(lost, m.id), Missing::kGpuLost) << m.name;
+  }
   EXPECT_EQ(b->processes(1).why(), Missing::kGpuLost);
   const DeviceSample alive = b->sample(0, MetricSet::cheap());
   EXPECT_FALSE(alive.lost);
@@ -280,6 +283,71 @@ TEST(NvmlBackend, GpuLostAtOpenIsListedAndComesBack) {
   Hooks::get().set_time(1.1);
   EXPECT_FALSE(b->sample(1, MetricGroup::kTemperature).lost);
   EXPECT_EQ(b->device(1).name.value_or(""), "B");  // static facts read once it answered
+}
+
+TEST(NvmlBackend, OnlyLostCodesMeanALostGpu) {
+  for (int code = 0; code <= NVML_ERROR_UNKNOWN; ++code) {
+    const auto rc = static_cast<nvmlReturn_t>(code);
+    if (rc == NVML_SUCCESS) continue;
+    const bool lost = rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED;
+    EXPECT_EQ(nvml::is_gpu_lost(rc), lost) << nvml::return_code_name(rc);
+    EXPECT_EQ(missing_from(rc) == Missing::kGpuLost, lost) << nvml::return_code_name(rc);
+  }
+}
+
+// Failing to open a GPU is not losing it: only nvml::is_gpu_lost codes are lost.
+TEST(NvmlBackend, GpuThatCannotBeOpenedSaysWhyAndIsNotLost) {
+  struct Case {
+    const char* error;
+    Missing why;
+    const char* words;
+  };
+  for (const Case& c : {Case{"NO_PERMISSION", Missing::kNoPermission, "Insufficient Permissions"},
+                        Case{"UNKNOWN", Missing::kError, "Unknown Error"}}) {
+    SCOPED_TRACE(c.error);
+    TempScenario sc(R"({"devices": [{"name": "A"}, {"name": "B", "errors": [
+        {"call": "nvmlDeviceGetHandleByIndex", "error": ")" +
+                    std::string(c.error) + R"("}]}]})");
+    FakeScenario env(sc.path());
+    auto b = open_backend();
+    ASSERT_TRUE(b);
+    ASSERT_EQ(b->device_count(), 2U);
+    EXPECT_EQ(b->device(1).name.why(), c.why);
+    EXPECT_EQ(b->device(1).open_error.value_or(""), c.words);
+    EXPECT_FALSE(b->device(0).open_error.has_value());
+    const Hooks hooks = Hooks::get();
+    hooks.reset_counts();
+    for (int i = 0; i < 3; ++i) {
+      const DeviceSample s = b->sample(1, MetricSet::all());
+      EXPECT_FALSE(s.lost);
+      for (const MetricInfo& m : metric_catalog()) {
+        if (m.id == MetricId::kLost) continue;
+        EXPECT_EQ(metric_missing(s, m.id), c.why) << m.name;
+      }
+    }
+    EXPECT_EQ(b->processes(1).why(), c.why);
+    EXPECT_EQ(b->read_driver_samples(1, DriverBuffer::kPower).why(), c.why);
+    EXPECT_EQ(b->pcie_throughput(1).tx_bytes_per_s.why(), c.why);
+    EXPECT_FALSE(b->gpm_supported(1));
+    // Probed like a lost GPU: not again within lost_retry.
+    EXPECT_EQ(hooks.call_count("nvmlDeviceGetHandleByIndex_v2"), 0U);
+    EXPECT_TRUE(b->sample(0, MetricSet::cheap()).temperature_gpu_c.has_value());
+  }
+}
+
+TEST(NvmlBackend, GpuThatCouldNotBeOpenedOpensOnceItMay) {
+  TempScenario sc(R"({"devices": [{"name": "A"}, {"name": "B", "errors": [
+      {"call": "nvmlDeviceGetHandleByIndex", "error": "NO_PERMISSION", "until_s": 1}]}]})");
+  FakeScenario env(sc.path(), 0.9, 1);
+  auto b = open_backend(milliseconds(0));
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->device(1).open_error.has_value());
+  std::this_thread::sleep_for(milliseconds(150));
+  const DeviceSample s = b->sample(1, MetricGroup::kTemperature);
+  EXPECT_FALSE(s.lost);
+  EXPECT_TRUE(s.temperature_gpu_c.has_value());
+  EXPECT_EQ(b->device(1).name.value_or(""), "B");
+  EXPECT_FALSE(b->device(1).open_error.has_value());
 }
 
 TEST(NvmlBackend, ProcessListThatGrowsBetweenSizingAndRead) {

@@ -36,7 +36,8 @@ Reading<double> gpm_ratio(const nvmlGpmMetric_t& m) {
 
 }  // namespace
 
-// GPU_IS_LOST marks the GPU lost (the sample path re-probes it); anything else is a value.
+// A lost GPU (nvml::is_gpu_lost) is marked lost (the sample path re-probes it); anything else
+// is a value.
 Missing NvmlBackend::extra_failure(Device& d, nvmlReturn_t rc) {
   const Missing why = missing_from(rc);
   if (why == Missing::kGpuLost && !d.lost) {
@@ -59,11 +60,11 @@ bool NvmlBackend::detect_gpm(Device& d) {
     x.gpm = Gpm::kUnsupported;
     return false;
   }
-  if (d.lost) return false;  // ask again once it answers
+  if (d.lost || d.handle == nullptr) return false;  // ask again once it answers
   nvmlGpmSupport_t support{};
   support.version = nvml::kGpmSupportVersion;
   const nvmlReturn_t rc = fn.gpm_query_device_support(d.handle, &support);
-  if (rc == NVML_ERROR_GPU_IS_LOST) {
+  if (nvml::is_gpu_lost(rc)) {
     extra_failure(d, rc);
     return false;
   }
@@ -89,7 +90,7 @@ void NvmlBackend::release_gpm(Device& d) {
 
 bool NvmlBackend::gpm_supported(unsigned index) {
   Device& d = devices_.at(index);
-  if (d.lost) probe_lost(d);
+  if (d.lost || d.handle == nullptr) unavailable(d);
   return detect_gpm(d);
 }
 
@@ -98,10 +99,8 @@ Reading<GpmReading> NvmlBackend::read_gpm(unsigned index) {
   Device& d = devices_.at(index);
   Extras& x = d.extras;
   if (x.gpm == Extras::Gpm::kUnsupported) return Result::missing(Missing::kNotSupported);
-  if (d.lost) {
-    x.gpm_have_prev = false;  // a window across a loss means nothing
-    if (!probe_lost(d)) return Result::missing(Missing::kGpuLost);
-  }
+  if (d.lost) x.gpm_have_prev = false;  // a window across a loss means nothing
+  if (const auto why = unavailable(d)) return Result::missing(*why);
   if (!detect_gpm(d)) {
     return Result::missing(d.lost ? Missing::kGpuLost : Missing::kNotSupported);
   }
@@ -152,7 +151,7 @@ Reading<DriverSamples> NvmlBackend::read_driver_samples(unsigned index, DriverBu
   const auto fn = lib_->fn().device_get_samples;
   if (fn == nullptr || x.buffer_unsupported.at(slot))
     return Result::missing(Missing::kNotSupported);
-  if (d.lost && !probe_lost(d)) return Result::missing(Missing::kGpuLost);
+  if (const auto why = unavailable(d)) return Result::missing(*why);
   const nvmlSamplingType_t type = which == DriverBuffer::kPower ? NVML_TOTAL_POWER_SAMPLES
                                   : which == DriverBuffer::kGpuUtilization
                                       ? NVML_GPU_UTILIZATION_SAMPLES
@@ -208,7 +207,7 @@ Reading<std::vector<ProcessUtilization>> NvmlBackend::process_utilization(unsign
   Extras& x = d.extras;
   const auto fn = lib_->fn().device_get_process_utilization;
   if (fn == nullptr || x.process_util_unsupported) return Result::missing(Missing::kNotSupported);
-  if (d.lost && !probe_lost(d)) return Result::missing(Missing::kGpuLost);
+  if (const auto why = unavailable(d)) return Result::missing(*why);
   // Without a timestamp NVML averages over a driver-chosen (long) period: start a second back.
   if (x.process_util_last_seen_us == 0) x.process_util_last_seen_us = wall_now_us() - 1000000;
   const unsigned long long last_seen = x.process_util_last_seen_us;
@@ -251,7 +250,7 @@ PcieThroughput NvmlBackend::pcie_throughput(unsigned index) {
     return PcieThroughput{Reading<double>::missing(why), Reading<double>::missing(why)};
   };
   if (fn == nullptr || x.pcie_unsupported) return all(Missing::kNotSupported);
-  if (d.lost && !probe_lost(d)) return all(Missing::kGpuLost);
+  if (const auto why = unavailable(d)) return all(*why);
   auto read = [&](nvmlPcieUtilCounter_t counter) -> Reading<double> {
     if (d.lost) return Reading<double>::missing(Missing::kGpuLost);
     unsigned kb_per_s = 0;

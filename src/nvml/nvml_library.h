@@ -83,4 +83,11 @@ class NvmlLibrary {
 /// NVML_ERROR_* name of a return code ("GPU_IS_LOST"), for logs and tests.
 std::string_view return_code_name(nvmlReturn_t rc);
 
+/// Whether `rc` says the GPU is lost: it fell off the bus (GPU_IS_LOST) or must be reset before
+/// it answers again (RESET_REQUIRED). The one test of a lost GPU for every NVML call, opening
+/// one included: any other failure (no permission, UNKNOWN, a driver error) is that failure.
+constexpr bool is_gpu_lost(nvmlReturn_t rc) {
+  return rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_RESET_REQUIRED;
+}
+
 }  // namespace gpumon::nvml

@@ -5,6 +5,8 @@
 #include <ctime>
 #include <sstream>
 
+#include "gpu/metric_catalog.h"
+
 namespace gpumon::query::testing {
 namespace {
 
@@ -16,53 +18,17 @@ DeviceSample only(const DeviceSample& full, MetricSet what) {
   s.index = full.index;
   s.wall_time = full.wall_time;
   s.mono_time = full.mono_time;
-  using G = MetricGroup;
-  if (what.has(G::kUtilization)) {
-    s.utilization_gpu_pct = full.utilization_gpu_pct;
-    s.utilization_memory_pct = full.utilization_memory_pct;
-  }
-  if (what.has(G::kMemory)) {
-    s.memory_total_bytes = full.memory_total_bytes;
-    s.memory_reserved_bytes = full.memory_reserved_bytes;
-    s.memory_used_bytes = full.memory_used_bytes;
-    s.memory_free_bytes = full.memory_free_bytes;
-  }
-  if (what.has(G::kTemperature)) s.temperature_gpu_c = full.temperature_gpu_c;
-  if (what.has(G::kMemoryTemperature)) s.temperature_memory_c = full.temperature_memory_c;
-  if (what.has(G::kPower)) s.power_draw_w = full.power_draw_w;
-  if (what.has(G::kPowerInstant)) s.power_draw_instant_w = full.power_draw_instant_w;
-  if (what.has(G::kPowerLimit)) s.power_limit_w = full.power_limit_w;
-  if (what.has(G::kEnergy)) s.energy_mj = full.energy_mj;
-  if (what.has(G::kSmClock)) s.sm_clock_mhz = full.sm_clock_mhz;
-  if (what.has(G::kMemClock)) s.mem_clock_mhz = full.mem_clock_mhz;
-  if (what.has(G::kGraphicsClock)) s.graphics_clock_mhz = full.graphics_clock_mhz;
-  if (what.has(G::kPstate)) s.pstate = full.pstate;
-  if (what.has(G::kFan)) s.fan_speed_pct = full.fan_speed_pct;
-  if (what.has(G::kClockEvents)) s.clock_event_reasons = full.clock_event_reasons;
-  if (what.has(G::kEcc)) {
-    s.ecc_corrected_volatile = full.ecc_corrected_volatile;
-    s.ecc_uncorrected_volatile = full.ecc_uncorrected_volatile;
-  }
+  merge_groups(s, full, what);
   return s;
 }
 
-// What NvmlBackend::mark_lost does: every dynamic reading becomes kGpuLost.
+// What NvmlBackend returns for a lost GPU.
 DeviceSample lost_sample(const DeviceSample& full) {
   DeviceSample s;
   s.index = full.index;
   s.wall_time = full.wall_time;
   s.mono_time = full.mono_time;
-  s.lost = true;
-  const auto u = Reading<unsigned>::missing(Missing::kGpuLost);
-  const auto b = Reading<std::uint64_t>::missing(Missing::kGpuLost);
-  const auto w = Reading<double>::missing(Missing::kGpuLost);
-  s.utilization_gpu_pct = s.utilization_memory_pct = s.temperature_gpu_c = u;
-  s.temperature_memory_c = s.sm_clock_mhz = s.mem_clock_mhz = s.graphics_clock_mhz = u;
-  s.pstate = s.fan_speed_pct = u;
-  s.memory_total_bytes = s.memory_reserved_bytes = s.memory_used_bytes = b;
-  s.memory_free_bytes = s.energy_mj = s.clock_event_reasons = b;
-  s.ecc_corrected_volatile = s.ecc_uncorrected_volatile = b;
-  s.power_draw_w = s.power_draw_instant_w = s.power_limit_w = w;
+  mark_lost(s);
   return s;
 }
 

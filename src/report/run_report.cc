@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "gpu/throttle.h"
 #include "record/quantize.h"
 
 namespace gpumon::report {
@@ -63,8 +64,19 @@ struct GpuState {
   IntervalTracker throttle{0}, lost{0};
 };
 
+// A chunk's SM clock column, which throttling reads beside the clock event reasons.
+struct ClockColumn {
+  const record::ChunkColumn* col = nullptr;
+  double quantum = 1;
+  std::optional<double> at(std::size_t i) const {
+    if (col == nullptr || !col->present[i]) return std::nullopt;
+    return record::dequantize(col->values[i], quantum);
+  }
+};
+
 void add_column(const record::ChunkColumn& col, double quantum, const std::vector<std::int64_t>& t,
-                const std::vector<std::size_t>& bucket, GpuReport& g, GpuState& s) {
+                const std::vector<std::size_t>& bucket, const ClockColumn& sm_clock,
+                const std::optional<double>& max_sm_clock_mhz, GpuReport& g, GpuState& s) {
   const auto id = static_cast<M>(col.metric);
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (!col.present[i]) continue;
@@ -103,7 +115,8 @@ void add_column(const record::ChunkColumn& col, double quantum, const std::vecto
         break;
       case M::kClockEventReasons: {
         ++g.reason_samples;
-        const bool throttled = (static_cast<std::uint64_t>(col.values[i]) & kThrottleReasons) != 0;
+        const auto reasons = static_cast<std::uint64_t>(col.values[i]);
+        const bool throttled = throttle_causes(reasons, sm_clock.at(i), max_sm_clock_mhz).any();
         if (throttled) ++g.throttle_samples;
         s.throttle.add(t[i], throttled, g.throttled);
         break;
@@ -199,11 +212,13 @@ record::ReadResult<RunReport> load_run_report(const std::string& path, std::size
     }
     return run.gpus[it->second];
   };
+  std::map<unsigned, std::optional<double>> max_sm_clock;
   for (const auto& d : reader->devices()) {
     auto& g = gpu_slot(d.index);
     g.name = d.name.value_or("");
     g.pci_bus_id = d.pci_bus_id;
     g.memory_total_bytes = d.memory_total_bytes;
+    if (d.max_sm_clock_mhz) max_sm_clock[d.index] = static_cast<double>(*d.max_sm_clock_mhz);
   }
 
   std::map<unsigned, GpuState> states;
@@ -220,10 +235,18 @@ record::ReadResult<RunReport> load_run_report(const std::string& path, std::size
     for (std::size_t i = 0; i < bucket.size(); ++i) bucket[i] = run.grid.bucket(chunk.time_ms[i]);
     g.samples += static_cast<std::int64_t>(chunk.time_ms.size());
     run.samples += static_cast<std::int64_t>(chunk.time_ms.size());
+    auto known = [&](const record::ChunkColumn& col) {
+      return col.metric < kMetricCount && col.metric < metrics.size() && metrics[col.metric];
+    };
+    ClockColumn sm_clock;
     for (const auto& col : chunk.columns) {
-      if (col.metric >= kMetricCount || col.metric >= metrics.size() || !metrics[col.metric])
-        continue;  // a metric of a newer gpumon
-      add_column(col, metrics[col.metric]->quantum, chunk.time_ms, bucket, g, st->second);
+      if (known(col) && static_cast<M>(col.metric) == M::kSmClockMhz)
+        sm_clock = {&col, metrics[col.metric]->quantum};
+    }
+    for (const auto& col : chunk.columns) {
+      if (!known(col)) continue;  // a metric of a newer gpumon
+      add_column(col, metrics[col.metric]->quantum, chunk.time_ms, bucket, sm_clock,
+                 max_sm_clock[ref.gpu], g, st->second);
     }
   }
   for (auto& [gpu, s] : states) {

@@ -36,10 +36,6 @@ struct SeriesInfo {
 };
 const SeriesInfo& series_info(Series s);
 
-/// Clock event reasons that mean the GPU was held back (power cap, thermal, hardware slowdown,
-/// power brake); idle, application clocks and sync boost are not throttling.
-inline constexpr std::uint64_t kThrottleReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
-
 struct Interval {
   std::int64_t start_ms = 0;
   std::int64_t end_ms = 0;  ///< the last sample inside (equal to start_ms for one sample)
@@ -69,13 +65,15 @@ struct GpuReport {
   std::optional<double> peak_memory_bytes, max_power_w, max_temp_c;
   std::optional<double> energy_j;  ///< from the energy counter, else integrated power
   bool energy_from_counter = false;
-  std::int64_t reason_samples = 0;    ///< samples with clock event reasons
-  std::int64_t throttle_samples = 0;  ///< of those, with a throttle reason
+  std::int64_t reason_samples = 0;  ///< samples with clock event reasons
+  /// Of those, throttled: a throttle reason while the SM clock was below max (gpu/throttle.h,
+  /// the diagnosis's definition).
+  std::int64_t throttle_samples = 0;
   int xids = 0;
   bool lost = false;  ///< a lost event or a lost sample
   std::array<BucketSeries, kSeriesCount> series;
   std::array<SeriesTiming, kSeriesCount> timing;
-  std::vector<Interval> throttled, lost_intervals;
+  std::vector<Interval> throttled, lost_intervals;  ///< throttled: as throttle_samples
 };
 
 /// The training steps the processes reported (issue 4; none in version-1 recordings).

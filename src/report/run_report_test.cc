@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "diagnose/run_data_loader.h"
+#include "diagnose/throttle.h"
 #include "record/recording_writer.h"
 #include "record/test_support.h"
 #include "report/report_html.h"
@@ -114,6 +116,54 @@ TEST(RunReport, SummaryFiguresMatchTheSamples) {
   // The writer's start and end (wall time now) do not span these synthetic samples: the
   // samples' own span counts.
   EXPECT_DOUBLE_EQ(*t.duration_s, 9.9);
+}
+
+// Per GPU, 100 ticks with one kind of clock event: at full clock, the power cap at 88 % and at
+// 66 % of max, thermal and power cap with the SM clock unknown, and a GPU without a max clock.
+TEST(RunReport, ThrottlingIsTheDiagnosissDefinition) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("throttle.gpumon");
+  std::string error;
+  auto devices = make_devices(5);
+  devices[4].max_sm_clock_mhz = Reading<unsigned>::missing(Missing::kNotAvailable);
+  auto w =
+      record::RecordingWriter::create(options, record::testing::test_run_info(), devices, error);
+  ASSERT_NE(w, nullptr) << error;
+  const std::uint64_t thermal = kClockEventSwThermalSlowdown, cap = kClockEventSwPowerCap;
+  const Reading<unsigned> unknown = Reading<unsigned>::missing(Missing::kNotSupported);
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(5, i, kStartMs, kIntervalMs);
+    auto set = [&](unsigned gpu, std::uint64_t reasons, Reading<unsigned> clock) {
+      t.gpus[gpu].clock_event_reasons = reasons;
+      t.gpus[gpu].sm_clock_mhz = clock;
+    };
+    set(0, thermal, 1980U);                      // at max clock: not throttled
+    set(1, i % 2 ? cap : thermal | cap, 1740U);  // 88 %: the cap no, thermal yes
+    set(2, cap, 1305U);                          // 66 %: throttled
+    set(3, i % 2 ? cap : thermal, unknown);      // unknown clock: thermal yes, the cap no
+    set(4, i % 2 ? cap : thermal, 1305U);        // unknown max clock: likewise
+    w->on_tick(t);
+  }
+  w->close();
+  const RunReport run = load(options.path);
+  ASSERT_EQ(run.gpus.size(), 5u);
+  const std::int64_t expected[] = {0, kTicks / 2, kTicks, kTicks / 2, kTicks / 2};
+  auto data = diagnose::load_run_data(options.path);
+  ASSERT_TRUE(std::holds_alternative<diagnose::RunData>(data)) << std::get<std::string>(data);
+  const auto& diagnosed = std::get<diagnose::RunData>(data);
+  for (unsigned g = 0; g < 5; ++g) {
+    EXPECT_EQ(run.gpus[g].reason_samples, kTicks) << "GPU " << g;
+    EXPECT_EQ(run.gpus[g].throttle_samples, expected[g]) << "GPU " << g;
+    // The diagnosis counts the same samples of the same recording.
+    const diagnose::GpuSeries* series = diagnose::find_gpu(diagnosed, g);
+    ASSERT_NE(series, nullptr);
+    std::int64_t counted = 0;
+    for (const auto& p : series->points) counted += samples_throttled(p, series->max_sm_clock_mhz);
+    EXPECT_EQ(counted, expected[g]) << "GPU " << g;
+  }
+  EXPECT_TRUE(run.gpus[0].throttled.empty());
+  EXPECT_EQ(run.gpus[2].throttled.size(), 1u);
 }
 
 TEST(RunReport, AGpuThatWasNotSampledLeavesAGapNotZeros) {

@@ -7,6 +7,8 @@
 
 #include <thread>
 
+#include "gpu/metric_catalog.h"
+#include "sampler/sample_errors.h"
 #include "sampler/testing/fake_run.h"
 
 namespace gpumon {
@@ -98,6 +100,18 @@ TEST(Sampler, NvmlErrorsAreCounted) {
   run.run_for(seconds(1));
   EXPECT_EQ(run.sampler->stats().nvml_errors, 20U);
   EXPECT_EQ(run.sink->ticks()[3].gpus[0].power_draw_w.why(), Missing::kError);
+}
+
+TEST(Sampler, EveryMetricsErrorIsCountedOnce) {
+  for (const MetricInfo& m : metric_catalog()) {
+    DeviceSample s;
+    set_all_missing(s, Missing::kNotSupported);
+    set_metric_missing(s, m.id, Missing::kError);
+    EXPECT_EQ(count_errors(s), m.id == MetricId::kLost ? 0U : 1U) << m.name;
+  }
+  DeviceSample lost;
+  mark_lost(lost);
+  EXPECT_EQ(count_errors(lost), 0U);  // lost, not an error
 }
 
 TEST(Sampler, ProcessSnapshotsCarryTheirGpu) {

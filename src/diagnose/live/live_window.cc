@@ -23,18 +23,10 @@ void drop_before(Deque& d, std::int64_t cutoff, TimeOf time_of) {
 GpuPoint live_point(const DeviceSample& s) {
   GpuPoint p;
   p.t_ms = record::to_unix_ms(s.wall_time);
-  p.lost = s.lost;
-  p.util_pct = num(s.utilization_gpu_pct);
-  p.sm_active = num(s.sm_active_ratio);
-  p.mem_used_bytes = num(s.memory_used_bytes);
-  p.mem_total_bytes = num(s.memory_total_bytes);
-  p.power_w = num(s.power_draw_w);
-  p.power_limit_w = num(s.power_limit_w);
-  p.temp_c = num(s.temperature_gpu_c);
-  p.sm_clock_mhz = num(s.sm_clock_mhz);
-  if (s.clock_event_reasons) p.clock_reasons = *s.clock_event_reasons;
-  p.ecc_corrected = num(s.ecc_corrected_volatile);
-  p.ecc_uncorrected = num(s.ecc_uncorrected_volatile);
+  for (const MetricInfo& m : metric_catalog()) {
+    if (const PointSetter set = point_setter(m.id))
+      if (const auto v = metric_value(s, m.id)) set(p, *v);
+  }
   return p;
 }
 

@@ -19,7 +19,7 @@ RunData throttled_every(int k, std::uint64_t reason, double clock = 1400) {
 }
 
 TEST(Throttled, ThermalNamedAsTheCause) {
-  auto run = throttled_every(2, kReasonSwThermal);
+  auto run = throttled_every(2, kClockEventSwThermalSlowdown);
   const auto d = run_diagnose(run);
   const auto* f = find(d, "throttled");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -30,7 +30,7 @@ TEST(Throttled, ThermalNamedAsTheCause) {
 }
 
 TEST(Throttled, PowerCap) {
-  auto run = throttled_every(1, kReasonPowerCap);
+  auto run = throttled_every(1, kClockEventSwPowerCap);
   const auto diagnosis = run_diagnose(run);
   const auto* f = find(diagnosis, "throttled");
   ASSERT_NE(f, nullptr);
@@ -39,25 +39,25 @@ TEST(Throttled, PowerCap) {
 }
 
 TEST(Throttled, NearMissRareDips) {
-  auto run = throttled_every(10, kReasonPowerCap);  // 10% of the time
+  auto run = throttled_every(10, kClockEventSwPowerCap);  // 10% of the time
   EXPECT_EQ(find(run_diagnose(run), "throttled"), nullptr);
 }
 
 TEST(Throttled, ReasonAtMaxClockIsNotThrottling) {
-  auto run = throttled_every(1, kReasonPowerCap, 1975);
+  auto run = throttled_every(1, kClockEventSwPowerCap, 1975);
   EXPECT_EQ(find(run_diagnose(run), "throttled"), nullptr);
 }
 
 TEST(Throttled, PowerCapAtDefaultLoadIsNormal) {
   // A dense GEMM on an H200 runs at its 700 W cap at ~88% of max clock all the time.
-  auto run = throttled_every(1, kReasonPowerCap, 1740);
+  auto run = throttled_every(1, kClockEventSwPowerCap, 1740);
   EXPECT_EQ(find(run_diagnose(run), "throttled"), nullptr);
 }
 
 TEST(Throttled, IdleGpuIsNotJudged) {
   RunData run;
   add_gpu(run, 0, 1000, 100, [](GpuPoint& p, int) {
-    p.util_pct = 0, p.clock_reasons = kReasonSwThermal | 0x1, p.sm_clock_mhz = 300;
+    p.util_pct = 0, p.clock_reasons = kClockEventSwThermalSlowdown | 0x1, p.sm_clock_mhz = 300;
   });
   EXPECT_EQ(find(run_diagnose(run), "throttled"), nullptr);
 }
@@ -67,7 +67,7 @@ TEST(Throttled, BucketsCountLikeSamples) {
   auto& g = add_gpu(run, 0, 0);
   GpuPoint b;
   b.t_ms = kT0Ms, b.span_ms = 100000, b.samples = 1000, b.util_pct = 90,
-  b.clock_reasons = kReasonHwThermal;
+  b.clock_reasons = kClockEventHwThermalSlowdown;
   b.thermal_samples = 400;
   g.points.push_back(b);
   const auto diagnosis = run_diagnose(run);

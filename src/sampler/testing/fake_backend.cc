@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu/metric_catalog.h"
+
 namespace gpumon::testing {
 
 FakeBackend::FakeBackend(unsigned gpus, std::shared_ptr<FakeClock> clock)
@@ -51,8 +53,7 @@ DeviceSample FakeBackend::sample(unsigned index, MetricSet what) {
   s.index = index;
   s.mono_time = now;
   if (lost_now(index, now)) {
-    s.lost = true;
-    s.utilization_gpu_pct = Reading<unsigned>::missing(Missing::kGpuLost);
+    mark_lost(s);
     return s;
   }
   auto value_or_error = [&](MetricGroup g, auto value) {
