@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The CPU cost of gpumon::Monitor's per-step calls (issue 4's target: step() plus the loader
+// The CPU cost of gpumon::Monitor's per-step calls (target: step() plus the loader
 // wrapper at most 10 us per step, median), connected to a real AgentServer in this process
 // whose sink drops the steps. Run: gpumon_bench_client --benchmark_repetitions=10
 // --benchmark_report_aggregates_only=true (the median is the figure to quote).

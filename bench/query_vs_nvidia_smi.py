@@ -8,7 +8,7 @@ Arms, interleaved in blocks (../shared/MEASURING.md), CPU = user + sys of the ch
   gpumon_oneshot      one `gpumon query` call (includes loading NVML and nvmlInit)
   gpumon_per_sample   the marginal cost of one more sample in `gpumon query -lms 100`:
                       (CPU of -c LONG  -  CPU of -c SHORT) / (LONG - SHORT)
-Target (issue 2): gpumon_per_sample <= nvidia_smi / 20.
+Target: gpumon_per_sample <= nvidia_smi / 20.
 Without nvidia-smi (CI, fake NVML) the nvidia-smi arms are skipped.
 """
 import argparse

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Recording size and write cost (issue 7): records a fake-NVML scenario (default `demo`, 8 H200s
+// Recording size and write cost: records a fake-NVML scenario (default `demo`, 8 H200s
 // in DDP training) for the equivalent of an hour at 1 Hz and at 10 Hz, and reports bytes on disk
 // per GPU-sample and the writer's CPU per GPU-sample. Target: at most 32 bytes per GPU-sample.
 //

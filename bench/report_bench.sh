@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Times `gpumon report` on a synthetic 24 h x 10 Hz x 8 GPU recording (6.9 million GPU-samples;
-# issue 6 asks for <= 5 s and <= 5 MB on the 2-core development machine).
+# the target is <= 5 s and <= 5 MB on the 2-core development machine).
 # usage: bench/report_bench.sh BUILD_DIR [WORK_DIR]
 #   BUILD_DIR: a Release build with -DGPUMON_BUILD_BENCH=ON (targets gpumon and
 #   gpumon_bench_report_synth). The recording is written once to WORK_DIR (default /tmp) and

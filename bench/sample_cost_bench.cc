@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // CPU cost of one full sample of the cheap fields: gpumon's NvmlBackend against the same NVML
 // calls made from plain C (raw_nvml.c), interleaved in blocks with a raw-vs-raw negative
-// control. Target (issue 2): gpumon within 1.3x of raw.
+// control. Target: gpumon within 1.3x of raw.
 //
 //   gpumon_bench_sample [--library PATH] [--blocks N] [--samples N] [--out FILE.json]
 #include <time.h>

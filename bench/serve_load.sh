@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Load test of `gpumon serve`'s /metrics with wrk (issue 3): gpumon serve on the fake NVML's
+# Load test of `gpumon serve`'s /metrics with wrk: gpumon serve on the fake NVML's
 # `demo` scenario (8 H200s), then wrk with 64 connections on 2 threads for 20 s with --latency.
 # Prints wrk's report and one summary line: req/s, p50, p99, non-2xx answers, the serve
-# process's RSS before and after and its CPU time during the load. Target (issue 3): p99 at
+# process's RSS before and after and its CPU time during the load. Target: p99 at
 # most 5 ms on the 2-core development machine.
 #
 #   bench/serve_load.sh [--gpumon build/gpumon] [--fake-nvml build/fake-nvml/libnvidia-ml.so.1]

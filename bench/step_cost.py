@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""CPU cost of gpumon's three lines per training step (issue 4 target: <= 10 us median).
+"""CPU cost of gpumon's three lines per training step (target: <= 10 us median).
 
 Runs blocks of CALLS steps of an empty loop over pre-made batches, with and without gpumon
 (`for b in mon.wrap(batches): mon.step()`), connected to a real agent (GPUMON_AGENT_SOCKET or

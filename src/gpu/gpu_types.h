@@ -88,7 +88,7 @@ struct DeviceSample {
   Reading<std::uint64_t> ecc_corrected_volatile;
   Reading<std::uint64_t> ecc_uncorrected_volatile;
 
-  // Filled by the sampler (issue 7), not by GpuBackend::sample():
+  // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the
   // previous GPM sample (at least 0.1 s).
   Reading<double> sm_active_ratio;

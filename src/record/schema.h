@@ -8,7 +8,7 @@
 
 namespace gpumon::record {
 
-/// 2 added the `steps` and `rank_events` tables (issue 4); version-1 files are still read.
+/// 2 added the `steps` and `rank_events` tables; version-1 files are still read.
 inline constexpr int kSchemaVersion = 2;
 /// meta('format') of every recording: tells a gpumon recording from any other SQLite file.
 inline constexpr const char* kFormatName = "gpumon-recording";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The diagnosis engine's result (src/diagnose/, issue 5) as the report's plain ReportDiagnosis.
+// The diagnosis engine's result (src/diagnose/) as the report's plain ReportDiagnosis.
 //
 // Thread-safety: pure functions (diagnose_recording reads the file).
 #pragma once

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// What the report shows of a run's diagnosis (issue 5, src/diagnose/): the health score with
+// What the report shows of a run's diagnosis (src/diagnose/): the health score with
 // its deductions, and the findings with their evidence, advice, time range, GPUs and ranks.
 // Plain values, so the page does not depend on the diagnosis engine's types; an adapter fills
 // them from diagnose::Diagnosis.

@@ -76,7 +76,7 @@ struct GpuReport {
   std::vector<Interval> throttled, lost_intervals;  ///< throttled: as throttle_samples
 };
 
-/// The training steps the processes reported (issue 4; none in version-1 recordings).
+/// The training steps the processes reported (none in version-1 recordings).
 struct StepFigures {
   std::int64_t records = 0;    ///< step rows, every process
   std::int64_t processes = 0;  ///< distinct pids

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Training runs with one planted problem each, for issue 5's real labelled cases.
+"""Training runs with one planted problem each, for the diagnoses' real labelled cases.
 
 Run under `gpumon record -o RUN.gpumon --interval 100 -- python3 tools/device/planted.py KIND`
 on a CUDA machine; the recording then holds the GPU samples and this process's steps (the three

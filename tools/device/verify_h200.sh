@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One full verification run on the GPU machine (issue 2): build, compare `gpumon query` with
+# One full verification run on the GPU machine: build, compare `gpumon query` with
 # nvidia-smi field by field (idle and under load), list compute apps while PyTorch holds memory,
 # run the benchmarks, capture real-GPU scenarios. Everything lands in $OUT/results.tar.gz.
 set -uo pipefail

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# The sampler's figures on the GPU machine (issue 7), in one script per device call.
-#   issue7_h200.sh probe     build; per-task sampler cost idle and under a GEMM load; GPM, driver
+# The sampler's figures on the GPU machine, in one script per device call.
+#   sampler_h200.sh probe     build; per-task sampler cost idle and under a GEMM load; GPM, driver
 #                            buffers and recording size from `gpumon record` under that load;
 #                            nvml_semantics.py (GetSamples order/units, PCIe KB, process util)
-#   issue7_h200.sh overhead  build; bench/training_overhead.py on the gemm and launch loops
-#   issue7_h200.sh launch    build; the launch-bound loop pinned, 14 blocks of 4 s windows
+#   sampler_h200.sh overhead  build; bench/training_overhead.py on the gemm and launch loops
+#   sampler_h200.sh launch    build; the launch-bound loop pinned, 14 blocks of 4 s windows
 # Results go to $OUT (tarred into results.tgz, since only a few files come back).
 # DEVDEPS=folder with sqlite3/zstd headers for machines without libsqlite3-dev/libzstd-dev.
 set -uo pipefail
 part=${1:-probe}
-out=${OUT:-/tmp/issue7}; mkdir -p "$out/r"
+out=${OUT:-/tmp/gpumon-sampler}; mkdir -p "$out/r"
 res="$out/r"
 log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
 

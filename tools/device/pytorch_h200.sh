@@ -1,55 +1,55 @@
 #!/usr/bin/env bash
-# The PyTorch integration (issue 4) and the diagnoses' real cases (issue 5) on the GPU machine,
+# The PyTorch integration and the diagnoses' real cases on the GPU machine,
 # one part per device call:
-#   issue45_h200.sh planted   build; the planted single-GPU runs of tools/device/planted.py,
+#   pytorch_h200.sh planted   build; the planted single-GPU runs of tools/device/planted.py,
 #                             each recorded; mon.step() cost (bench/step_cost.py)
-#   issue45_h200.sh runs      build; the examples on CUDA (plain, DDP world 1, Lightning, Hugging
+#   pytorch_h200.sh runs      build; the examples on CUDA (plain, DDP world 1, Lightning, Hugging
 #                             Face, C++/libtorch when it builds), each recorded; deliberate OOMs
 #                             (tools/device/oom_h200.py); bench/training_overhead.py on the gemm
 #                             loop with the `import gpumon` arm beside the seed's pynvml thread
-#   issue45_h200.sh ddp       (two-GPU kind) build; examples/train_ddp.py on 2 GPUs with NCCL;
+#   pytorch_h200.sh ddp       (two-GPU kind) build; examples/train_ddp.py on 2 GPUs with NCCL;
 #                             planted imbalance and ddp-healthy with torchrun; a single-GPU run
 #                             on a two-GPU machine (GPU 1 left idle); the leak, near-oom and
 #                             fragmentation runs again
-#   issue45_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
+#   pytorch_h200.sh clock     build; mon.step() cost with the C++ step clock and, when old/ holds
 #                             the previous python/ and bench/, with the pure-Python step path;
 #                             training_overhead.py on the gemm and launch loops
-#   issue45_h200.sh ab        build; bench/inloop_ab.py on the launch and gemm loops
-#   issue45_h200.sh ablaunch  build; bench/inloop_ab.py on the launch loop for AB_SECONDS
+#   pytorch_h200.sh ab        build; bench/inloop_ab.py on the launch and gemm loops
+#   pytorch_h200.sh ablaunch  build; bench/inloop_ab.py on the launch loop for AB_SECONDS
 #                             (default 100) in halves of AB_STEPS steps (default 20)
-#   issue45_h200.sh abdiag    build; the launch loop's A/B with the agent on any CPU or on the
+#   pytorch_h200.sh abdiag    build; the launch loop's A/B with the agent on any CPU or on the
 #                             training CPUs, an A/A control, without bounded-rate reads, and
 #                             with longer halves
-#   issue45_h200.sh abfinal   build; mon.step() cost, then the launch loop's A/B (halves of 10
+#   pytorch_h200.sh abfinal   build; mon.step() cost, then the launch loop's A/B (halves of 10
 #                             steps, agent on any CPU) for AB_SECONDS (default 300)
-#   issue45_h200.sh abnull    build; the same A/B with a reader that discards the steps in place
+#   pytorch_h200.sh abnull    build; the same A/B with a reader that discards the steps in place
 #                             of the agent (the cost inside the training process alone)
-#   issue45_h200.sh coldab    build; bench/cold_step_cost.py, the launch loop's in-loop cost
+#   pytorch_h200.sh coldab    build; bench/cold_step_cost.py, the launch loop's in-loop cost
 #                             (training_overhead.py, 8 blocks) and its A/B in 40-step halves
 #                             for AB_SECONDS (default 240)
-#   issue45_h200.sh handover  build; the launch loop's in-loop cost (training_overhead.py, 8
+#   pytorch_h200.sh handover  build; the launch loop's in-loop cost (training_overhead.py, 8
 #                             blocks) and its A/B in 40-step halves for AB_SECONDS (default 380),
 #                             the hand-over in C++ and an agent that reads on its clock
-#   issue45_h200.sh inert     build; perf's availability; the launch loop's A/B in 10-step
+#   pytorch_h200.sh inert     build; perf's availability; the launch loop's A/B in 10-step
 #                             halves with gpumon's calls inert (clock off), then with them on,
 #                             AB_SECONDS (default 200) each: where the main thread's CPU goes
 #                             (AB_ARMS picks the arms: see ab_arm_args, e.g. AB_ARMS="gpumon
 #                             gpumon-oom1 gpumon-ho1" for the next bisect)
-#   issue45_h200.sh abpool    build; the step clock's cold bench (TSC against steady_clock, 3
+#   pytorch_h200.sh abpool    build; the step clock's cold bench (TSC against steady_clock, 3
 #                             runs), then the launch loop's 10-step A/B, AB_ROUNDS rounds of each
 #                             of AB_ARMS (default "gpumon control"), AB_SECONDS each, into files
 #                             that inloop_ab.py --pool joins
-#   issue45_h200.sh abboth    build; the launch loop's 10-step A/B (gpumon, control, gpumon;
+#   pytorch_h200.sh abboth    build; the launch loop's 10-step A/B (gpumon, control, gpumon;
 #                             AB_SECONDS each), then the GEMM loop's (unpinned, AB_SECONDS)
-#   issue45_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
-#   issue45_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
+#   pytorch_h200.sh check     build; examples/train_plain.py on CUDA, recorded; deliberate OOMs
+#   pytorch_h200.sh launch    build; mon.step() cost; the launch loop pinned to CPUs 2-5 (12
 #                             short blocks), then
 #                             the gemm loop (8 blocks), with the in-loop cost of gpumon's calls
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
-# /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see issue7_h200.sh.
+# /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see sampler_h200.sh.
 set -uo pipefail
 part=${1:-planted}
-out=${OUT:-/tmp/issue45}; mkdir -p "$out/r"
+out=${OUT:-/tmp/gpumon-pytorch}; mkdir -p "$out/r"
 res="$out/r"
 src=$(pwd)
 log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
