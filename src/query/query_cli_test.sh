@@ -23,6 +23,9 @@ rc=("${PIPESTATUS[@]}")
 #    the machine. The signal goes once the first line is out, so a slow start (a loaded
 #    machine, a sanitizer build) cannot have it arrive before gpumon handles signals.
 for sig in INT TERM; do
+  # A fresh file: one left by an earlier run would let the wait below pass before this gpumon
+  # has even started (the signal then kills it, or finds it ignoring SIGINT as a background job).
+  rm -f "$tmp/out"
   "$gpumon" query --query-gpu=index -i 0 -l 3600 --format=csv,noheader >"$tmp/out" 2>/dev/null &
   pid=$!
   wait_for test -s "$tmp/out" || fail "SIG$sig: no first line"
