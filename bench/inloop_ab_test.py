@@ -25,7 +25,7 @@ def run_file(tmp_path, name, wall, **changes):
 
 def inloop_ab(*args, env=None):
     return subprocess.run([sys.executable, os.path.join(HERE, "inloop_ab.py"), *args],
-                          capture_output=True, text=True, timeout=120, env=env)
+                          capture_output=True, text=True, timeout=600, env=env)
 
 
 def pool(*paths):

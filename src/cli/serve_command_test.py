@@ -320,8 +320,9 @@ def test_diagnoses(args, failures):
         pass
     check(got.startswith(b'{"type":"findings"') and b'"id":"xid"' in got,
           "the rank received the findings: %r" % got[:300], failures)
-    check(any(" xid gpu 0" in l for l in serve.lines), "serve logs the finding: %s" % serve.lines,
-          failures)
+    # The log line comes through serve's stderr, which is read on another thread.
+    check(wait_for(lambda: any(" xid gpu 0" in l for l in serve.lines)),
+          "serve logs the finding: %s" % serve.lines, failures)
     rank.bye()
     check(serve.stop() == 0, "serve with diagnoses exits 0", failures)
 

@@ -292,7 +292,7 @@ def run(args):
     stub = None
     if args.base_url:
         base = args.base_url.rstrip("/")
-        with urllib.request.urlopen(base + "/api/v1/devices", timeout=10) as r:
+        with urllib.request.urlopen(base + "/api/v1/devices", timeout=TIMEOUT_S) as r:
             devices = json.load(r)
         expect_gpus = args.expect_gpus or len(devices.get("gpus", []))
     else:
