@@ -2,9 +2,12 @@
 // NVML semantics of the fake library: init state, argument checks, buffer sizes, struct
 // versions, field values, process lists and sample buffers.
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "fake_nvml/fake_nvml_fixture.h"
+#include "util/testing/temp_dir.h"
 
 namespace gpumon::fake::testing {
 namespace {
@@ -242,6 +245,26 @@ TEST_F(FakeNvml, ScenarioNameIsKnownBeforeInit) {
   TempScenario named(R"({"name": "my-rig", "devices": [{}]})");
   env_->env().set("GPUMON_FAKE_SCENARIO", named.path());
   EXPECT_STREQ(hooks_.scenario_name(), "my-rig");
+}
+
+// Bare names resolve beside the library that was loaded, not in a path compiled into the build:
+// a copied (or moved) build finds its own scenarios.
+TEST_F(FakeNvml, BareNamesResolveBesideTheLoadedLibrary) {
+  load("demo");
+  env_->env().unset("GPUMON_SCENARIO_DIR");
+  EXPECT_STREQ(hooks_.scenario_name(), "demo");  // the shipped copy in <build>/fake-nvml
+
+  gpumon::testing_util::TempDir moved;
+  const std::filesystem::path lib = moved.file("libnvidia-ml.so.1");
+  std::filesystem::copy_file(kFakeLibrary, lib);
+  std::filesystem::create_directory(moved.file("scenarios"));
+  std::ofstream(moved.file("scenarios/demo.json")) << R"({"name": "moved-demo", "devices": [{}]})";
+  void* copy = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(copy, nullptr) << dlerror();
+  const auto name = reinterpret_cast<const char* (*)()>(dlsym(copy, "gpumonFakeScenarioName"));
+  ASSERT_NE(name, nullptr);
+  EXPECT_STREQ(name(), "moved-demo");
+  dlclose(copy);
 }
 
 }  // namespace

@@ -5,15 +5,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 #include <functional>
 #include <thread>
 
 #include "fake_nvml/scenario_parser.h"
-
-#ifndef GPUMON_FAKE_BUILTIN_SCENARIO_DIR
-#define GPUMON_FAKE_BUILTIN_SCENARIO_DIR ""
-#endif
 
 namespace gpumon::fake {
 namespace {
@@ -23,6 +20,22 @@ nvmlDevice_st g_handles[kMaxDevices];  // NOLINT: fixed storage that handles poi
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? v : "";
+}
+
+// The shipped scenarios sit beside this library (the build copies testdata/scenarios to
+// <build>/fake-nvml/scenarios), so a bare name finds this build's scenarios even after the
+// checkout moves; a path compiled in would find another checkout's.
+std::string shipped_scenario_dir() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&shipped_scenario_dir), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  return (std::filesystem::path(info.dli_fname).parent_path() / "scenarios").string();
+}
+
+ResolvedPath resolve_from_env(const std::string& name_or_path) {
+  return resolve_scenario_path(name_or_path, env("GPUMON_SCENARIO_DIR"), shipped_scenario_dir());
 }
 
 // A float from the environment: empty gives `fallback`; garbage or out of range is an error.
@@ -91,8 +104,7 @@ void Runtime::report(const std::string& message) {
 }
 
 std::string Runtime::load(Latency* latency) {
-  const auto where = resolve_scenario_path(scenario_env(), env("GPUMON_SCENARIO_DIR"),
-                                           GPUMON_FAKE_BUILTIN_SCENARIO_DIR);
+  const auto where = resolve_from_env(scenario_env());
   if (!where.error.empty()) return where.error;
   ParseResult parsed = load_scenario_file(where.path);
   if (!parsed.scenario) return parsed.error;
@@ -211,8 +223,7 @@ const char* Runtime::scenario_name() {
     name = scenario_->name;
   } else {
     // Before nvmlInit (the loader asks right after dlopen): read the scenario for its name.
-    const auto where = resolve_scenario_path(scenario_env(), env("GPUMON_SCENARIO_DIR"),
-                                             GPUMON_FAKE_BUILTIN_SCENARIO_DIR);
+    const auto where = resolve_from_env(scenario_env());
     const ParseResult parsed = where.error.empty() ? load_scenario_file(where.path) : ParseResult{};
     name = parsed.scenario ? parsed.scenario->name
                            : std::filesystem::path(scenario_env()).stem().string();

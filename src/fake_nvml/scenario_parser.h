@@ -27,8 +27,8 @@ ParseResult load_scenario_file(const std::string& path);
 
 /// Where a scenario given as GPUMON_FAKE_SCENARIO lives. A value with a '/' or ending in ".json"
 /// is a path; a bare name ("demo") is looked up as <dir>/<name>.json in `scenario_dir` (from
-/// GPUMON_SCENARIO_DIR, may be empty) and then in `builtin_dir` (the source tree's
-/// testdata/scenarios). Returns the path, or an error naming the places it looked.
+/// GPUMON_SCENARIO_DIR, may be empty) and then in `builtin_dir` (the shipped scenarios beside
+/// the fake library). Returns the path, or an error naming the places it looked.
 struct ResolvedPath {
   std::string path;
   std::string error;
