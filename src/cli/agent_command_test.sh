@@ -71,7 +71,7 @@ grep -q "120 steps from 5 clients, 1 dropped" "$d/err" || fail "summary: $(tail 
 
 "$g" export "$d/a.gpumon" --steps --format csv >"$d/steps.csv" || fail "export --steps"
 [ "$(wc -l <"$d/steps.csv")" = 121 ] || fail "$(wc -l <"$d/steps.csv") lines, not 1 + 120"
-grep -q '^[0-9]*,1,1,3,cpu,39,1764447409.75,1764447409.875,0.125,,0.0625,,,,,,,,$' "$d/steps.csv" ||
+grep -q '^2025-11-29T20:16:49.875Z,[0-9]*,1,1,3,cpu,39,1764447409.75,1764447409.875,0.125,,0.0625,,,,,,,,$' "$d/steps.csv" ||
   fail "rank 1's last step is not exported exactly"
 "$g" export "$d/a.gpumon" --table rank_events --format jsonl >"$d/events.jsonl"
 grep -q '"kind":"dropped","detail":{"reason":"not JSON' "$d/events.jsonl" || fail "no dropped event"

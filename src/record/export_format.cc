@@ -115,7 +115,8 @@ Cell json_cell(std::string json) {
 }
 
 const std::vector<std::string>& step_columns() {
-  static const std::vector<std::string> columns = {"pid",
+  static const std::vector<std::string> columns = {"timestamp",
+                                                   "pid",
                                                    "rank",
                                                    "local_rank",
                                                    "world_size",
@@ -138,7 +139,10 @@ const std::vector<std::string>& step_columns() {
 }
 
 std::vector<Cell> step_cells(const training::Step& s) {
-  return {int_cell(s.pid),
+  // `timestamp` is the step's end in the GPU export's format, so the two tables join on it;
+  // t_start_s and t_end_s keep the process's full precision.
+  return {text_cell(format_iso_ms(std::llround(s.t_end_s * 1000))),
+          int_cell(s.pid),
           int_cell(s.rank),
           int_cell(s.local_rank),
           int_cell(s.world_size),
