@@ -35,7 +35,7 @@ Cell ratio_percent_cell(const Reading<double>& ratio) {
 Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad) {
   if (!c) return missing_cell(c.why());
   const Tone tone = c.value() >= bad ? Tone::kBad : c.value() >= warn ? Tone::kWarn : Tone::kPlain;
-  return {fmt::format("{}C", c.value()), tone};
+  return {fmt::format("{}°C", c.value()), tone};
 }
 
 Cell power_cell(const DeviceSample& s) {
@@ -114,6 +114,13 @@ StyledLine throttle_cells(const DeviceSample& s) {
     line.add(words[i].text, words[i].problem ? Tone::kBad : Tone::kPlain);
   }
   return line;
+}
+
+StyledLine lost_gpu_cells(const GpuSnapshot& g) {
+  StyledLine line("GPU LOST", Tone::kBad);
+  if (g.info.pci_bus_id) line.add("  " + g.info.pci_bus_id.value());
+  if (g.last_xid) line.add(fmt::format("  XID {}", *g.last_xid), Tone::kBad);
+  return line.add("  (see `dmesg | grep -i xid`)", Tone::kDim);
 }
 
 std::string gpu_name(const DeviceStatic& d) {

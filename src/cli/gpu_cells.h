@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/snapshot.h"
 #include "cli/styled_line.h"
 #include "gpu/gpu_types.h"
 
@@ -25,7 +26,7 @@ struct Thresholds {
 
 Cell percent_cell(const Reading<unsigned>& pct);                                 ///< "98 %"
 Cell ratio_percent_cell(const Reading<double>& ratio);  ///< 0.874 -> "87 %"
-Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad);  ///< "62C"
+Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad);  ///< "62°C"
 Cell power_cell(const DeviceSample& s);                                          ///< "612 / 700 W"
 Cell clock_cell(const Reading<unsigned>& mhz,
                 const Reading<unsigned>& max_mhz);  ///< "1980/1980 MHz"
@@ -42,6 +43,11 @@ Cell memory_percent_cell(const DeviceSample& s, const DeviceStatic& d, const Thr
 StyledLine ecc_cells(const DeviceSample& s);
 /// "throttle: none" / "throttle: idle" / "throttle: power cap, thermal slowdown" (problems red).
 StyledLine throttle_cells(const DeviceSample& s);
+
+/// A lost GPU's status after its index and name, in the snapshot and the live view alike:
+/// "GPU LOST  00000000:18:00.0  XID 79  (see `dmesg | grep -i xid`)" — the bus id names the
+/// board to pull; the XID (when the live view saw one) and the kernel log say why.
+StyledLine lost_gpu_cells(const GpuSnapshot& g);
 
 /// The GPU's name, or its missing token; empty for a GPU lost or not opened before its name was
 /// read (its row says GPU LOST or CANNOT OPEN already).

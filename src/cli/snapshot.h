@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct GpuSnapshot {
   DeviceSample sample;
   /// Number of compute processes, or why the list could not be read (kGpuLost, kNotSupported).
   Reading<std::size_t> process_count;
+  /// The newest XID the GPU raised while the live view watched (a one-shot snapshot watches no
+  /// events); shown on a lost GPU's row, where it says why.
+  std::optional<std::uint64_t> last_xid;
 };
 
 /// A GPU process: NVML's view (PID, GPU memory, name) and this host's view of the same PID.

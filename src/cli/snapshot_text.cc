@@ -60,9 +60,7 @@ StyledLine first_line(const GpuSnapshot& g, const Columns& c, const Thresholds& 
   line.add_right(fmt::format("{}", g.info.index), 3).pad_to(c.name);
   line.add(fit_width(gpu_name(g.info), kMaxNameWidth));
   if (s.lost) {
-    line.pad_to(c.util).add("GPU LOST", Tone::kBad);
-    line.add("  (fell off the bus: see `dmesg | grep -i xid`)", Tone::kDim);
-    return line;
+    return line.pad_to(c.util).append(lost_gpu_cells(g));
   }
   if (g.info.open_error) {  // listed, but NVML would not open it
     line.pad_to(c.util).add("CANNOT OPEN", Tone::kBad);

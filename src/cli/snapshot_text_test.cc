@@ -33,7 +33,7 @@ constexpr const char* kHeader =
     "Power / limit\n";
 
 constexpr const char* kHealthyRows =
-    "  0  NVIDIA H200   98 %     45 %   70.0 / 140.0 GiB   50 % [#####.....]   62C   70C    "
+    "  0  NVIDIA H200   98 %     45 %   70.0 / 140.0 GiB   50 % [#####.....]  62°C  70°C    "
     "612 / 700 W\n"
     "     P0  SM 1980/1980 MHz    mem 3201/3201 MHz    ECC corr 0 uncorr 0   throttle: none\n";
 
@@ -54,7 +54,7 @@ TEST_F(SnapshotTextTest, MissingFieldsPrintTheirReasonNeverZero) {
   s.gpus = {gpu_with_missing_fields(0)};
   EXPECT_EQ(text(s), std::string(kHeader) +
                          "  0  NVIDIA H200    N/A      err denied / 140.0 GiB denied              "
-                         "  62C   n/s            n/s\n"
+                         " 62°C   n/s            n/s\n"
                          "     N/A SM N/A              mem 3201/3201 MHz    ECC n/s              "
                          " throttle: n/s\n"
                          "\n"
@@ -69,8 +69,8 @@ TEST_F(SnapshotTextTest, LostGpuSaysSoInItsRow) {
   s.gpus = {healthy_gpu(0), lost_gpu(1)};
   s.gpus[0].process_count = std::size_t{0};
   EXPECT_EQ(text(s), std::string(kHeader) + kHealthyRows +
-                         "  1  NVIDIA H200  GPU LOST  (fell off the bus: see `dmesg | grep -i "
-                         "xid`)\n"
+                         "  1  NVIDIA H200  GPU LOST  00000000:18:00.0  (see `dmesg | grep "
+                         "-i xid`)\n"
                          "\n"
                          "Processes\n"
                          "GPU       PID  User   GPU mem     CPU %       RSS  Command\n"
@@ -182,7 +182,7 @@ TEST_F(SnapshotTextTest, ColourMarksProblemsAndTheBanner) {
   const std::string out = text(s);
   EXPECT_EQ(out.rfind("\x1b[1;7;33mSIMULATED GPUs", 0), 0U);
   EXPECT_NE(out.find("\x1b[1;31mthermal slowdown\x1b[0m"), std::string::npos);
-  EXPECT_NE(out.find("\x1b[1;31m90C\x1b[0m"), std::string::npos);
+  EXPECT_NE(out.find("\x1b[1;31m90°C\x1b[0m"), std::string::npos);
   EXPECT_NE(out.find("\x1b[1;31mGPU LOST\x1b[0m"), std::string::npos);
 }
 

@@ -28,6 +28,7 @@ std::unique_ptr<WatchSource> WatchSource::open(double interval_s, const Console&
   int exit_code = 0;
   source->pipeline_ = node::NodePipeline::open(std::move(n), source->quiet_, exit_code);
   if (!source->pipeline_) return nullptr;
+  source->pipeline_->add_sample_sink(source->xids_);
   source->pipeline_->start();
   return source;
 }
@@ -64,9 +65,22 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
       }
     }
     add_gpu(snap, devices[i], tick.gpus[i], std::move(count));
+    snap.gpus.back().last_xid = xids_->last(devices[i].index);
   }
   set_processes(snap, std::move(processes), inspector, std::chrono::steady_clock::now());
   return snap;
+}
+
+void WatchSource::XidSink::on_event(const GpuEvent& event) {
+  if (event.kind != GpuEvent::Kind::kXid) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  last_[event.gpu] = event.value;
+}
+
+std::optional<std::uint64_t> WatchSource::XidSink::last(unsigned gpu) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = last_.find(gpu);
+  return it == last_.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
 }
 
 }  // namespace gpumon::cli

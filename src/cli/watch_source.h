@@ -9,7 +9,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,6 +41,21 @@ class WatchSource {
   // stderr would stay on the terminal's main screen after the view.
   std::ostream quiet_{nullptr};
   std::unique_ptr<node::NodePipeline> pipeline_;
+
+  // The newest XID per GPU, from the sampler's event watcher (its thread writes, the view's
+  // reads), for a lost GPU's row.
+  class XidSink : public SampleSink {
+   public:
+    void on_tick(const TickSample&) override {}
+    void on_processes(const ProcessSnapshot&) override {}
+    void on_event(const GpuEvent& event) override;
+    std::optional<std::uint64_t> last(unsigned gpu) const;
+
+   private:
+    mutable std::mutex mu_;
+    std::map<unsigned, std::uint64_t> last_;
+  };
+  std::shared_ptr<XidSink> xids_ = std::make_shared<XidSink>();
 };
 
 }  // namespace gpumon::cli

@@ -38,16 +38,13 @@ void add_cell(StyledLine& line, const Cell& c, std::size_t right_width = 0) {
   }
 }
 
-// "GPU 0  NVIDIA H200  P0  62C HBM 70C  612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz"
+// "GPU 0  NVIDIA H200  P0  62°C HBM 70°C  612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz"
 StyledLine block_head(const GpuSnapshot& g, std::size_t name_width, const Thresholds& t) {
   const DeviceSample& s = g.sample;
   StyledLine line;
   line.add(fmt::format("GPU {:<2} ", g.info.index), Tone::kBold);
   line.add(fit_width(gpu_name(g.info), kMaxNameWidth), Tone::kBold).pad_to(7 + name_width + 2);
-  if (s.lost) {
-    line.add("GPU LOST", Tone::kBad);
-    return line;
-  }
+  if (s.lost) return line.append(lost_gpu_cells(g));
   if (g.info.open_error) {
     line.add("CANNOT OPEN", Tone::kBad).add("  (" + *g.info.open_error + ")", Tone::kDim);
     return line;
@@ -105,7 +102,10 @@ StyledLine compact_line(const GpuSnapshot& g, const GpuHistories& h, std::size_t
   const DeviceSample& s = g.sample;
   StyledLine line;
   line.add(fmt::format("{:>2} ", g.info.index), Tone::kBold);
-  if (s.lost) return line.add("GPU LOST", Tone::kBad);
+  if (s.lost) {
+    const std::string name = gpu_name(g.info);
+    return line.add(name.empty() ? "" : name + "  ", Tone::kBold).append(lost_gpu_cells(g));
+  }
   if (g.info.open_error) return line.add("CANNOT OPEN: " + *g.info.open_error, Tone::kBad);
   add_cell(line, percent_cell(s.utilization_gpu_pct), 6);
   line.add(" ").add(sparkline(h.utilization(g.info.index), spark, 100.0, o.unicode), Tone::kGood);

@@ -56,7 +56,7 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   const std::vector<std::string> expected = {
       " gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit  host node01  driver 580.159.04  "
       "CUDA 1\xE2\x80\xA6",
-      "GPU 0  NVIDIA H200  P0   62C HBM  70C    612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz",
+      "GPU 0  NVIDIA H200  P0  62°C HBM 70°C    612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz",
       "  util   98 %                        _=#   mem   50 %  70.0 / 140.0 GiB                     "
       "   "
       "===",
@@ -149,8 +149,15 @@ TEST_F(WatchViewTest, LostGpuInItsBlock) {
   s.gpus = {healthy_gpu(0), lost_gpu(1)};
   options_.width = 100;
   options_.height = 30;
-  const auto lines = render_watch_frame(s, history_, options_);
-  EXPECT_EQ(count_prefix(lines, "GPU 1  NVIDIA H200  GPU LOST"), 1U);
+  s.gpus[1].last_xid = 79;
+  auto lines = render_watch_frame(s, history_, options_);
+  // The board (index, name, bus id), the XID the view saw and where to look next.
+  EXPECT_EQ(count_prefix(lines, "GPU 1  NVIDIA H200  GPU LOST  00000000:18:00.0  XID 79  (see "
+                                "`dmesg | grep -i xid`)"),
+            1U);
+  options_.height = 8;  // compact: one line per GPU, naming the board too
+  lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, " 1 NVIDIA H200  GPU LOST  00000000:18:00.0  XID 79"), 1U);
 }
 
 TEST_F(WatchViewTest, GpuThatCannotBeOpenedInItsBlock) {

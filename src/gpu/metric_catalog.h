@@ -64,7 +64,7 @@ using SampleField =
 struct MetricInfo {
   MetricId id;
   std::string_view name;    ///< snake_case with the unit: "power_draw_w"
-  std::string_view unit;    ///< "W", "%", "bytes", "C", "MHz", "ratio", "J", "count", ""
+  std::string_view unit;    ///< "W", "%", "bytes", "°C", "MHz", "ratio", "J", "count", ""
   std::string_view source;  ///< the NVML call or computation
   std::string_view window;  ///< what time the value covers
   /// Values are stored as integers in units of `quantum` (0.001 W = 1 mW); lossless for NVML.
