@@ -135,7 +135,8 @@ Usage:
                       record every GPU into FILE until COMMAND exits (or Ctrl-C)
   gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]
                       a recording's samples back, exactly (docs/recording.md)
-                      (--table steps: the training steps of `import gpumon`)
+                      (--table steps: the training steps of `import gpumon`;
+                      --list-metrics: the metric names)
   gpumon agent [--socket PATH] [-o FILE] [--interval MS] [--exit-when-idle S]
                       the per-node agent `import gpumon` talks to (docs/python.md)
   gpumon report FILE [-o REPORT.html] [--baseline OTHER] [--force]

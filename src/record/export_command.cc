@@ -16,6 +16,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: gpumon export RUN.gpumon [--format csv|jsonl] [--metrics NAME,...] [--gpu N]\n"
     "                     [--show-uuid] [--no-units]\n"
+    "       gpumon export --list-metrics   (the names --metrics takes, with unit and source)\n"
     "       gpumon export RUN.gpumon --table steps|rank_events [--format csv|jsonl]\n"
     "  --table steps (or --steps): the training steps the agent received (docs/python.md)\n";
 
@@ -27,6 +28,7 @@ struct ExportArgs {
   bool show_uuid = false;
   bool units = true;
   bool help = false;
+  bool list_metrics = false;
   std::string table = "samples";
 };
 
@@ -35,7 +37,13 @@ std::string parse_metrics(std::string_view list, std::vector<MetricId>& out) {
     const auto comma = list.find(',');
     const std::string_view name = list.substr(0, comma);
     const auto id = metric_by_name(name);
-    if (!id) return "unknown metric '" + std::string(name) + "' (names: docs/recording.md)";
+    if (!id) {
+      std::string known;
+      for (const MetricInfo& m : metric_catalog())
+        known += (known.empty() ? "" : ", ") + std::string(m.name);
+      return "unknown metric '" + std::string(name) + "'; known: " + known +
+             " (`gpumon export --list-metrics` says what each is)";
+    }
     out.push_back(*id);
     list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
   }
@@ -50,6 +58,8 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
     auto take = [&] { return c.value(); };
     if (opt == "-h" || opt == "--help") {
       a.help = true;
+    } else if (opt == "--list-metrics" && !value) {
+      a.list_metrics = true;
     } else if (opt == "--format") {
       const auto v = take();
       if (!v || (*v != "csv" && *v != "jsonl")) return "--format must be csv or jsonl";
@@ -82,7 +92,7 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
       return "unexpected argument '" + c.arg() + "'";
     }
   }
-  if (a.path.empty() && !a.help) return "which recording? give its path";
+  if (a.path.empty() && !a.help && !a.list_metrics) return "which recording? give its path";
   if (a.table != "samples" && (!a.metrics.empty() || a.gpu || a.show_uuid || !a.units))
     return "--metrics, --gpu, --show-uuid and --no-units apply to samples, not --table " + a.table;
   return {};
@@ -119,6 +129,10 @@ int run_export_command(const std::vector<std::string>& args, std::ostream& out, 
   if (a.help) {
     out << kUsage;
     return kExportOk;
+  }
+  if (a.list_metrics) {
+    write_metric_list(out);
+    return out ? kExportOk : kExportReadError;
   }
   std::string error;
   auto reader = RecordingReader::open(a.path, error);

@@ -109,8 +109,16 @@ TEST(Export, UsageErrorsSayWhatIsWrong) {
   EXPECT_EQ(run({}).rc, kExportUsage);
   EXPECT_NE(run({path, "--format", "xml"}).err.find("--format must be csv or jsonl"),
             std::string::npos);
-  EXPECT_NE(run({path, "--metrics", "power,pstate"}).err.find("unknown metric 'power'"),
-            std::string::npos);
+  const std::string unknown = run({path, "--metrics", "power,pstate"}).err;
+  // The error itself lists the names, so the user needs no doc to fix the command.
+  EXPECT_NE(unknown.find("unknown metric 'power'; known: utilization_gpu_pct, "), std::string::npos)
+      << unknown;
+  EXPECT_NE(unknown.find("power_draw_w"), std::string::npos);
+  const auto list = run({"--list-metrics"});
+  EXPECT_EQ(list.rc, kExportOk);
+  EXPECT_EQ(list.out.rfind("name ", 0), 0U) << list.out;
+  EXPECT_NE(list.out.find("\ntemperature_gpu_c "), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("°C"), std::string::npos);
   EXPECT_NE(run({path, "--gpu", "x"}).err.find("--gpu needs a GPU index"), std::string::npos);
   const auto no_gpu = run({path, "--gpu", "7"});
   EXPECT_EQ(no_gpu.rc, kExportUsage);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "record/export_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -47,6 +48,29 @@ std::string format_number(double v) {
   const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   if (r.ec != std::errc()) return {};
   return std::string(buf, r.ptr);
+}
+
+void write_metric_list(std::ostream& out) {
+  // Columns, not bytes: units such as "°C" are UTF-8.
+  auto columns = [](std::string_view t) {
+    return static_cast<std::size_t>(
+        std::count_if(t.begin(), t.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+  };
+  std::size_t name_w = 4, unit_w = 4, source_w = 6;
+  for (const MetricInfo& m : metric_catalog()) {
+    name_w = std::max(name_w, columns(m.name));
+    unit_w = std::max(unit_w, columns(m.unit));
+    source_w = std::max(source_w, columns(m.source));
+  }
+  auto cell = [&](std::string_view text, std::size_t width) {
+    return std::string(text) + std::string(width + 2 - columns(text), ' ');
+  };
+  auto row = [&](std::string_view name, std::string_view unit, std::string_view source,
+                 std::string_view window) {
+    out << cell(name, name_w) << cell(unit, unit_w) << cell(source, source_w) << window << '\n';
+  };
+  row("name", "unit", "source", "window");
+  for (const MetricInfo& m : metric_catalog()) row(m.name, m.unit, m.source, m.window);
 }
 
 void write_csv_header(std::ostream& out, const ExportLayout& layout) {

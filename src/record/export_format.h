@@ -26,6 +26,9 @@ struct ExportLayout {
 /// "450.123", "118000000000", "-3"; never exponent notation.
 std::string format_number(double v);
 
+/// `gpumon export --list-metrics`: one line per catalog metric, "name  unit  source  window".
+void write_metric_list(std::ostream& out);
+
 void write_csv_header(std::ostream& out, const ExportLayout& layout);
 /// `uuid` is used only when layout.with_uuid (empty cell / null when nullopt).
 void write_csv_row(std::ostream& out, const ExportLayout& layout, const SampleRow& row,
