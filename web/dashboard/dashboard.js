@@ -19,18 +19,21 @@
   const CHART_HEIGHT = 150;
   const GiB = 1024 * 1024 * 1024;
 
-  // One chart per entry, per GPU. `scale` converts the API unit to the chart unit.
+  // One chart per entry, per GPU. `scale` converts the API unit to the chart unit. `sparse`:
+  // read by a sampler task slower than the tick (GPM, the driver's power buffer), so the ticks
+  // between its reads are null; its line bridges those, and breaks only at a real gap.
   const CHARTS = [
     {key: 'util', title: 'Utilization', unit: '%', fixed: [0, 100], series: [
       {label: 'GPU util', metric: 'utilization_gpu_pct', scale: 1, color: '#1f77b4'},
-      {label: 'SM active (GPM)', metric: 'sm_active_ratio', scale: 100, color: '#d62728'}]},
+      {label: 'SM active (GPM)', metric: 'sm_active_ratio', scale: 100, color: '#d62728', sparse: true}]},
     {key: 'mem', title: 'Memory', unit: 'GiB', series: [
       {label: 'used', metric: 'memory_used_bytes', scale: 1 / GiB, color: '#9467bd'},
       {label: 'total', metric: 'memory_total_bytes', scale: 1 / GiB, color: '#7f7f7f', dash: [5, 4]}]},
     {key: 'power', title: 'Power', unit: 'W', series: [
       {label: 'draw', metric: 'power_draw_w', scale: 1, color: '#ff7f0e'},
       {label: 'limit', metric: 'power_limit_w', scale: 1, color: '#7f7f7f', dash: [5, 4]},
-      {label: 'max (20 ms)', metric: 'power_max_w', scale: 1, color: '#bcbd22', optional: true}]},
+      {label: 'max (20 ms)', metric: 'power_max_w', scale: 1, color: '#bcbd22', optional: true,
+       sparse: true}]},
     {key: 'temp', title: 'Temperature', unit: '°C', series: [
       {label: 'GPU', metric: 'temperature_gpu_c', scale: 1, color: '#e377c2'},
       {label: 'memory', metric: 'temperature_memory_c', scale: 1, color: '#8c564b'}]},
@@ -179,10 +182,62 @@
     }
   }, {rootMargin: '300px 0px'}) : null;
 
+  // A sparse series' null gaps (canvas pixels, from uPlot) that are real: longer than 2.5 times
+  // the usual spacing of its own readings. The others lie between two of its reads.
+  function sparseGaps(u, sidx, i0, i1, nullGaps) {
+    const xs = u.data[0], ys = u.data[sidx];
+    const spacings = [];
+    let prev = null;
+    for (let i = i0; i <= i1; i++) {
+      if (!isNum(ys[i])) continue;
+      if (prev !== null) spacings.push(xs[i] - xs[prev]);
+      prev = i;
+    }
+    if (spacings.length === 0) return nullGaps;
+    spacings.sort((a, b) => a - b);
+    const limitS = 2.5 * spacings[spacings.length >> 1];
+    const limitPx = u.valToPos(xs[i0] + limitS, 'x', true) - u.valToPos(xs[i0], 'x', true);
+    // (+1: uPlot rounds gap ends to whole pixels.)
+    return nullGaps.filter((g) => g[1] - g[0] > limitPx + 1);
+  }
+
+  // A y axis from 0 (or below, for negatives) to a multiple of a 1-2-5 tick step above the
+  // highest value, so every line stays inside the axis and its top gridline is labelled; ticks
+  // share one precision, set by the step.
+  function niceStep(x) {
+    const p = Math.pow(10, Math.floor(Math.log10(x)));
+    const m = x / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 2.5 ? 2.5 : m <= 5 ? 5 : 10) * p;
+  }
+  function yAxis(def) {
+    const axis = {step: def.fixed ? (def.fixed[1] - def.fixed[0]) / 4 : 1};
+    axis.range = (u, min, max) => {
+      if (def.fixed) return def.fixed;
+      if (!isNum(max) || max <= 0) {
+        axis.step = 0.25;
+        return [0, 1];
+      }
+      const hi = max;
+      axis.step = niceStep(hi * 1.02 / 4);
+      const lo = isNum(min) && min < 0 ? -Math.ceil(-min / axis.step) * axis.step : 0;
+      return [lo, Math.ceil(hi * 1.02 / axis.step) * axis.step];
+    };
+    axis.splits = (u) => {
+      const out = [];
+      for (let v = u.scales.y.min; v <= u.scales.y.max + axis.step / 1e6; v += axis.step) out.push(v);
+      return out;
+    };
+    axis.values = (u, vals) => {
+      const digits = Math.max(0, Math.min(3, -Math.floor(Math.log10(axis.step) + 1e-9)));
+      return vals.map((v) => fmt(v, digits));
+    };
+    return axis;
+  }
+
   function makeChart(panel, def, container) {
     const series = [{}];
     for (const s of def.series) {
-      series.push({
+      const opts = {
         label: s.label,
         stroke: s.color,
         width: 1.5,
@@ -191,13 +246,11 @@
         show: !s.optional,
         points: {show: false},
         value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
-      });
+      };
+      if (s.sparse) opts.gaps = sparseGaps;
+      series.push(opts);
     }
-    const yRange = def.fixed ? () => def.fixed : (u, min, max) => {
-      if (!isNum(max)) return [0, 1];
-      const lo = isNum(min) && min < 0 ? min * 1.1 : 0;
-      return [lo, max > 0 ? max * 1.08 : 1];
-    };
+    const y = yAxis(def);
     const opts = {
       width: Math.max(200, container.clientWidth || 360),
       height: CHART_HEIGHT,
@@ -208,11 +261,11 @@
           const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
           return [hi - state.windowS, hi];
         }},
-        y: {range: yRange},
+        y: {range: y.range},
       },
       axes: [
         {space: 60, size: 30},
-        {size: 48, values: (u, vals) => vals.map((v) => fmt(v))},
+        {size: 48, splits: y.splits, values: y.values},
       ],
       series,
     };
@@ -661,6 +714,22 @@
       stats: Object.values(p.stats).map((n) => n.textContent).join(' | '),
       nullUtil: p.cols.utilization_gpu_pct.filter((v) => v === null).length,
       zeroUtil: p.cols.utilization_gpu_pct.filter((v) => v === 0).length,
+      // As last drawn, per chart: the y axis' top, tick labels and highest value shown, and per
+      // series whether it is shown and how many gaps its line has.
+      drawn: p.visible && !p.dirty, // off-screen panels wait to be drawn
+      charts_drawn: p.charts.map((c) => ({
+        key: c.def.key,
+        yMax: c.u.scales.y.max,
+        ticks: c.u.axes[1]._values ? c.u.axes[1]._values.slice() : [],
+        dataMax: c.def.series.reduce((m, s) => p.cols[s.metric].reduce(
+          (a, v) => (isNum(v) && (a === null || v > a) ? v : a), m), null),
+        series: c.def.series.map((s, i) => ({
+          metric: s.metric,
+          shown: c.u.series[i + 1].show,
+          values: p.cols[s.metric].filter(isNum).length,
+          gaps: c.u.series[i + 1]._paths && c.u.series[i + 1]._paths.gaps ? c.u.series[i + 1]._paths.gaps.length : 0,
+        })),
+      })),
     })),
   });
 

@@ -67,7 +67,8 @@ class Fixture:
             "temperature_memory_c": None if g % 4 == 3 else round(50 + 28 * util / 100),
             "power_draw_w": power,
             "power_limit_w": 700.0,
-            "power_max_w": None if g % 2 else round(power * 1.12, 1),
+            # Read by a slower sampler task (every 2 s, as `gpumon serve` does), none on odd GPUs.
+            "power_max_w": None if g % 2 or t % 2 else round(power * 1.12, 1),
             "sm_clock_mhz": 1980 if util < 90 else 1755,
             "mem_clock_mhz": 2619,
             "pstate": 0,

@@ -326,6 +326,14 @@ def run(args):
                   "GPU %d: %d charts, one non-empty uPlot canvas each (charts %d, canvases %d)"
                   % (p["gpu"], CHARTS_PER_GPU, p["charts"], p["canvases"]))
         check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
+        for s in rep["snapshot"]:
+            for c in s["charts_drawn"] if s["drawn"] else []:
+                ticks = c["ticks"]
+                decimals = {len(t.split(".")[1]) if "." in t else 0 for t in ticks}
+                top = c["dataMax"] if c["dataMax"] is not None else float("-inf")
+                check(top <= c["yMax"] and len(decimals) <= 1,
+                      "GPU %d %s: every value inside the y axis (max %.1f, axis to %.1f), ticks %s "
+                      "at one precision" % (s["gpu"], c["key"], top, c["yMax"], ticks))
         check(rep["scripts"] == 2, "the page runs exactly its two inline scripts")
 
         if stub:
@@ -333,6 +341,12 @@ def run(args):
             check(snap[0]["points"] >= 3590, "1 h of history loaded (%d points on GPU 0)" % snap[0]["points"])
             check(all(s["nullUtil"] > 0 and s["zeroUtil"] == 0 for s in rep["snapshot"]),
                   "missing values stay null (gaps), never 0")
+            charts0 = {c["key"]: c for c in snap[0]["charts_drawn"]}
+            util_line = charts0["util"]["series"][0]
+            check(util_line["gaps"] > 0, "a missed read is a gap in its line (%d gaps)" % util_line["gaps"])
+            peak = charts0["power"]["series"][2]
+            check(peak["shown"] and peak["values"] > 1000 and peak["gaps"] == 0,
+                  "the 'max (20 ms)' series, read every other tick, is drawn as one line (%s)" % peak)
             panels = {p["gpu"]: p for p in rep["panels"]}
             check(panels[stub_api.LOST_GPU]["lostShown"]
                   and not any(p["lostShown"] for g, p in panels.items() if g != stub_api.LOST_GPU),
