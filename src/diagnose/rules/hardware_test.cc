@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "diagnose/test_builder.h"
 
 namespace gpumon::diagnose {
@@ -47,6 +50,62 @@ TEST(Hardware, XidSeverityByCode) {
   d = run_diagnose(run);
   EXPECT_EQ(find(d, "xid")->severity, Severity::kCritical);
   EXPECT_EQ(evidence(*find(d, "xid"), "xid_79"), 1);
+}
+
+std::vector<const Finding*> xid_findings(const Diagnosis& d) {
+  std::vector<const Finding*> out;
+  for (const auto& f : d.findings)
+    if (f.id == "xid") out.push_back(&f);
+  std::sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->gpus < b->gpus; });
+  return out;
+}
+
+TEST(Hardware, EachGpuHasItsOwnXidFindingClassedByCode) {
+  RunData run;
+  add_gpu(run, 0, 100);
+  add_gpu(run, 1, 100);
+  add_gpu(run, 2, 100);
+  run.events.push_back({0, kT0Ms + 1000, "xid", 13});
+  run.events.push_back({1, kT0Ms + 2000, "xid", 94});
+  run.events.push_back({1, kT0Ms + 2500, "xid", 94});
+  run.events.push_back({2, kT0Ms + 3000, "xid", 4242});
+  const auto d = run_diagnose(run);
+  const auto x = xid_findings(d);
+  ASSERT_EQ(x.size(), 3u) << warnings(d);
+
+  EXPECT_EQ(x[0]->gpus, std::vector<unsigned>{0});
+  EXPECT_EQ(x[0]->severity, Severity::kWarning);
+  EXPECT_EQ(evidence(*x[0], "xid_13"), 1);
+  EXPECT_TRUE(std::isnan(evidence(*x[0], "xid_94"))) << "GPU 1's code is not GPU 0's";
+  EXPECT_NE(x[0]->summary.find("graphics engine exception"), std::string::npos) << x[0]->summary;
+  EXPECT_NE(x[0]->advice.find("training code"), std::string::npos) << x[0]->advice;
+  EXPECT_EQ(x[0]->advice.find("drain"), std::string::npos) << x[0]->advice;
+
+  EXPECT_EQ(x[1]->gpus, std::vector<unsigned>{1});
+  EXPECT_EQ(x[1]->severity, Severity::kCritical);
+  EXPECT_EQ(evidence(*x[1], "xid_94"), 2);
+  EXPECT_TRUE(std::isnan(evidence(*x[1], "xid_13")));
+  EXPECT_NE(x[1]->summary.find("contained ECC error"), std::string::npos) << x[1]->summary;
+  EXPECT_NE(x[1]->advice.find("drain the node"), std::string::npos) << x[1]->advice;
+  EXPECT_NE(x[1]->advice.find("dmesg"), std::string::npos) << x[1]->advice;
+  EXPECT_EQ(x[1]->advice.find("training code"), std::string::npos) << x[1]->advice;
+
+  EXPECT_EQ(x[2]->gpus, std::vector<unsigned>{2});
+  EXPECT_EQ(x[2]->severity, Severity::kWarning);
+  EXPECT_NE(x[2]->advice.find("NVIDIA's XID catalog"), std::string::npos) << x[2]->advice;
+}
+
+TEST(Hardware, AGpuWithBothClassesIsCriticalWithBothAdvices) {
+  RunData run;
+  add_gpu(run, 0, 100);
+  run.events.push_back({0, kT0Ms + 1000, "xid", 31});
+  run.events.push_back({0, kT0Ms + 2000, "xid", 48});
+  const auto d = run_diagnose(run);
+  const auto x = xid_findings(d);
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x[0]->severity, Severity::kCritical);
+  EXPECT_LT(x[0]->advice.find("drain the node"), x[0]->advice.find("training code"))
+      << "hardware first: " << x[0]->advice;
 }
 
 TEST(Hardware, LostGpuFromEventsOrSamples) {
