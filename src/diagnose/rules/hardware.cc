@@ -82,17 +82,26 @@ Finding xid_finding(const RunView& v, unsigned gpu, const GpuXids& x) {
   return f;
 }
 
+struct GpuEcc {
+  double corrected_events = 0, uncorrected_events = 0;
+  double corrected_growth = 0, uncorrected_growth = 0;  // volatile counters during the run
+  double corrected() const { return std::max(corrected_events, corrected_growth); }
+  double uncorrected() const { return std::max(uncorrected_events, uncorrected_growth); }
+};
+
 }  // namespace
 
-void check_hardware(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
+void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
   Finding ecc, lost;
-  double corrected = 0, uncorrected = 0;
+  std::map<unsigned, GpuEcc> eccs;
   std::map<unsigned, GpuXids> xids;
   for (const auto& e : v.run.events) {
     if (e.kind == "ecc_single_bit" || e.kind == "ecc_double_bit") {
       add_gpu(ecc, e.gpu);
       widen_range(ecc, e.time_ms, e.time_ms);
-      (e.kind == "ecc_single_bit" ? corrected : uncorrected) += std::max<std::int64_t>(e.value, 1);
+      auto& g = eccs[e.gpu];
+      (e.kind == "ecc_single_bit" ? g.corrected_events : g.uncorrected_events) +=
+          static_cast<double>(std::max<std::int64_t>(e.value, 1));
     } else if (e.kind == "xid") {
       auto [it, fresh] = xids.try_emplace(e.gpu);
       auto& g = it->second;
@@ -124,23 +133,51 @@ void check_hardware(const RunView& v, const Thresholds&, std::vector<Finding>& o
     if (grew_ms && (dc > 0 || du > 0)) {
       add_gpu(ecc, g.gpu);
       widen_range(ecc, *grew_ms, *last_ms);
-      corrected = std::max(corrected, dc), uncorrected = std::max(uncorrected, du);
+      eccs[g.gpu].corrected_growth = dc, eccs[g.gpu].uncorrected_growth = du;
     }
   }
   if (!ecc.gpus.empty()) {
+    // Corrected errors are judged by their rate on one GPU (thresholds.h says why).
+    const double span_h = v.run.start_ms && v.run.end_ms
+                              ? static_cast<double>(*v.run.end_ms - *v.run.start_ms) / 3.6e6
+                              : 0;
+    const double hours = std::max(span_h, t.ecc_rate_min_hours);
+    double corrected = 0, uncorrected = 0, worst_rate = 0;
+    for (const auto& [gpu, g] : eccs) {
+      corrected += g.corrected(), uncorrected += g.uncorrected();
+      worst_rate = std::max(worst_rate, g.corrected() / hours);
+      if (eccs.size() > 1) {
+        ecc.add("gpu" + std::to_string(gpu) + "_corrected", g.corrected());
+        ecc.add("gpu" + std::to_string(gpu) + "_uncorrected", g.uncorrected());
+      }
+    }
+    const bool rising = worst_rate >= t.ecc_corrected_per_hour;
     ecc.id = "ecc_errors";
-    ecc.severity = uncorrected > 0 ? Severity::kCritical : Severity::kWarning;
+    ecc.severity = uncorrected > 0 ? Severity::kCritical
+                   : rising        ? Severity::kWarning
+                                   : Severity::kInfo;
     ecc.confidence = 1;
-    ecc.title = uncorrected > 0 ? "Uncorrected ECC errors" : "Corrected ECC errors";
+    ecc.title = uncorrected > 0 ? "Uncorrected ECC errors"
+                : rising        ? "Corrected ECC errors at a rising rate"
+                                : "Corrected ECC errors";
     ecc.summary = fmt(corrected, 0) + " corrected and " + fmt(uncorrected, 0) +
-                  " uncorrected ECC errors during the run";
-    ecc.add("corrected", corrected);
-    ecc.add("uncorrected", uncorrected);
-    ecc.advice = uncorrected > 0
-                     ? "Uncorrected errors corrupt results: stop using the GPU, check "
-                       "`nvidia-smi -q -d ECC,ROW_REMAPPER` and ask for a reset or an RMA."
-                     : "Corrected errors are harmless alone but a rising count foretells a "
-                       "failing memory: watch `nvidia-smi -q -d ECC,ROW_REMAPPER` and report it.";
+                  " uncorrected ECC errors during the run (corrected: " + fmt(worst_rate, 1) +
+                  " per hour on one GPU at the most)";
+    ecc.evidence.insert(ecc.evidence.begin(), {{"corrected", corrected},
+                                               {"uncorrected", uncorrected},
+                                               {"corrected_per_hour", worst_rate}});
+    if (uncorrected > 0)
+      ecc.advice =
+          "Uncorrected errors corrupt results: stop using the GPU, check "
+          "`nvidia-smi -q -d ECC,ROW_REMAPPER` and ask for a reset or an RMA.";
+    else if (rising)
+      ecc.advice = "Corrected errors are coming at " + fmt(t.ecc_corrected_per_hour, 0) +
+                   " or more an hour: the memory is weakening. Watch `nvidia-smi -q -d "
+                   "ECC,ROW_REMAPPER`, plan to drain the node and report the GPU.";
+    else
+      ecc.advice =
+          "ECC corrected these errors (the memory working as designed): nothing to do unless "
+          "their rate rises, which gpumon reports as a warning.";
     add_ranks_of(v, ecc);
     out.push_back(std::move(ecc));
   }

@@ -11,17 +11,46 @@ namespace {
 
 using namespace testing;
 
-TEST(Hardware, CorrectedEccEventsWarn) {
+TEST(Hardware, AFewCorrectedEccErrorsAreInformation) {
+  // ECC correcting a bit is the memory working: no warning, no points off the score.
   RunData run;
   add_gpu(run, 0, 100);
   add_gpu(run, 3, 100);
   run.events.push_back({3, kT0Ms + 5000, "ecc_single_bit", 2});
   const auto d = run_diagnose(run);
-  const auto* f = find(d, "ecc_errors");
-  ASSERT_NE(f, nullptr) << warnings(d);
-  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(find(d, "ecc_errors"), nullptr) << warnings(d);
+  const auto* f = find(d, "ecc_errors", Severity::kInfo);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kInfo);
   EXPECT_EQ(f->gpus, std::vector<unsigned>{3});
   EXPECT_EQ(evidence(*f, "corrected"), 2);
+  EXPECT_EQ(f->deduction, 0);
+  EXPECT_EQ(d.health_score, 100);
+}
+
+TEST(Hardware, CorrectedEccErrorsAtARisingRateWarn) {
+  const Thresholds t;
+  // A run shorter than an hour counts as an hour: the count itself is compared.
+  auto corrected_in_ten_seconds = [&](int n) {
+    RunData run;
+    add_gpu(run, 0, 100, 100, [n](GpuPoint& p, int i) { p.ecc_corrected = i < 50 ? 5 : 5 + n; });
+    return run_diagnose(run, t);
+  };
+  const int at = static_cast<int>(t.ecc_corrected_per_hour);
+  auto d = corrected_in_ten_seconds(at - 1);
+  EXPECT_EQ(find(d, "ecc_errors"), nullptr) << warnings(d);
+  d = corrected_in_ten_seconds(at);
+  const auto* f = find(d, "ecc_errors");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kWarning);
+  EXPECT_EQ(evidence(*f, "corrected_per_hour"), at);
+
+  // Over four hours the same count is a quarter of the rate: information.
+  RunData run;
+  add_gpu(run, 0, 240, 60'000, [at](GpuPoint& p, int i) { p.ecc_corrected = i < 120 ? 0 : at; });
+  d = run_diagnose(run, t);
+  EXPECT_EQ(find(d, "ecc_errors"), nullptr) << warnings(d);
+  ASSERT_NE(find(d, "ecc_errors", Severity::kInfo), nullptr);
 }
 
 TEST(Hardware, EccCounterThatGrewDuringTheRun) {
