@@ -139,7 +139,7 @@ class Monitor:
         self._health_score = None
         self._finding_callbacks = []
         self._callback_seq = 0
-        self._callback_keys = {}
+        self._callback_findings = []  # the findings the callbacks last heard of
         self._oom_dir = oom_dir
         self._torch = torch
         self._device_index = None
@@ -289,8 +289,9 @@ class Monitor:
         return self._health_score if self.active else None
 
     def on_finding(self, callback):
-        """Calls `callback(event)` for each finding that appears or clears, where `event` is
-        the finding's dict plus "state": "appeared" or "cleared". It runs in this thread, from
+        """Calls `callback(event)` for each finding that appears, changes or clears, where
+        `event` is the finding's dict plus "state": "appeared", "changed" (the same finding,
+        now on other GPUs / ranks) or "cleared". It runs in this thread, from
         the next gpumon call (a step, or findings()) after the agent's list changed; an exception
         in it becomes one GpumonWarning and training goes on."""
         if callable(callback):
@@ -371,12 +372,15 @@ class Monitor:
         if not self._finding_callbacks or self._callback_seq == self._findings_seq:
             return
         self._callback_seq = self._findings_seq
-        now = {}
-        for f in self._findings:
-            now[(f.get("id"), tuple(f.get("gpus") or ()), tuple(f.get("ranks") or ()))] = f
-        events = [dict(f, state="appeared") for k, f in now.items() if k not in self._callback_keys]
-        events += [dict(f, state="cleared") for k, f in self._callback_keys.items() if k not in now]
-        self._callback_keys = now
+        # The identity of the agent's own change log (src/diagnose/finding_identity.h): a
+        # finding another GPU or rank joins has changed; it has not cleared and appeared anew.
+        from gpumon import _gpumon
+        then, now = self._callback_findings, list(self._findings)
+        appeared, cleared, changed = _gpumon.compare_findings(then, now)
+        events = [dict(now[j], state="appeared") for j in appeared]
+        events += [dict(now[j], state="changed") for j in changed]
+        events += [dict(then[i], state="cleared") for i in cleared]
+        self._callback_findings = now
         for event in events:
             for callback in list(self._finding_callbacks):
                 try:

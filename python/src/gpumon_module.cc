@@ -12,6 +12,7 @@
 #include "client/agent_launcher.h"
 #include "client/client_core.h"
 #include "client/hand_over_schedule.h"
+#include "diagnose/finding_identity.h"
 #include "gpu/pci_bus_id.h"
 #include "step_clock_binding.h"
 #include "training/protocol.h"
@@ -19,6 +20,39 @@
 namespace py = pybind11;
 using gpumon::agent::AgentClient;
 using gpumon::agent::AgentClientOptions;
+
+namespace {
+
+// What finding_identity.h reads of a compact finding the agent pushed (a dict of
+// json.loads; diagnose/live/live_findings.h writes it). Anything else in a list is skipped.
+struct PushedFinding {
+  std::string id;
+  std::vector<long long> gpus, ranks, pids;
+};
+
+std::vector<PushedFinding> pushed_findings(const py::sequence& list) {
+  auto numbers = [](const py::dict& d, const char* key) {
+    std::vector<long long> out;
+    if (!d.contains(key) || !py::isinstance<py::list>(d[key])) return out;
+    for (const auto& x : d[key].cast<py::list>())
+      if (py::isinstance<py::int_>(x)) out.push_back(x.cast<long long>());
+    return out;
+  };
+  std::vector<PushedFinding> out;
+  out.reserve(list.size());
+  for (const auto& item : list) {
+    PushedFinding f;
+    if (py::isinstance<py::dict>(item)) {
+      const auto d = item.cast<py::dict>();
+      if (d.contains("id") && py::isinstance<py::str>(d["id"])) f.id = d["id"].cast<std::string>();
+      f.gpus = numbers(d, "gpus"), f.ranks = numbers(d, "ranks"), f.pids = numbers(d, "pids");
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace
 
 PYBIND11_MODULE(_gpumon, m) {
   m.doc() = "gpumon's agent client (see docs/python.md); use the gpumon package, not this.";
@@ -63,6 +97,18 @@ PYBIND11_MODULE(_gpumon, m) {
       "This process's hello: pid, ranks, host and CUDA environment from here, the device given.");
   m.def("same_pci_bus_id", &gpumon::same_pci_bus_id, py::arg("a"), py::arg("b"),
         "True when both parse as PCI bus ids of one device (src/gpu/pci_bus_id.h).");
+  // The live findings' identity, as the agent's log and listeners see it.
+  m.def(
+      "compare_findings",
+      [](const py::sequence& before, const py::sequence& after) {
+        const auto m =
+            gpumon::diagnose::match_findings(pushed_findings(before), pushed_findings(after));
+        return py::make_tuple(m.appeared, m.cleared, m.changed);
+      },
+      py::arg("before"), py::arg("after"),
+      "(appeared, cleared, changed): indices of the findings that appeared in `after`, cleared "
+      "from `before`, and are still there on other GPUs / ranks / pids (into `after`). Lists "
+      "of the agent's compact finding dicts; src/diagnose/finding_identity.h is the rule.");
   m.def("oom_line", &gpumon::client::oom_line, py::arg("step"), py::arg("requested_bytes"),
         py::arg("device"), py::arg("path"), "The OOM report for the agent.");
 

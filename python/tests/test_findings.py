@@ -3,6 +3,7 @@
 scenario (XID 13 on GPU 0 at 3 s) diagnosing every 0.5 s; mon.findings() / mon.health_score()
 see it by polling and mon.on_finding() by callback, from the training thread's next step.
 Needs no torch."""
+import json
 import os
 import signal
 import subprocess
@@ -92,3 +93,57 @@ def test_inactive_monitor_has_no_findings(tmp_path):
     mon = gpumon.Monitor()
     assert mon.findings() == [] and mon.health_score() is None
     mon.on_finding(print)
+
+
+class _PushingAgent:
+    """The agent client as the findings code reads it, with findings the test pushes."""
+
+    def __init__(self):
+        self.seq, self.line = 0, ""
+
+    def push(self, *findings):
+        self.seq += 1
+        self.line = json.dumps({"type": "findings", "health_score": 80, "findings": findings})
+
+    def receive(self):
+        pass
+
+    def findings_seq(self):
+        return self.seq
+
+    def findings_line(self):
+        return self.line
+
+    def send(self, line):
+        return True
+
+    def flush(self):
+        return True
+
+    def disconnects(self):
+        return 0
+
+    def close(self, timeout_s):
+        pass
+
+
+def test_a_finding_another_gpu_joins_changes_it_does_not_clear_and_reappear():
+    agent = _PushingAgent()
+    mon = gpumon.Monitor(client=agent)
+    events = []
+    mon.on_finding(lambda e: events.append((e["state"], e["id"], e["gpus"])))
+    throttled = {"id": "throttled", "severity": "warning", "gpus": [0], "ranks": [0], "pids": []}
+    agent.push(throttled)
+    mon.findings()
+    assert events == [("appeared", "throttled", [0])]
+    agent.push(dict(throttled, gpus=[0, 1], ranks=[0, 1]))
+    mon.findings()
+    assert events[1:] == [("changed", "throttled", [0, 1])], events
+    agent.push(dict(throttled, gpus=[0, 1], ranks=[0, 1]),
+               {"id": "xid", "severity": "critical", "gpus": [3], "ranks": [], "pids": []})
+    mon.findings()
+    assert events[2:] == [("appeared", "xid", [3])], events
+    agent.push({"id": "xid", "severity": "critical", "gpus": [3], "ranks": [], "pids": []})
+    mon.findings()
+    assert events[3:] == [("cleared", "throttled", [0, 1])], events
+    mon.close()

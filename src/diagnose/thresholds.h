@@ -141,6 +141,17 @@ struct Thresholds {
   /// monitoring tools take ~500 MiB.
   double foreign_min_bytes = 1 * kGiB;
 
+  // --- ecc_errors ---
+  /// Corrected (single-bit) ECC errors per hour on one GPU from which they warn; fewer are
+  /// information. ECC correcting a bit is the memory working as designed (a particle strike
+  /// flips one now and then) and costs nothing; healthy HBM corrects a handful over days. Ten
+  /// an hour is a cell or row weakening, the trend NVIDIA's driver itself flags (XID 92, high
+  /// single-bit error rate) before errors turn uncorrectable.
+  double ecc_corrected_per_hour = 10;
+  /// A run (or live window) shorter than this (hours) counts as this long: ten errors, not one
+  /// error in a six-minute window, make ten an hour.
+  double ecc_rate_min_hours = 1;
+
   // --- health score ---
   /// Points a finding takes off at full confidence (scaled by its confidence).
   double warning_points = 15;

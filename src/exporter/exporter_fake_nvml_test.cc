@@ -173,6 +173,7 @@ TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
   EXPECT_EQ(labels["Hostname"], "gpu-node-1");
   EXPECT_FALSE(labels.contains("UUID"));
   EXPECT_EQ(f["gpumon_gpu_xid_errors"]["samples"][0][1]["xid"], "79");
+  EXPECT_EQ(f["gpumon_gpu_xid_errors"]["samples"][0][1]["class"], "hardware");
   // GPU 5 throttles for part of every minute; at the start it does not.
   bool saw_thermal = false;
   for (const json& s : f["gpumon_gpu_clock_event_active"]["samples"]) {
@@ -266,16 +267,19 @@ TEST(ExporterFakeNvml, XidEventsOfTheScenarioAreCounted) {
   ASSERT_TRUE(run.state);
   ASSERT_TRUE(run.until_ticks(1));
   Hooks::get().set_time(3.1);
-  ASSERT_TRUE(run.until_body_has("gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 1\n"));
+  const std::string xid13 =
+      "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\",class=\"application\"} 1\n";
+  ASSERT_TRUE(run.until_body_has(xid13));
   run.stop();
   std::string body = *run.state->metrics_text();
-  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 1\n")) << body;
+  EXPECT_TRUE(has(body, xid13)) << body;
   EXPECT_TRUE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"0\"} "));
   EXPECT_TRUE(has(body, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\","));
   EXPECT_FALSE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"1\""));  // its XID is at 8 s
   add_events_and_hostile_processes(*run.state);
   body = *run.state->metrics_text();
-  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"79\"} 1\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"79\",class=\"hardware\"} 1\n"))
+      << body;
   EXPECT_TRUE(has(body, "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\","));
   if (testing::have_promtool()) {
     check_with_real_consumers(body, true);

@@ -143,8 +143,11 @@ TEST(ExporterState, CountsXidAndEccEvents) {
   event(1, GpuEvent::Kind::kEccDoubleBit, 0, 1003);
   event(1, GpuEvent::Kind::kLost, 0, 1004);
   const std::string body = f.metrics();
-  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\"} 2\n")) << body;
-  EXPECT_TRUE(has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"31\"} 1\n"));
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"13\",class=\"application\"} 2\n"))
+      << body;
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_xid_errors_total{gpu=\"0\",xid=\"31\",class=\"application\"} 1\n"));
   EXPECT_TRUE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"0\"} 1002\n"));
   EXPECT_FALSE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"1\"}"));
   EXPECT_TRUE(has(body, "gpumon_gpu_ecc_events_total{gpu=\"1\",severity=\"double_bit\"} 1\n"));

@@ -9,6 +9,7 @@
 
 #include "exporter/metric_names.h"
 #include "exporter/renderers.h"
+#include "gpu/xid.h"
 
 namespace gpumon::exporter {
 namespace {
@@ -106,12 +107,17 @@ void render_clock_events(const ExporterView& v, ExpositionWriter& w) {
 }
 
 void render_events(const ExporterView& v, ExpositionWriter& w) {
-  w.family("gpumon_gpu_xid_errors_total", "XID errors since gpumon started, by XID", kCounter);
+  w.family("gpumon_gpu_xid_errors_total",
+           "XID errors since gpumon started, by XID and its class (application, hardware, "
+           "unknown)",
+           kCounter);
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
     const std::string gpu = std::to_string(i);
     for (const auto& [xid, n] : v.gpus[i].xid_counts) {
       const std::string x = std::to_string(xid);
-      w.sample({{"gpu", gpu}, {"xid", x}}, static_cast<double>(n));
+      // The class is gpu/xid.h's, the one the diagnoses use: the alert rules select on it.
+      const std::string c(xid_class_name(xid_info(xid).xid_class));
+      w.sample({{"gpu", gpu}, {"xid", x}, {"class", c}}, static_cast<double>(n));
     }
   }
   w.family("gpumon_gpu_xid_last_timestamp_seconds", "Unix time of the GPU's newest XID", kGauge);

@@ -1,46 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include "diagnose/live/live_diagnoser.h"
 
-#include <algorithm>
+#include "diagnose/finding_identity.h"
 
 namespace gpumon::diagnose {
 
-namespace {
-
-template <typename T>
-bool overlap(const std::vector<T>& a, const std::vector<T>& b) {
-  for (const T& x : a)
-    if (std::find(b.begin(), b.end(), x) != b.end()) return true;
-  return false;
-}
-
-bool same_finding(const Finding& a, const Finding& b) {
-  if (a.id != b.id) return false;
-  const bool a_none = a.gpus.empty() && a.ranks.empty() && a.pids.empty();
-  const bool b_none = b.gpus.empty() && b.ranks.empty() && b.pids.empty();
-  if (a_none || b_none) return a_none && b_none;
-  return overlap(a.gpus, b.gpus) || overlap(a.ranks, b.ranks) || overlap(a.pids, b.pids);
-}
-
-}  // namespace
-
 FindingChange compare_findings(const Diagnosis& before, const Diagnosis& after) {
+  const FindingMatch m = match_findings(before.findings, after.findings);
   FindingChange change;
-  std::vector<bool> matched(before.findings.size(), false);
-  for (const Finding& now : after.findings) {
-    bool found = false;
-    for (std::size_t i = 0; i < before.findings.size(); ++i) {
-      const Finding& then = before.findings[i];
-      if (!same_finding(then, now)) continue;
-      if (!found && (then.gpus != now.gpus || then.ranks != now.ranks || then.pids != now.pids))
-        change.changed.push_back(now);
-      found = true;
-      matched[i] = true;
-    }
-    if (!found) change.appeared.push_back(now);
-  }
-  for (std::size_t i = 0; i < before.findings.size(); ++i)
-    if (!matched[i]) change.cleared.push_back(before.findings[i]);
+  for (std::size_t j : m.appeared) change.appeared.push_back(after.findings[j]);
+  for (std::size_t i : m.cleared) change.cleared.push_back(before.findings[i]);
+  for (std::size_t j : m.changed) change.changed.push_back(after.findings[j]);
   return change;
 }
 

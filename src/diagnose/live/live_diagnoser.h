@@ -4,8 +4,9 @@
 // `window` of them in a bounded LiveWindow (live_window.h says the bound: ~30 MB at most with
 // the defaults), and every `period` on its own thread builds RunData from the window, runs
 // diagnose(), publishes the Diagnosis and tells the listeners when the set of findings changed
-// (a finding appearing or clearing, keyed by id + GPUs + ranks; a changed summary or severity
-// of the same finding is not a change).
+// (a finding appearing, clearing or moving to other GPUs / ranks, by the identity of
+// diagnose/finding_identity.h; a changed summary or severity of the same finding is not a
+// change).
 //
 // Cost of one evaluation (copy of the window + finish_run_data + diagnose) for 8 GPUs x 10 Hz
 // x 10 min (48,000 samples) + 8 ranks x 10 steps/s x 10 min (48,000 steps), measured by the
@@ -97,10 +98,9 @@ class LiveDiagnoser : public SampleSink, public training::StepSink {
   std::thread thread_;
 };
 
-/// What changed from `before` to `after`. A finding is the same one across evaluations when it
-/// has the same id and shares a GPU, a rank or a pid (or neither has any): a second GPU joining
-/// an XID finding changes its subjects (`changed`), it neither clears nor appears; `cleared`
-/// only when no finding of that id covers any of its subjects any more.
+/// What changed from `before` to `after`, by diagnose/finding_identity.h's identity: a finding
+/// whose subjects changed is `changed`, it neither clears nor appears; `cleared` only when no
+/// finding of that id covers any of its subjects any more.
 FindingChange compare_findings(const Diagnosis& before, const Diagnosis& after);
 
 }  // namespace gpumon::diagnose
