@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cli/format_units.h"
+#include "gpu/xid.h"
 
 namespace gpumon::cli {
 namespace {
@@ -119,7 +120,11 @@ StyledLine throttle_cells(const DeviceSample& s) {
 StyledLine lost_gpu_cells(const GpuSnapshot& g) {
   StyledLine line("GPU LOST", Tone::kBad);
   if (g.info.pci_bus_id) line.add("  " + g.info.pci_bus_id.value());
-  if (g.last_xid) line.add(fmt::format("  XID {}", *g.last_xid), Tone::kBad);
+  if (g.last_xid) {
+    line.add(fmt::format("  XID {}", *g.last_xid), Tone::kBad);
+    if (const XidInfo x = xid_info(*g.last_xid); !x.meaning.empty())
+      line.add(fmt::format(": {}", x.meaning));
+  }
   return line.add("  (see `dmesg | grep -i xid`)", Tone::kDim);
 }
 

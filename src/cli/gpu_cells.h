@@ -45,8 +45,9 @@ StyledLine ecc_cells(const DeviceSample& s);
 StyledLine throttle_cells(const DeviceSample& s);
 
 /// A lost GPU's status after its index and name, in the snapshot and the live view alike:
-/// "GPU LOST  00000000:18:00.0  XID 79  (see `dmesg | grep -i xid`)" — the bus id names the
-/// board to pull; the XID (when the live view saw one) and the kernel log say why.
+/// "GPU LOST  00000000:18:00.0  XID 79: GPU has fallen off the bus  (see `dmesg | grep -i xid`)":
+/// the bus id names the board to pull; the XID (when the live view saw one, with its meaning
+/// from gpu/xid.h) and the kernel log say why.
 StyledLine lost_gpu_cells(const GpuSnapshot& g);
 
 /// The GPU's name, or its missing token; empty for a GPU lost or not opened before its name was
