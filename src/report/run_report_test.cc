@@ -4,6 +4,7 @@
 #include "report/run_report.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "diagnose/run_data_loader.h"
 #include "diagnose/throttle.h"
@@ -116,6 +117,71 @@ TEST(RunReport, SummaryFiguresMatchTheSamples) {
   // The writer's start and end (wall time now) do not span these synthetic samples: the
   // samples' own span counts.
   EXPECT_DOUBLE_EQ(*t.duration_s, 9.9);
+}
+
+// 500 W for 10 s (100 ticks); the energy counter read only at 2 s and 7 s (500 W x 5 s apart),
+// then going back at 8 s (a driver reload) and read again at 9 s. The counter measures 2-7 s
+// and 8-9 s, power the rest: the run's edges and the step where the counter went back.
+TEST(RunReport, EnergyCounterSpanPlusPowerWhereTheCounterDoesNotReach) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("energy.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(1), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(1, i, kStartMs, kIntervalMs);
+    auto& s = t.gpus[0];
+    s.power_draw_w = 500.0;
+    s.energy_mj = Reading<std::uint64_t>::missing(Missing::kNotAvailable);
+    if (i == 20) s.energy_mj = std::uint64_t{1'000'000'000};
+    if (i == 70) s.energy_mj = std::uint64_t{1'002'500'000};
+    if (i == 80) s.energy_mj = std::uint64_t{1'000'000};
+    if (i == 90) s.energy_mj = std::uint64_t{1'500'000};
+    w->on_tick(t);
+  }
+  w->close();
+  const GpuReport& g = load(options.path).gpus.at(0);
+  EXPECT_TRUE(g.energy_from_counter);
+  // 2 s of power, 2500 J of counter, 1 s of power (going back), 500 J of counter, 0.9 s of power.
+  EXPECT_NEAR(*g.energy_j, 500 * 9.9, 1e-6);
+}
+
+// 500 W and a counter read every tick (50 J per 100 ms); the recording opened 300 ms before
+// its first tick and closed 200 ms after its last: those edges count at the nearest power
+// reading, as a second GPU's are not while it is lost.
+TEST(RunReport, EnergyCoversTheRecordingsOwnEdges) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("edges.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(2), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(2, i, kStartMs, kIntervalMs);
+    for (auto& s : t.gpus) {
+      s.power_draw_w = 500.0;
+      s.energy_mj = std::uint64_t{1'000'000'000} + static_cast<std::uint64_t>(i) * 50'000;
+    }
+    if (i >= 90) mark_lost(t.gpus[1]);
+    w->on_tick(t);
+  }
+  w->close();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+  const std::string sql = "UPDATE meta SET value = '" + std::to_string(kStartMs - 300) +
+                          "' WHERE key = 'start_time_ms'; UPDATE meta SET value = '" +
+                          std::to_string(kStartMs + (kTicks - 1) * kIntervalMs + 200) +
+                          "' WHERE key = 'end_time_ms';";
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const RunReport run = load(options.path);
+  EXPECT_NEAR(*run.gpus.at(0).energy_j, 99 * 50 + 500 * 0.3 + 500 * 0.2, 1e-6);
+  // GPU 1: lost from tick 90, so nothing after its last reading at tick 89.
+  EXPECT_NEAR(*run.gpus.at(1).energy_j, 89 * 50 + 500 * 0.3, 1e-6);
+  EXPECT_DOUBLE_EQ(*run_totals(run).duration_s, 10.4);
 }
 
 // Per GPU, 100 ticks with one kind of clock event: at full clock, the power cap at 88 % and at
