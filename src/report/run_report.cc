@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "gpu/throttle.h"
 #include "record/quantize.h"
@@ -345,6 +346,9 @@ RunTotals run_totals(const RunReport& run) {
     t.duration_s = static_cast<double>(*run.last_sample_ms - *run.first_sample_ms) / 1000;
   }
   t.gpus = run.gpus.size();
+  std::set<std::string> models;
+  for (const auto& g : run.gpus) models.insert(g.name.empty() ? "unknown" : g.name);
+  for (const auto& m : models) t.gpu_models += (t.gpu_models.empty() ? "" : ", ") + m;
   t.samples = run.samples;
   Mean util, sm, power;
   std::int64_t reasons = 0, throttled = 0;

@@ -108,6 +108,7 @@ struct RunReport {
 struct RunTotals {
   std::optional<double> duration_s;
   std::size_t gpus = 0;
+  std::string gpu_models;  ///< the GPUs' names, each once, sorted ("" when none is known)
   std::int64_t samples = 0;
   std::optional<double> mean_util_pct, mean_sm_active_pct, mean_power_w, max_temp_c;
   std::optional<double> peak_memory_bytes, energy_j;

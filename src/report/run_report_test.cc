@@ -359,6 +359,9 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
 
 TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   RunTotals a, b;
+  a.gpus = b.gpus = 8;
+  a.gpu_models = b.gpu_models = "NVIDIA H200";
+  a.duration_s = 100, b.duration_s = 98;  // the same length of work (within 5 %)
   a.mean_util_pct = 80, b.mean_util_pct = 70;
   a.mean_sm_active_pct = 50, b.mean_sm_active_pct = 51;
   a.energy_j = 1.2e6, b.energy_j = 1.0e6;
@@ -379,17 +382,70 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   EXPECT_EQ(verdict("Time throttled"), Verdict::kBetter);
   EXPECT_EQ(verdict("XID events"), Verdict::kBetter);
   EXPECT_EQ(verdict("GPUs lost"), Verdict::kSame);
-  EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kNotComparable);
-  EXPECT_EQ(verdict("Duration"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kMissing);
+  EXPECT_EQ(verdict("Duration"), Verdict::kInfo);
+  EXPECT_EQ(verdict("GPUs"), Verdict::kSame);
   EXPECT_EQ(verdict("Mean step time"), Verdict::kSame);
   EXPECT_EQ(verdict("Time waiting on data"), Verdict::kWorse);
-  EXPECT_EQ(verdict("Energy per step"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Energy per step"), Verdict::kMissing);
+  // 12 kJ/s against 10.2 kJ/s: the runs have no steps, so energy per second is judged.
+  EXPECT_EQ(verdict("Energy per second of run (all GPUs)"), Verdict::kWorse);
   EXPECT_EQ(verdict("Health score"), Verdict::kBetter);
   for (const auto& r : rows) {
     if (r.label == "Mean GPU utilization") {
       EXPECT_EQ(r.change, "+10.0 % (14.3 %)");
     }
   }
+}
+
+const ComparisonRow& row(const std::vector<ComparisonRow>& rows, std::string_view label) {
+  for (const auto& r : rows)
+    if (r.label == label) return r;
+  ADD_FAILURE() << "no row " << label;
+  return rows.front();
+}
+
+// The same training on the same GPUs, 75 s against 25 s: 3 times the energy is no worse.
+TEST(RunReport, BaselineEnergyIsJudgedOnTheSameWork) {
+  RunTotals a, b;
+  a.gpus = b.gpus = 8;
+  a.gpu_models = b.gpu_models = "NVIDIA H200";
+  a.duration_s = 75, b.duration_s = 25;
+  a.energy_j = 3 * 126000.0, b.energy_j = 126000.0;
+  auto rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").verdict, Verdict::kNotComparable);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").why, "runs of different length (1 min 15 s vs 25.0 s)");
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").change, "+252.00 kJ (200.0 %)");  // shown, not judged
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").verdict, Verdict::kSame);
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").run, "5040.0 J/s");
+
+  // With steps (3 times as many): energy per step judges, energy per second is shown.
+  a.steps = 300, b.steps = 100;
+  a.energy_per_step_j = 1250, b.energy_per_step_j = 1200;  // 4 % more: same
+  rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy per step").verdict, Verdict::kSame);
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").verdict, Verdict::kInfo);
+  a.energy_per_step_j = 1300;
+  EXPECT_EQ(row(compare_runs(a, b), "Energy per step").verdict, Verdict::kWorse);
+
+  // The same length but not the same steps: the totals measure different work.
+  a.duration_s = 25;
+  rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").why, "different step counts (300 vs 100)");
+  a.steps = b.steps;
+  a.energy_j = 1.2 * 126000.0;
+  EXPECT_EQ(row(compare_runs(a, b), "Energy (all GPUs)").verdict, Verdict::kWorse);
+
+  // Other GPUs: no energy figure is comparable.
+  a.gpus = 4;
+  rows = compare_runs(a, b);
+  for (const char* label :
+       {"Energy per step", "Energy per second of run (all GPUs)", "Energy (all GPUs)"}) {
+    EXPECT_EQ(row(rows, label).verdict, Verdict::kNotComparable) << label;
+    EXPECT_EQ(row(rows, label).why, "different GPUs (4 x NVIDIA H200 vs 8 x NVIDIA H200)");
+  }
+  EXPECT_EQ(row(rows, "GPUs").verdict, Verdict::kInfo);
+  EXPECT_EQ(verdict_text(Verdict::kNotComparable), "not comparable");
 }
 
 }  // namespace
