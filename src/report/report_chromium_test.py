@@ -23,6 +23,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -101,7 +102,9 @@ FINDINGS = r"""(() => {
   const row = [...document.querySelectorAll('#summary tr')].find((tr) => tr.textContent.startsWith('Health score'));
   return { health: row ? row.querySelector('td').textContent : '',
            ids: [...document.querySelectorAll('#findings article.finding')].map((a) => a.dataset.id),
-           evidence: document.querySelectorAll('#findings table.evidence tr').length,
+           evidence: document.querySelectorAll('#findings ul.evidence li').length,
+           evidenceText: [...document.querySelectorAll('#findings ul.evidence li')].map((li) => li.textContent),
+           evidenceKeys: [...document.querySelectorAll('#findings ul.evidence li')].map((li) => li.dataset.key),
            advice: document.querySelectorAll('#findings p.advice').length,
            markers: JSON.parse(document.getElementById('report-data').textContent).findings };
 })()"""
@@ -132,6 +135,10 @@ def check_steps_page(browser, html, out_dir):
           "findings: the health score with its deductions in the summary (%r)" % found["health"])
     check("throttled" in found["ids"] and found["evidence"] > 0 and found["advice"] > 0,
           "findings: the throttled finding with evidence and advice (%s)" % found["ids"])
+    check("gpu5_throttle_share" in found["evidenceKeys"]
+          and any(re.match(r"^GPU 5 throttled \d+(\.\d)? % of its busy time$", t) for t in found["evidenceText"])
+          and not any("_" in t for t in found["evidenceText"]),
+          "findings: evidence in words with units, the keys kept as data-key (%s)" % found["evidenceText"][:4])
     check(any(5 in m["gpus"] for m in found["markers"]),
           "findings: a marker for GPU 5's charts (%s)" % found["markers"])
     element_shot(browser, os.path.join(out_dir, "gpu5-time.png"), '.gpu[data-gpu="5"]')

@@ -260,7 +260,7 @@ TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   run.ranks.push_back(rank);
   ReportFinding f;
   f.id = f.title = f.summary = f.advice = f.severity = kHostile;
-  f.evidence = {{kHostile, kHostile}};
+  f.evidence = {{kHostile, kHostile, false, kHostile}};
   f.start_ms = kStartMs;
   run.diagnosis = ReportDiagnosis{50, {{kHostile, 50, kHostile}}, {f}};
   const std::string page = render_report(run, nullptr, report_asset());

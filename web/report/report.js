@@ -185,7 +185,8 @@
   }
 
   const chartWidth = (box) => Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
-  const findingsFor = (pick) => (data.findings || []).filter(pick);
+  // Findings with a time range (the others have no place on a chart).
+  const findingsFor = (pick) => (data.findings || []).filter((f) => f.start !== null && pick(f));
   // A finding names its GPUs; one that names only ranks goes on the GPUs they drive; one that
   // names neither is about the whole run.
   const onGpu = (f, gpu) => (f.gpus.length ? f.gpus.includes(gpu.gpu)
