@@ -281,6 +281,8 @@ def report(gpumon, args, what):
     if r.returncode != 0:
         raise Failure("gpumon report %s failed (%d): %s" % (what, r.returncode, r.stderr))
     print("     %s: %s" % (what, r.stdout.strip()))
+    check(re.search(r"\): a run of .* on \d+ GPU\(s\), \d+ GPU-samples; generated in [0-9.]+ s$", r.stdout.strip()),
+          "%s: the summary line gives the run's length and names the generation time" % what)
     return time.monotonic() - t
 
 
