@@ -118,7 +118,7 @@ void write_gpu(std::string& out, const GpuReport& g, const TimeGrid& grid) {
   rows.push_back({"Peak memory used", mem});
   add("Mean power", g.power_w.value(), 1, " W");
   add("Highest power", g.max_power_w, 1, " W");
-  add("Highest temperature", g.max_temp_c, 0, " C");
+  add("Highest temperature", g.max_temp_c, 0, kDegreesC);
   rows.push_back({"Energy", g.energy_j ? format_energy(*g.energy_j) +
                                              (g.energy_from_counter ? "" : " (integrated power)")
                                        : "n/a"});

@@ -139,7 +139,7 @@ std::vector<SummaryRow> summary_rows(const RunTotals& t) {
                                                          : std::string(kNotRecorded)});
   rows.push_back(
       {"Time throttled", t.throttle_share ? fixed(*t.throttle_share * 100, 1) + " %" : "n/a"});
-  rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, " C")});
+  rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, kDegreesC)});
   rows.push_back({"XID events", std::to_string(t.xids)});
   rows.push_back({"GPUs lost", std::to_string(t.lost_gpus)});
   rows.push_back({"Health score", std::string(kNotRecorded)});
@@ -161,7 +161,7 @@ std::string_view verdict_text(Verdict v) {
 std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& base) {
   static constexpr auto pct = +[](double v) { return fixed(v, 1) + " %"; };
   static constexpr auto watts = +[](double v) { return fixed(v, 1) + " W"; };
-  static constexpr auto celsius = +[](double v) { return fixed(v, 0) + " C"; };
+  static constexpr auto celsius = +[](double v) { return fixed(v, 0) + kDegreesC; };
   static constexpr auto count = +[](double v) { return fixed(v, 0); };
   static constexpr auto share = +[](double v) { return fixed(v * 100, 1) + " %"; };
   static constexpr auto step_ms = +[](double v) { return fixed(v * 1000, 1) + " ms"; };

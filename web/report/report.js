@@ -38,7 +38,7 @@
     { key: 'util', title: 'Utilization and SM activity (%)', series: ['util', 'sm'], range: [0, 100] },
     { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true, allocator: true },
     { key: 'power', title: 'Power (W)', series: ['power'] },
-    { key: 'temp', title: 'Temperature (C)', series: ['temp'] },
+    { key: 'temp', title: 'Temperature (\u00b0C)', series: ['temp'] },
     { key: 'clocks', title: 'Clocks (MHz)', series: ['smclk', 'memclk'] },
   ];
   const LABELS = { util: 'GPU util', sm: 'SM active', mem: 'used', power: 'power', temp: 'GPU temp',
@@ -49,6 +49,35 @@
 
   const fade = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
+  // Times as the page's tables write them (record::format_iso_ms): ISO 8601 in UTC, the zone
+  // named by its Z. The legend shows the full time; axis ticks the time of day (with
+  // milliseconds when ticks are closer than a second), and the date under the first tick and
+  // under each tick on a new day.
+  const isoUtc = (s) => new Date(Math.round(s * 1000)).toISOString();
+  const timeTicks = (u, splits, axisIdx, space, incr) => {
+    let day = null;
+    const labels = splits.map((s) => {
+      const iso = isoUtc(s);
+      const time = iso.slice(11, incr < 1 ? 23 : 19) + 'Z';
+      const date = iso.slice(0, 10);
+      const label = date === day ? time : time + '\n' + date;
+      day = date;
+      return label;
+    });
+    // Where each label sits (centred on its tick, CSS pixels), for the tests.
+    u.ctx.save();
+    u.ctx.font = TICK_FONT;
+    u.gpumonTicks = labels.map((text, i) => ({
+      text, x: u.valToPos(splits[i], 'x'),
+      w: Math.max(...text.split('\n').map((line) => u.ctx.measureText(line).width)) / (devicePixelRatio || 1),
+    }));
+    u.ctx.restore();
+    return labels;
+  };
+  // uPlot's axis font; ticks at least as far apart as the widest label ("04:26:39.250Z") needs.
+  const TICK_FONT = Math.round(12 * (devicePixelRatio || 1)) + 'px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+  const TIME_AXIS = { values: timeTicks, space: 110, label: 'time (UTC, ISO 8601)', labelSize: 18, size: 48 };
+  const TIME_LEGEND = { label: 'time (UTC)', value: (u, v) => (v === null || v === undefined ? '--' : isoUtc(v)) };
 
   // Empty stretches shorter than `gapMs` are the metric's own sampling rate, not missing data:
   // they become undefined, which uPlot spans; longer ones stay null (a gap in the line).
@@ -133,7 +162,7 @@
     for (let i = 0; i < x.length; i++) if (x[i] !== null) keep.push(i);
     const pick = (col) => keep.map((i) => col[i]);
     const columns = [pick(x)];
-    const series = [{}];
+    const series = [opts.time ? TIME_LEGEND : {}];
     const bands = [];
     for (const l of lines) {
       const at = columns.length;
@@ -175,7 +204,7 @@
     const u = new uPlot({
       width: Math.floor(chartWidth(box)), height: 190, tzDate: utc, series, bands,
       scales: { x: { time: opts.time }, y: { range: yRange } },
-      axes: [opts.time ? {} : { label: opts.xLabel, labelSize: 18, size: 36 }, { size: 56 }],
+      axes: [opts.time ? TIME_AXIS : { label: opts.xLabel, labelSize: 18, size: 36 }, { size: 56 }],
       legend: { live: true },
       cursor: { sync: { key: opts.sync }, drag: { x: true, y: false, setScale: false } },
       hooks: { drawClear: [markers(opts.owner || {}, opts.axis)], setSelect: [selectZoom(list)] },
