@@ -16,6 +16,10 @@
   window.gpumonReport = {
     state: () => state, charts: () => charts.length,
     setAxis: (mode) => { build(mode); return state; },
+    // Per chart, the marker labels drawn: [{x, y, w, h, text}] in canvas pixels.
+    labels: () => charts.map((c) => c.gpumonLabels || []),
+    // Per chart on the time axis, the x axis's tick labels: [{text, x, w}] (CSS pixels).
+    ticks: () => charts.map((c) => c.gpumonTicks || []),
   };
   if (typeof uPlot === 'undefined' || !data.n) {
     state.done = true;
@@ -106,12 +110,47 @@
     return null;
   }
 
-  // Shaded stretches (throttled orange, lost red, findings by severity) and labelled lines
-  // (XID, lost), under the data.
+  // Labels at x positions (canvas pixels) laid out so that none overlaps another: labels at
+  // the same place (within MERGE_PX: an XID and the loss it caused) become one ("XID 79 ·
+  // GPU lost"), the others go to the first row where they fit, stacked from `y0` by `step` (up
+  // or down) within `rows` rows; a label that fits in none is left out (its line stays, and
+  // the Events table lists it). Returns the boxes drawn (canvas pixels), for the tests.
+  const MERGE_PX = 4, LABEL_GAP_PX = 6;
+  function placeLabels(ctx, items, y0, step, rows, right) {
+    const sorted = items.filter((it) => it.x !== null).sort((a, b) => a.x - b.x);
+    const merged = [];
+    for (const it of sorted) {
+      const last = merged[merged.length - 1];
+      if (last && it.x - last.x <= MERGE_PX) {
+        if (!last.texts.includes(it.text)) last.texts.push(it.text);
+      } else {
+        merged.push({ x: it.x, texts: [it.text] });
+      }
+    }
+    const ends = [];  // per row, the right edge of its last label
+    const boxes = [];
+    const h = Math.abs(step);
+    for (const m of merged) {
+      const text = m.texts.join(' \u00b7 ');
+      const w = ctx.measureText(text).width;
+      const left = Math.min(m.x + 3, right - w);
+      let row = 0;
+      while (row < rows && ends[row] !== undefined && left < ends[row] + LABEL_GAP_PX) row++;
+      if (row === rows) continue;
+      ends[row] = left + w;
+      const y = y0 + row * step;
+      ctx.fillText(text, left, y);
+      boxes.push({ x: left, y: y - h + 2, w, h: h - 2, text });
+    }
+    return boxes;
+  }
+
+  // Shaded stretches (throttled orange, lost red, findings by severity, titled along the
+  // bottom) and labelled lines (XID, lost, labels along the top), under the data.
   function markers(owner, axis) {
     return (u) => {
       const { ctx } = u;
-      const { top, height } = u.bbox;
+      const { left, top, width, height } = u.bbox;
       const x = (s) => { const v = xOfTime(axis, s); return v === null ? null : u.valToPos(v, 'x', true); };
       const shade = (list, colour) => {
         ctx.fillStyle = colour;
@@ -120,29 +159,30 @@
           if (x0 !== null && x1 !== null) ctx.fillRect(x0, top, Math.max(2, x1 - x0), height);
         }
       };
-      const line = (at, label) => {
-        const x0 = x(at);
-        if (x0 === null) return;
-        ctx.beginPath();
-        ctx.moveTo(x0, top);
-        ctx.lineTo(x0, top + height);
-        ctx.stroke();
-        ctx.fillText(label, x0 + 3, top + 11);
-      };
+      const px = devicePixelRatio || 1;
+      const step = Math.round(12 * px);
+      const rows = Math.max(1, Math.floor(height / 2 / step));  // each kind keeps to its half
       ctx.save();
       shade(owner.throttled || [], 'rgba(232,137,12,0.18)');
       shade(owner.lost || [], 'rgba(214,39,40,0.22)');
-      ctx.font = '11px system-ui, sans-serif';
-      for (const f of owner.findings || []) {
-        shade([[f.start, f.end]], FINDING[f.severity] || FINDING.info);
-        ctx.fillStyle = 'rgba(80,50,120,0.95)';
-        const x0 = x(f.start);
-        if (x0 !== null) ctx.fillText(f.title, x0 + 3, top + height - 4);
-      }
+      ctx.font = Math.round(11 * px) + 'px system-ui, sans-serif';
+      const findings = (owner.findings || []);
+      for (const f of findings) shade([[f.start, f.end]], FINDING[f.severity] || FINDING.info);
+      ctx.fillStyle = 'rgba(80,50,120,0.95)';
+      const boxes = placeLabels(ctx, findings.map((f) => ({ x: x(f.start), text: f.title })),
+                                top + height - 4 * px, -step, rows, left + width);
       ctx.strokeStyle = 'rgba(214,39,40,0.9)';
       ctx.fillStyle = 'rgba(214,39,40,0.9)';
-      ctx.lineWidth = 1.5;
-      for (const [at, label] of owner.events || []) line(at, label);
+      ctx.lineWidth = 1.5 * px;
+      const events = (owner.events || []).map(([at, label]) => ({ x: x(at), text: label }));
+      for (const e of events) {
+        if (e.x === null) continue;
+        ctx.beginPath();
+        ctx.moveTo(e.x, top);
+        ctx.lineTo(e.x, top + height);
+        ctx.stroke();
+      }
+      u.gpumonLabels = boxes.concat(placeLabels(ctx, events, top + 11 * px, step, rows, left + width));
       ctx.restore();
     };
   }
