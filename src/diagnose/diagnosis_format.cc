@@ -5,17 +5,11 @@
 #include <sstream>
 
 #include "diagnose/diagnosis.h"
+#include "diagnose/evidence_words.h"
 #include "diagnose/rules/rules.h"
 
 namespace gpumon::diagnose {
 namespace {
-
-std::string text_value(const EvidenceValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  const double x = std::get<double>(v);
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return fmt(x, 0);
-  return std::fabs(x) >= 100 ? fmt(x, 1) : fmt(x, 3);
-}
 
 template <typename T>
 std::string join(const std::vector<T>& v) {
@@ -94,9 +88,8 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
       o << "  when: " << record::format_iso_ms(*f.start_ms) << " - "
         << record::format_iso_ms(*f.end_ms) << "\n";
     if (!f.evidence.empty()) {
-      o << "  evidence:";
-      for (const auto& [k, v] : f.evidence) o << " " << k << "=" << text_value(v);
-      o << "\n";
+      o << "  evidence:\n";
+      for (const auto& [k, v] : f.evidence) o << "    - " << evidence_words(k, v) << "\n";
     }
     o << "  advice: " << f.advice << "\n";
   }

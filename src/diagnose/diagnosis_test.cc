@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diagnose/evidence_words.h"
 #include "diagnose/test_builder.h"
 
 namespace gpumon::diagnose {
@@ -76,8 +77,119 @@ TEST(Diagnosis, TextNamesFindingsAndScore) {
   EXPECT_NE(text.find("health score: "), std::string::npos);
   EXPECT_NE(text.find("[warning] Data loader stall"), std::string::npos);
   EXPECT_NE(text.find("advice: "), std::string::npos);
+  // Evidence in words with units, not the JSON's keys.
+  EXPECT_NE(text.find("  evidence:\n    - the worst rank waiting on data "), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("data_wait_share"), std::string::npos) << text;
   RunData empty;
   EXPECT_NE(render_text(run_diagnose(empty), "x").find("no findings"), std::string::npos);
+}
+
+TEST(Diagnosis, EvidenceInWordsWithUnits) {
+  EXPECT_EQ(evidence_words("gpu5_throttle_share", 0.29), "GPU 5 throttled 29 % of its busy time");
+  EXPECT_EQ(evidence_words("throttle_share", 0.29),
+            "the worst GPU throttled 29 % of its busy time");
+  EXPECT_EQ(evidence_words("gpu5_cause", std::string("thermal")),
+            "GPU 5 throttled mostly by temperature (thermal slowdown)");
+  EXPECT_EQ(evidence_words("gpu5_max_temp_c", 87.4), "GPU 5 reached 87 \u00b0C");
+  EXPECT_EQ(evidence_words("gpu12_mean_sm_clock_mhz", 1755.0), "GPU 12 mean SM clock 1755 MHz");
+  EXPECT_EQ(evidence_words("gpu3_power_limit_w", 700.0), "GPU 3 power limit 700 W");
+  EXPECT_EQ(evidence_words("corrected", 2.0), "2 corrected ECC error(s)");
+  EXPECT_EQ(evidence_words("xid_79", 1.0), "XID 79: 1 time(s)");
+  EXPECT_EQ(evidence_words("pid4242_bytes", 2.5 * (1 << 30)),
+            "process 4242 uses 2.50 GiB of GPU memory");
+  EXPECT_EQ(evidence_words("pid4242_name", std::string("python3")), "process 4242 is python3");
+  EXPECT_EQ(evidence_words("mean_data_wait_ms", 42.04), "mean data wait 42.0 ms a step");
+  EXPECT_EQ(evidence_words("gap_s", 95.0), "no step for 95.0 s");
+  EXPECT_EQ(evidence_words("at_end", 1.0), "still silent at the end of the run: yes");
+  EXPECT_EQ(evidence_words("ratio_vs_others", 1.234), "x1.23 the others");
+  EXPECT_EQ(evidence_words("util_gap_pct", 31.0),
+            "utilization differs by 31.0 percentage points between GPUs");
+  EXPECT_EQ(evidence_words("gpu1_mean_util_pct", 41.25), "GPU 1 mean utilization 41.2 %");
+  // A key without its own wording: its words, the unit from its suffix.
+  EXPECT_EQ(evidence_words("gpu2_queue_wait_ms", 3.0), "GPU 2 queue wait: 3.0 ms");
+  EXPECT_EQ(evidence_words("spill_bytes", 512.0 * (1 << 20)), "spill: 512 MiB");
+  EXPECT_EQ(evidence_words("odd_share", 0.05), "odd: 5.0 %");
+  // Not a prefix: "gpus_lost" names no GPU.
+  EXPECT_EQ(evidence_words("gpus_lost", 1.0), "1 GPU(s) lost");
+}
+
+// Every key the rules write (docs/DIAGNOSES.md) has its own wording.
+TEST(Diagnosis, EveryRuleKeyHasWords) {
+  for (const char* key : {"data_wait_share",
+                          "mean_data_wait_ms",
+                          "mean_step_ms",
+                          "steps",
+                          "worst_rank",
+                          "ranks_stalled",
+                          "gpu0_mean_util_pct",
+                          "gap_s",
+                          "usual_period_s",
+                          "limit_s",
+                          "at_end",
+                          "died_silent",
+                          "gpu0_util_during_gap_pct",
+                          "corrected",
+                          "uncorrected",
+                          "gpus_lost",
+                          "mean_util_pct",
+                          "sm_active",
+                          "util_samples",
+                          "gpu_time_share",
+                          "sm_active_while_busy",
+                          "busy_samples",
+                          "slope_bytes_per_step",
+                          "growth_bytes",
+                          "first_allocated_bytes",
+                          "last_allocated_bytes",
+                          "reserved_minus_allocated_bytes",
+                          "share_of_reserved",
+                          "inactive_split_bytes",
+                          "inactive_split_share",
+                          "new_alloc_retries",
+                          "caught_ooms",
+                          "minutes_to_full",
+                          "steps_to_full",
+                          "growth_bytes_per_s",
+                          "free_bytes",
+                          "ranks_oom",
+                          "pid1_bytes",
+                          "max_foreign_bytes",
+                          "ratio_vs_others",
+                          "slowest_share",
+                          "aligned_steps",
+                          "busy_gpus",
+                          "world_size",
+                          "memory_gap_bytes",
+                          "util_cv",
+                          "util_gap_pct",
+                          "memory_cv",
+                          "step_time_cv",
+                          "gpu_time_vs_slowest",
+                          "busiest_gpu_share_of_step",
+                          "median_step_ms",
+                          "gpu0_throttle_share",
+                          "throttle_share",
+                          "gpu0_thermal_share",
+                          "gpu0_power_cap_share",
+                          "gpu0_hw_slowdown_share",
+                          "gpu0_mean_sm_clock_mhz",
+                          "gpu0_max_sm_clock_mhz",
+                          "gpu0_max_temp_c",
+                          "gpu0_power_limit_w"}) {
+    EXPECT_TRUE(evidence_key_has_words(key)) << key;
+    EXPECT_EQ(evidence_words(key, 1.0).find('_'), std::string::npos) << key;
+  }
+  // Words the rules give as machine tokens read as words too.
+  for (const char* key :
+       {"source", "pid1_name", "measure", "likely_cause", "explained_by", "cause", "gpu0_cause"}) {
+    EXPECT_TRUE(evidence_key_has_words(key)) << key;
+    EXPECT_NE(evidence_words(key, std::string("straggler")).find("a straggler rank"),
+              std::string::npos)
+        << key;
+  }
+  EXPECT_EQ(evidence_words("measure", std::string("data_wait_s")), "measured by data wait");
+  EXPECT_FALSE(evidence_key_has_words("gpu2_queue_wait_ms"));
 }
 
 }  // namespace

@@ -289,7 +289,7 @@ TEST(ExporterState, HistoryIsColumnarWithNullsAndRefusesUnknownMetrics) {
   gpumon::testing::FakeRun run(2, config);
   auto state = std::make_shared<ExporterState>(*run.sampler, ExporterOptions{}, run.clock);
   run.sampler->add_sink(state);
-  run.run_for(seconds(5));  // ticks at 0, 1, 2, 3 and 4 s
+  run.run_for(seconds(5));  // ticks at 0, 1, 2, 3 and 4 s, and the final one at 5 s
   const json h =
       json::parse(state->history_json(2.5, {"utilization_gpu_pct", "temperature_memory_c"}));
   EXPECT_EQ(h["interval_s"], 1.0);
@@ -298,13 +298,13 @@ TEST(ExporterState, HistoryIsColumnarWithNullsAndRefusesUnknownMetrics) {
   ASSERT_EQ(h["gpus"].size(), 2U);
   const json& g1 = h["gpus"][1];
   EXPECT_EQ(g1["gpu"], 1);
-  ASSERT_EQ(g1["time"].size(), 3U);  // the ticks at 2, 3 and 4 s
+  ASSERT_EQ(g1["time"].size(), 3U);  // the ticks at 3, 4 and 5 s
   EXPECT_LT(g1["time"][0].get<double>(), g1["time"][2].get<double>());
   EXPECT_EQ(g1["values"]["utilization_gpu_pct"], json({51, 51, 51}));
   EXPECT_EQ(g1["values"]["temperature_memory_c"], json({nullptr, nullptr, nullptr}));
   const json all = json::parse(state->history_json(100, {}));
   EXPECT_EQ(all["metrics"].size(), kMetricCount);
-  EXPECT_EQ(all["gpus"][0]["time"].size(), 5U);
+  EXPECT_EQ(all["gpus"][0]["time"].size(), 6U);
   EXPECT_EQ(json::parse(state->history_json(-1, {}))["gpus"].size(), 0U);
   EXPECT_THROW(state->history_json(10, {"serial"}), std::invalid_argument);
 }

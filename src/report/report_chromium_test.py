@@ -15,14 +15,18 @@ not blank. A run with training steps (inserted with sqlite3: ranks mapped to a G
 hello's PCI bus id, by CUDA_DEVICE_ORDER=PCI_BUS_ID, and one unmapped with a hostile device
 name) has a chart per rank, an allocator chart for the unmapped one, allocator memory on the
 mapped GPUs' memory charts, and switches to the step axis and back with every chart redrawn.
-The --baseline page draws both runs overlaid per GPU. Also: a corrupt recording gives exit
-status 1 and a message naming the file.
+The --baseline page draws both runs overlaid per GPU. The marker labels of the lost-GPU run
+(XID 79 and the loss) and of an XID storm derived from it never overlap on any chart; time axes
+and legends write times as the tables do (ISO 8601, UTC, Z); temperatures are in °C; findings
+give their evidence in words. Also: a corrupt recording gives exit status 1 and a message
+naming the file.
 Exit status 0 pass, 1 fail, 77 skipped (no chromium, or gpumon built without uPlot).
 """
 import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -101,10 +105,69 @@ FINDINGS = r"""(() => {
   const row = [...document.querySelectorAll('#summary tr')].find((tr) => tr.textContent.startsWith('Health score'));
   return { health: row ? row.querySelector('td').textContent : '',
            ids: [...document.querySelectorAll('#findings article.finding')].map((a) => a.dataset.id),
-           evidence: document.querySelectorAll('#findings table.evidence tr').length,
+           evidence: document.querySelectorAll('#findings ul.evidence li').length,
+           evidenceText: [...document.querySelectorAll('#findings ul.evidence li')].map((li) => li.textContent),
+           evidenceKeys: [...document.querySelectorAll('#findings ul.evidence li')].map((li) => li.dataset.key),
            advice: document.querySelectorAll('#findings p.advice').length,
            markers: JSON.parse(document.getElementById('report-data').textContent).findings };
 })()"""
+
+# Every chart's marker labels, its tick labels on the time axis; the events table's times.
+LABELS = r"""(() => ({ labels: window.gpumonReport.labels(), ticks: window.gpumonReport.ticks(),
+  events: [...document.querySelectorAll('table.events tbody tr td:first-child')].map((td) => td.textContent),
+  titles: [...document.querySelectorAll('.chart-title')].map((e) => e.textContent) }))()"""
+
+TIME_HOVER = r"""(() => {
+  const over = document.querySelector('.gpu[data-gpu="0"] .chart-power .u-over');
+  over.scrollIntoView();
+  const r = over.getBoundingClientRect();
+  const at = { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true };
+  over.dispatchEvent(new MouseEvent('mouseenter', at));
+  over.dispatchEvent(new MouseEvent('mousemove', at));
+  return true;
+})()"""
+
+TIME_LEGEND = r"""(() => { const el = document.querySelector('.gpu[data-gpu="0"] .chart-power .u-legend .u-series:first-child .u-value');
+  return el ? el.textContent : ''; })()"""
+
+ISO_MS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+TICK = re.compile(r"^\d\d:\d\d:\d\d(\.\d{3})?Z(\n\d{4}-\d\d-\d\d)?$")
+
+
+def overlapping(boxes):
+    """The pairs of label boxes (x, y, w, h) that overlap."""
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if (a["x"] < b["x"] + b["w"] and b["x"] < a["x"] + a["w"]
+                    and a["y"] < b["y"] + b["h"] and b["y"] < a["y"] + a["h"]):
+                out.append((a["text"], b["text"]))
+    return out
+
+
+def check_markers_and_times(browser, name, want_texts):
+    """No two marker labels overlap on any chart; each of `want_texts` is on some label; the
+    time axes and the legend write times as the events table does."""
+    got = browser.eval(LABELS)
+    bad = [pair for boxes in got["labels"] for pair in overlapping(boxes)]
+    check(not bad, "%s: no marker labels overlap (%s)" % (name, bad[:3]))
+    texts = " | ".join(b["text"] for boxes in got["labels"] for b in boxes)
+    for want in want_texts:
+        check(want in texts, "%s: a label says %r (%s)" % (name, want, texts[:200]))
+    ticks = [t["text"] for chart in got["ticks"] for t in chart]
+    check(ticks and all(TICK.match(t) for t in ticks) and all("\n" in chart[0]["text"] for chart in got["ticks"] if chart),
+          "%s: time ticks as HH:MM:SSZ, the date under the first (%s)" % (name, ticks[:3]))
+    crowded = [(a["text"], b["text"]) for chart in got["ticks"] for a, b in zip(chart, chart[1:])
+               if a["x"] + a["w"] / 2 + 2 > b["x"] - b["w"] / 2]
+    check(not crowded, "%s: time tick labels do not overlap (%s)" % (name, crowded[:2]))
+    check(got["events"] and all(ISO_MS.match(t) for t in got["events"]),
+          "%s: the events table in ISO 8601 UTC (%s)" % (name, got["events"][:2]))
+    check(any(t.startswith("Temperature (\u00b0C)") for t in got["titles"]), "%s: temperature charts in \u00b0C" % name)
+    browser.eval(TIME_HOVER)
+    legend = []
+    wait_for(lambda: legend.append(browser.eval(TIME_LEGEND)) or ISO_MS.match(legend[-1]), interval=0.05)
+    check(ISO_MS.match(legend[-1]), "%s: the legend's time in ISO 8601 UTC, as the tables (%r)" % (name, legend[-1]))
+
 
 BASELINE_CHARTS = r"""(() => {
   const canvases = [...document.querySelectorAll('#baseline .charts canvas')];
@@ -132,6 +195,10 @@ def check_steps_page(browser, html, out_dir):
           "findings: the health score with its deductions in the summary (%r)" % found["health"])
     check("throttled" in found["ids"] and found["evidence"] > 0 and found["advice"] > 0,
           "findings: the throttled finding with evidence and advice (%s)" % found["ids"])
+    check("gpu5_throttle_share" in found["evidenceKeys"]
+          and any(re.match(r"^GPU 5 throttled \d+(\.\d)? % of its busy time$", t) for t in found["evidenceText"])
+          and not any("_" in t for t in found["evidenceText"]),
+          "findings: evidence in words with units, the keys kept as data-key (%s)" % found["evidenceText"][:4])
     check(any(5 in m["gpus"] for m in found["markers"]),
           "findings: a marker for GPU 5's charts (%s)" % found["markers"])
     element_shot(browser, os.path.join(out_dir, "gpu5-time.png"), '.gpu[data-gpu="5"]')
@@ -274,6 +341,8 @@ def report(gpumon, args, what):
     if r.returncode != 0:
         raise Failure("gpumon report %s failed (%d): %s" % (what, r.returncode, r.stderr))
     print("     %s: %s" % (what, r.stdout.strip()))
+    check(re.search(r"\): a run of .* on \d+ GPU\(s\), \d+ GPU-samples; generated in [0-9.]+ s$", r.stdout.strip()),
+          "%s: the summary line gives the run's length and names the generation time" % what)
     return time.monotonic() - t
 
 
@@ -323,13 +392,19 @@ def run(args):
         derive(demo, hostile, "UPDATE processes SET name = %s; UPDATE devices SET name = %s WHERE gpu = 0;"
                " UPDATE meta SET value = %s WHERE key IN ('command', 'hostname');" % (bad_utf8, bad_utf8, bad_utf8))
 
+        # XIDs close to the loss at 5 s (an XID storm as a GPU falls off the bus).
+        storm = os.path.join(work, "storm.gpumon")
+        derive(lost, storm, "INSERT INTO events(gpu, time_ms, kind, value) SELECT gpu, time_ms + d, 'xid', x"
+               " FROM events, (SELECT 0 AS d, 13 AS x UNION ALL SELECT 20, 31 UNION ALL SELECT 60, 43"
+               " UNION ALL SELECT 150, 48 UNION ALL SELECT 400, 63) WHERE kind = 'lost';")
+
         steps = os.path.join(work, "steps.gpumon")
         shutil.copy(demo, steps)
         add_steps(steps)
 
         pages = {}
         for name, rec, extra in (("demo-hostile", hostile, []), ("h200", args.h200, []),
-                                 ("empty", empty, []), ("gpu-lost", lost, []),
+                                 ("empty", empty, []), ("gpu-lost", lost, []), ("storm", storm, []),
                                  ("baseline", demo, ["--baseline", lost]), ("steps", steps, [])):
             pages[name] = os.path.join(work, name + ".html")
             report(g, [rec, "-o", pages[name]] + extra, name)
@@ -355,6 +430,8 @@ def run(args):
         check(HOSTILE in rep["text"] and "\ufffd" in rep["text"],
               "hostile names show as text, invalid UTF-8 as U+FFFD")
         check("SIMULATED" in rep["text"], "the simulated label shows")
+        check("\u00b0C" in rep["text"] and not re.search(r"\d C\b", rep["text"]),
+              "demo: temperatures in \u00b0C")
 
         rep = open_report(browser, pages["h200"], args.out, "h200")
         check(len(rep["gpus"]) == 1 and "NVIDIA H200" in rep["text"], "H200: one GPU, named")
@@ -368,6 +445,11 @@ def run(args):
               "gpu-lost: GPU 1 is marked LOST, GPU 0 is not")
         check(rep["lostIntervals"][1] >= 1 and "XID 79" in open(pages["gpu-lost"]).read(),
               "gpu-lost: the lost stretch and XID 79 are marked on the charts")
+        check_markers_and_times(browser, "gpu-lost", ["XID 79", "GPU lost"])
+        element_shot(browser, os.path.join(args.out, "gpu-lost-gpu1.png"), '.gpu[data-gpu="1"]')
+        open_report(browser, pages["storm"], args.out, "storm")
+        check_markers_and_times(browser, "storm", ["XID 79", "GPU lost", "XID 13"])
+        element_shot(browser, os.path.join(args.out, "storm-gpu1.png"), '.gpu[data-gpu="1"]')
 
         check_steps_page(browser, pages["steps"], args.out)
 
@@ -381,8 +463,11 @@ def run(args):
         check(len(pairs) == 8 and [p[0] for p in pairs[:2]] == [2, 2]
               and all("not in the baseline" in p[1] for p in pairs[2:]),
               "baseline: GPUs 0-1 side by side with the baseline's, GPUs 2-7 only in this run")
-        check(len(rep["verdicts"]) == 14 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
-              "baseline: 14 compared figures with verdicts (%s)" % rep["verdicts"])
+        check(len(rep["verdicts"]) == 17 and "better" in rep["verdicts"] and "worse" in rep["verdicts"],
+              "baseline: 17 compared figures with verdicts (%s)" % rep["verdicts"])
+        check(sum(v.startswith("not comparable: different GPUs") for v in rep["verdicts"]) == 2,
+              "baseline: 8 GPUs against 2: neither energy per second nor the total compared (%s)"
+              % rep["verdicts"])
 
         # The CSP is in force: an injected inline script does not run, and it is reported.
         mark = browser.event_count()

@@ -154,8 +154,11 @@ int run_report_command(const std::vector<std::string>& args, std::ostream& out, 
     return kReportFailed;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out << "gpumon report: wrote " << a.output << " (" << fixed(page.size() / 1e6, 2) << " MB, "
-      << r.gpus.size() << " GPU(s), " << r.samples << " GPU-samples, " << fixed(s, 2) << " s)\n";
+  const auto length = run_totals(r).duration_s;
+  out << "gpumon report: wrote " << a.output << " (" << fixed(page.size() / 1e6, 2)
+      << " MB): a run of " << (length ? format_duration(*length) : "unknown length") << " on "
+      << r.gpus.size() << " GPU(s), " << r.samples << " GPU-samples; generated in " << fixed(s, 2)
+      << " s\n";
   if (!report_asset().has_charts)
     err << "gpumon report: built without uPlot (web/node_modules): tables and sparklines only\n";
   return kReportOk;

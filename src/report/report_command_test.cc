@@ -8,6 +8,8 @@
 
 #include "record/recording_writer.h"
 #include "record/test_support.h"
+#include "report/run_report.h"
+#include "report/summary.h"
 
 namespace gpumon::report {
 namespace {
@@ -35,6 +37,15 @@ TEST(ReportCommand, ARealH200RecordingBecomesOnePage) {
   const Result r = run({kH200, "-o", html});
   ASSERT_EQ(r.rc, kReportOk) << r.err;
   EXPECT_NE(r.out.find("wrote " + html), std::string::npos);
+  // The run's length, and how long the report took named as such.
+  const auto run = load_run_report(kH200);
+  ASSERT_TRUE(std::holds_alternative<RunReport>(run));
+  const auto length = run_totals(std::get<RunReport>(run)).duration_s;
+  ASSERT_TRUE(length.has_value());
+  EXPECT_NE(r.out.find("MB): a run of " + format_duration(*length) + " on 1 GPU(s), "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(" GPU-samples; generated in "), std::string::npos) << r.out;
   const std::string page = read_file(html);
   EXPECT_TRUE(page.starts_with("<!doctype html>"));
   EXPECT_NE(page.find("NVIDIA H200"), std::string::npos);

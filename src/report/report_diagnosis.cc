@@ -3,17 +3,30 @@
 
 #include <cmath>
 
+#include "diagnose/evidence_words.h"
 #include "diagnose/run_data_loader.h"
 #include "report/summary.h"
 
 namespace gpumon::report {
 namespace {
 
-std::string evidence_text(const diagnose::EvidenceValue& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+// The value as the JSON carries it: a number (finite: diagnose() drops the others) with the
+// digits that matter, or the words.
+ReportEvidence evidence(const std::string& key, const diagnose::EvidenceValue& v) {
+  ReportEvidence e{key, "", false, diagnose::evidence_words(key, v)};
+  if (const auto* s = std::get_if<std::string>(&v)) {
+    e.value = *s;
+    return e;
+  }
   const double x = std::get<double>(v);
-  if (x == std::floor(x) && std::fabs(x) < 1e15) return fixed(x, 0);
-  return fixed(x, std::fabs(x) >= 100 ? 1 : 3);
+  e.number = std::isfinite(x);
+  if (!e.number)
+    e.value = "n/a";
+  else if (x == std::floor(x) && std::fabs(x) < 1e15)
+    e.value = fixed(x, 0);
+  else
+    e.value = fixed(x, std::fabs(x) >= 100 ? 1 : 3);
+  return e;
 }
 
 }  // namespace
@@ -30,8 +43,7 @@ ReportDiagnosis report_diagnosis(const diagnose::Diagnosis& d) {
     r.title = f.title;
     r.summary = f.summary;
     r.advice = f.advice;
-    for (const auto& [name, value] : f.evidence)
-      r.evidence.emplace_back(name, evidence_text(value));
+    for (const auto& [key, value] : f.evidence) r.evidence.push_back(evidence(key, value));
     r.start_ms = f.start_ms;
     r.end_ms = f.end_ms;
     r.gpus = f.gpus;

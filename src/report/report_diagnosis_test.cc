@@ -32,9 +32,15 @@ TEST(ReportDiagnosis, CarriesEveryFieldAndFormatsEvidence) {
   ASSERT_EQ(r.findings.size(), 1u);
   const auto& x = r.findings[0];
   EXPECT_EQ(x.severity, "critical");
-  EXPECT_EQ(x.evidence[0].second, "0.381");
-  EXPECT_EQ(x.evidence[1].second, "1200");
-  EXPECT_EQ(x.evidence[2].second, "rank 3");
+  // The machine keys and numbers for the JSON, words with units for people.
+  EXPECT_EQ(x.evidence[0].key, "data_wait_share");
+  EXPECT_EQ(x.evidence[0].value, "0.381");
+  EXPECT_TRUE(x.evidence[0].number);
+  EXPECT_EQ(x.evidence[0].words, "the worst rank waiting on data 38 % of the step time");
+  EXPECT_EQ(x.evidence[1].value, "1200");
+  EXPECT_EQ(x.evidence[1].words, "1200 steps");
+  EXPECT_EQ(x.evidence[2].value, "rank 3");
+  EXPECT_FALSE(x.evidence[2].number);
   EXPECT_EQ(x.start_ms, 1000);
   EXPECT_EQ(x.gpus, std::vector<unsigned>{1});
   EXPECT_EQ(x.deduction, 20);

@@ -60,11 +60,10 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
     if (!f.pids.empty()) out += " &middot; pid " + html_text(join(f.pids));
     out += "</p>\n";
     if (!f.evidence.empty()) {
-      out += "<table class=\"evidence\">";
-      for (const auto& [name, value] : f.evidence)
-        out += "<tr><th scope=\"row\">" + html_text(name) + "</th><td>" + html_text(value) +
-               "</td></tr>";
-      out += "</table>\n";
+      out += "<ul class=\"evidence\">";
+      for (const auto& e : f.evidence)
+        out += "<li data-key=\"" + html_text(e.key) + "\">" + html_text(e.words) + "</li>";
+      out += "</ul>\n";
     }
     if (!f.advice.empty()) out += "<p class=\"advice\">" + html_text(f.advice) + "</p>\n";
     out += "</article>\n";
@@ -75,8 +74,14 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
 void append_findings_json(std::string& out, const ReportDiagnosis& d) {
   out += '[';
   bool first = true;
+  auto seconds = [&](const std::optional<std::int64_t>& ms) {
+    if (ms) {
+      append_json_number(out, static_cast<double>(*ms) / 1000, 3);
+    } else {
+      out += "null";
+    }
+  };
   for (const auto& f : d.findings) {
-    if (!f.start_ms) continue;
     if (!first) out += ',';
     first = false;
     out += "{\"id\":";
@@ -86,14 +91,26 @@ void append_findings_json(std::string& out, const ReportDiagnosis& d) {
     out += ",\"title\":";
     append_json_string(out, f.title);
     out += ",\"start\":";
-    append_json_number(out, static_cast<double>(*f.start_ms) / 1000, 3);
+    seconds(f.start_ms);
     out += ",\"end\":";
-    append_json_number(out, static_cast<double>(f.end_ms.value_or(*f.start_ms)) / 1000, 3);
+    seconds(f.start_ms ? f.end_ms.value_or(*f.start_ms) : f.end_ms);
     out += ",\"gpus\":";
     append_ints(out, f.gpus);
     out += ",\"ranks\":";
     append_ints(out, f.ranks);
-    out += '}';
+    out += ",\"evidence\":{";
+    for (std::size_t i = 0; i < f.evidence.size(); ++i) {
+      const auto& e = f.evidence[i];
+      if (i) out += ',';
+      append_json_string(out, e.key);
+      out += ':';
+      if (e.number) {
+        out += e.value;
+      } else {
+        append_json_string(out, e.value);
+      }
+    }
+    out += "}}";
   }
   out += ']';
 }

@@ -15,17 +15,25 @@
 
 namespace gpumon::report {
 
+/// One number or fact of a finding's evidence.
+struct ReportEvidence {
+  std::string key;    ///< the machine key, as in `gpumon doctor --json` ("gpu5_throttle_share")
+  std::string value;  ///< a number as JSON writes it, or words
+  bool number = false;
+  std::string words;  ///< for people, with units ("GPU 5 throttled 29 % of its busy time")
+};
+
 struct ReportFinding {
   std::string id;
   std::string severity;   ///< "info", "warning", "critical"
   double confidence = 0;  ///< 0-1
   std::string title, summary, advice;
-  std::vector<std::pair<std::string, std::string>> evidence;  ///< name, value as text
-  std::optional<std::int64_t> start_ms, end_ms;               ///< ms since the epoch
-  std::vector<unsigned> gpus;       ///< NVML indices; empty: the whole run
-  std::vector<std::int64_t> ranks;  ///< training ranks
-  std::vector<std::int64_t> pids;   ///< training processes without a known rank
-  int deduction = 0;                ///< health points it took off
+  std::vector<ReportEvidence> evidence;
+  std::optional<std::int64_t> start_ms, end_ms;  ///< ms since the epoch
+  std::vector<unsigned> gpus;                    ///< NVML indices; empty: the whole run
+  std::vector<std::int64_t> ranks;               ///< training ranks
+  std::vector<std::int64_t> pids;                ///< training processes without a known rank
+  int deduction = 0;                             ///< health points it took off
 };
 
 struct ReportDeduction {
@@ -44,11 +52,13 @@ struct ReportDiagnosis {
 std::string health_text(const ReportDiagnosis& d);
 
 /// The findings section: each finding with severity, confidence, time, GPUs, ranks, evidence
-/// and advice (all text escaped); says so when there are none.
+/// in words (each item carries its key as data-key) and advice (all text escaped); says so
+/// when there are none.
 void write_findings(std::string& out, const ReportDiagnosis& d);
 
-/// `[{"id","severity","title","start","end","gpus","ranks"}, ...]` (seconds) for the charts'
-/// markers: findings with a time range only.
+/// `[{"id","severity","title","start","end","gpus","ranks","evidence"}, ...]`: every finding,
+/// start and end in seconds (null without a time range: no marker on the charts), evidence by
+/// its machine keys (`{"gpu5_throttle_share":0.29,...}`).
 void append_findings_json(std::string& out, const ReportDiagnosis& d);
 
 }  // namespace gpumon::report

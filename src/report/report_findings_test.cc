@@ -18,7 +18,8 @@ ReportDiagnosis sample() {
   f.confidence = 0.9;
   f.title = "Data loader stall <img src=x onerror=alert(1)>";
   f.summary = "38 % of step time waiting on data";
-  f.evidence = {{"data_wait_share", "0.38"}, {"gpu_util_pct", "41.2"}};
+  f.evidence = {{"data_wait_share", "0.38", true, "waiting on data 38 % of the step time"},
+                {"gpu3_cause", "power_cap", false, "GPU 3 throttled mostly by the power cap"}};
   f.advice = "Raise num_workers & pin_memory";
   f.start_ms = 1764446400000;
   f.end_ms = 1764446460000;
@@ -44,7 +45,11 @@ TEST(ReportFindings, SectionShowsEvidenceAndAdviceEscaped) {
   std::string html;
   write_findings(html, sample());
   EXPECT_NE(html.find("&middot; pid 1744, 1767"), std::string::npos) << "no rank: by pid";
-  EXPECT_NE(html.find("data_wait_share</th><td>0.38"), std::string::npos);
+  // In words; the key only as the item's data-key.
+  EXPECT_NE(
+      html.find("<li data-key=\"data_wait_share\">waiting on data 38 % of the step time</li>"),
+      std::string::npos);
+  EXPECT_EQ(html.find(">data_wait_share"), std::string::npos);
   EXPECT_NE(html.find("Raise num_workers &amp; pin_memory"), std::string::npos);
   EXPECT_NE(html.find("confidence 90 %"), std::string::npos);
   EXPECT_NE(html.find("GPU 0, 3"), std::string::npos);
@@ -57,13 +62,15 @@ TEST(ReportFindings, SectionShowsEvidenceAndAdviceEscaped) {
   EXPECT_NE(none.find("found nothing wrong"), std::string::npos);
 }
 
-TEST(ReportFindings, MarkersOnlyForFindingsWithATime) {
+TEST(ReportFindings, JsonKeepsTheEvidenceKeysAndTimesOnlyWhereKnown) {
   std::string json;
   append_findings_json(json, sample());
   EXPECT_EQ(json,
             "[{\"id\":\"data_loader_stall\",\"severity\":\"critical\",\"title\":\"Data loader "
             "stall \\u003cimg src=x onerror=alert(1)\\u003e\",\"start\":1764446400,\"end\":"
-            "1764446460,\"gpus\":[0,3],\"ranks\":[0]}]");
+            "1764446460,\"gpus\":[0,3],\"ranks\":[0],\"evidence\":{\"data_wait_share\":0.38,"
+            "\"gpu3_cause\":\"power_cap\"}},{\"id\":\"no_time\",\"severity\":\"info\",\"title\":"
+            "\"run-wide\",\"start\":null,\"end\":null,\"gpus\":[],\"ranks\":[],\"evidence\":{}}]");
 }
 
 }  // namespace

@@ -60,17 +60,28 @@ void write_gpu_pairs(std::string& out, const RunReport& run, const RunReport& ba
   out += "</tbody></table>\n";
 }
 
+const char* verdict_class(Verdict v) {
+  switch (v) {
+    case Verdict::kBetter: return "better";
+    case Verdict::kWorse: return "worse";
+    case Verdict::kSame: return "same";
+    case Verdict::kInfo: return "changed";
+    case Verdict::kNotComparable: return "not-comparable";
+    case Verdict::kMissing: return "na";
+  }
+  return "na";
+}
+
 void write_comparison(std::string& out, const RunReport& run, const RunReport& base) {
   out += "<section id=\"baseline\"><h2>Compared with the baseline</h2>\n<p>Baseline: <code>" +
          esc(base.path) + "</code> (" + esc(iso(base.start_ms)) + ", " + esc(base.hostname) +
          ")</p>\n<table class=\"compare\"><thead><tr><th></th><th>this run</th><th>baseline</th>"
          "<th>change</th><th>verdict</th></tr></thead><tbody>\n";
   for (const auto& r : compare_runs(run_totals(run), run_totals(base))) {
-    const auto verdict = verdict_text(r.verdict);
     out += "<tr><th scope=\"row\">" + esc(r.label) + "</th><td>" + esc(r.run) + "</td><td>" +
            esc(r.baseline) + "</td><td>" + esc(r.change) + "</td><td class=\"verdict " +
-           std::string(verdict == "n/a" ? "na" : verdict) + "\">" + std::string(verdict) +
-           "</td></tr>\n";
+           verdict_class(r.verdict) + "\">" + esc(verdict_text(r.verdict)) +
+           (r.why.empty() ? "" : ": " + esc(r.why)) + "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   write_gpu_pairs(out, run, base);
@@ -80,10 +91,13 @@ void write_comparison(std::string& out, const RunReport& run, const RunReport& b
       "class=\"charts\"></div>\n";
   out +=
       "<p class=\"note\">Better or worse beyond: 2 % of mean step time, 1 percentage point "
-      "of time waiting on data or throttled, 5 % of energy (per step), 2 points of utilization "
-      "or SM activity, 2 C, any XID or lost GPU, 2 points of health score; duration, memory and "
-      "power are shown, not "
-      "judged (docs/report.md).</p></section>\n";
+      "of time waiting on data or throttled, 5 % of energy per step (per second of run where a "
+      "run has no steps), 2 points of utilization or SM activity, 2" +
+      std::string(kDegreesC) +
+      ", any XID or lost "
+      "GPU, 2 points of health score; duration, steps, memory and power are shown, not judged. "
+      "Energy is not compared across different GPUs, and the total only between runs of the "
+      "same length and steps (docs/report.md).</p></section>\n";
 }
 
 void write_gpu(std::string& out, const GpuReport& g, const TimeGrid& grid) {
@@ -104,7 +118,7 @@ void write_gpu(std::string& out, const GpuReport& g, const TimeGrid& grid) {
   rows.push_back({"Peak memory used", mem});
   add("Mean power", g.power_w.value(), 1, " W");
   add("Highest power", g.max_power_w, 1, " W");
-  add("Highest temperature", g.max_temp_c, 0, " C");
+  add("Highest temperature", g.max_temp_c, 0, kDegreesC);
   rows.push_back({"Energy", g.energy_j ? format_energy(*g.energy_j) +
                                              (g.energy_from_counter ? "" : " (integrated power)")
                                        : "n/a"});

@@ -150,7 +150,10 @@ std::string report_json(const RunReport& run, const RunReport* baseline) {
       out += '[';
       append_json_number(out, static_cast<double>(e.time_ms) / 1000, 3);
       out += ',';
-      append_json_string(out, e.kind == "xid" ? "XID " + std::to_string(e.value) : e.kind);
+      append_json_string(out, e.kind == "xid"         ? "XID " + std::to_string(e.value)
+                              : e.kind == "lost"      ? std::string("GPU lost")
+                              : e.kind == "recovered" ? std::string("GPU recovered")
+                                                      : e.kind);
       out += ']';
     }
     out += "],\"axis\":";

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "gpu/throttle.h"
 #include "record/quantize.h"
@@ -53,19 +54,72 @@ class IntervalTracker {
   bool open_ = false;
 };
 
+// A GPU's energy: the energy counter's forward steps, and power integrated over time for what
+// the counter does not cover (before its first reading, after its last, across a counter that
+// went back). `integrated_j` runs over the whole GPU; the counter's readings note where it stood.
+struct EnergyState {
+  std::optional<std::int64_t> first_power_ms, last_power_ms;
+  double first_power_w = 0, last_power_w = 0;
+  double integrated_j = 0;
+  std::optional<double> last_counter_j;
+  double integrated_at_first_counter_j = 0, integrated_at_last_counter_j = 0;
+  double counter_j = 0;  // forward steps, plus power over the steps the counter went back
+  int counter_steps = 0;
+
+  void add_power(std::int64_t t_ms, double w) {
+    if (last_power_ms && t_ms - *last_power_ms <= kMaxStepMs)
+      integrated_j += last_power_w * static_cast<double>(t_ms - *last_power_ms) / 1000;
+    if (!first_power_ms) first_power_ms = t_ms, first_power_w = w;
+    last_power_ms = t_ms;
+    last_power_w = w;
+  }
+  void add_counter(double j) {
+    if (!last_counter_j) {
+      integrated_at_first_counter_j = integrated_j;
+    } else {
+      // A counter that goes back (driver reload) restarted: power measures that step.
+      counter_j +=
+          j >= *last_counter_j ? j - *last_counter_j : integrated_j - integrated_at_last_counter_j;
+      ++counter_steps;
+    }
+    last_counter_j = j;
+    integrated_at_last_counter_j = integrated_j;
+  }
+  /// The counter's span with power at both edges; power alone without two counter readings.
+  std::optional<double> energy_j(std::int64_t power_samples) const {
+    if (counter_steps > 0)
+      return integrated_at_first_counter_j + counter_j +
+             (integrated_j - integrated_at_last_counter_j);
+    if (power_samples > 1) return integrated_j;
+    return std::nullopt;
+  }
+  /// The run's own edges, from its start to the first power reading and from the last reading
+  /// to its end (the recording opens before the first tick and closes after the last), at the
+  /// nearest reading: when no longer than one integration step, and not while the GPU was lost.
+  double run_edges_j(std::optional<std::int64_t> start_ms, std::optional<std::int64_t> end_ms,
+                     const std::vector<Interval>& lost) const {
+    if (!first_power_ms) return 0;
+    double j = 0;
+    const bool lost_first = !lost.empty() && lost.front().start_ms <= *first_power_ms;
+    const bool lost_last = !lost.empty() && lost.back().end_ms >= *last_power_ms;
+    if (start_ms && !lost_first && *first_power_ms > *start_ms &&
+        *first_power_ms - *start_ms <= kMaxStepMs)
+      j += first_power_w * static_cast<double>(*first_power_ms - *start_ms) / 1000;
+    if (end_ms && !lost_last && *end_ms > *last_power_ms && *end_ms - *last_power_ms <= kMaxStepMs)
+      j += last_power_w * static_cast<double>(*end_ms - *last_power_ms) / 1000;
+    return j;
+  }
+};
+
 // Per GPU state that crosses chunk boundaries (chunks come in time order per GPU).
 struct GpuState {
-  std::optional<double> last_energy_j;
-  double energy_counter_j = 0;
-  int energy_steps = 0;
-  std::optional<std::int64_t> last_power_ms;
-  double last_power_w = 0;
-  double integrated_j = 0;
+  EnergyState energy;
   IntervalTracker throttle{0}, lost{0};
 };
 
-// A chunk's SM clock column, which throttling reads beside the clock event reasons.
-struct ClockColumn {
+// A chunk's column that another one is read beside (the SM clock beside the clock event
+// reasons, power beside the energy counter); absent when the chunk has none.
+struct Column {
   const record::ChunkColumn* col = nullptr;
   double quantum = 1;
   std::optional<double> at(std::size_t i) const {
@@ -74,8 +128,18 @@ struct ClockColumn {
   }
 };
 
+// Power and the energy counter row by row, in time order: where each counter reading falls in
+// the power integral.
+void add_energy(const std::vector<std::int64_t>& t, const Column& power, const Column& counter,
+                EnergyState& s) {
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (const auto w = power.at(i)) s.add_power(t[i], *w);
+    if (const auto j = counter.at(i)) s.add_counter(*j);
+  }
+}
+
 void add_column(const record::ChunkColumn& col, double quantum, const std::vector<std::int64_t>& t,
-                const std::vector<std::size_t>& bucket, const ClockColumn& sm_clock,
+                const std::vector<std::size_t>& bucket, const Column& sm_clock,
                 const std::optional<double>& max_sm_clock_mhz, GpuReport& g, GpuState& s) {
   const auto id = static_cast<M>(col.metric);
   for (std::size_t i = 0; i < t.size(); ++i) {
@@ -102,16 +166,6 @@ void add_column(const record::ChunkColumn& col, double quantum, const std::vecto
       case M::kPowerDrawW:
         g.power_w.add(v);
         g.max_power_w = std::max(g.max_power_w.value_or(v), v);
-        if (s.last_power_ms && t[i] - *s.last_power_ms <= kMaxStepMs)
-          s.integrated_j += s.last_power_w * static_cast<double>(t[i] - *s.last_power_ms) / 1000;
-        s.last_power_ms = t[i];
-        s.last_power_w = v;
-        break;
-      case M::kEnergyJ:
-        // A counter that goes back (driver reload) restarts; only forward steps count.
-        if (s.last_energy_j && v >= *s.last_energy_j) s.energy_counter_j += v - *s.last_energy_j;
-        if (s.last_energy_j) ++s.energy_steps;
-        s.last_energy_j = v;
         break;
       case M::kClockEventReasons: {
         ++g.reason_samples;
@@ -238,11 +292,18 @@ record::ReadResult<RunReport> load_run_report(const std::string& path, std::size
     auto known = [&](const record::ChunkColumn& col) {
       return col.metric < kMetricCount && col.metric < metrics.size() && metrics[col.metric];
     };
-    ClockColumn sm_clock;
+    Column sm_clock, power, counter;
     for (const auto& col : chunk.columns) {
-      if (known(col) && static_cast<M>(col.metric) == M::kSmClockMhz)
-        sm_clock = {&col, metrics[col.metric]->quantum};
+      if (!known(col)) continue;
+      const Column c{&col, metrics[col.metric]->quantum};
+      switch (static_cast<M>(col.metric)) {
+        case M::kSmClockMhz: sm_clock = c; break;
+        case M::kPowerDrawW: power = c; break;
+        case M::kEnergyJ: counter = c; break;
+        default: break;
+      }
     }
+    add_energy(chunk.time_ms, power, counter, st->second.energy);
     for (const auto& col : chunk.columns) {
       if (!known(col)) continue;  // a metric of a newer gpumon
       add_column(col, metrics[col.metric]->quantum, chunk.time_ms, bucket, sm_clock,
@@ -251,12 +312,9 @@ record::ReadResult<RunReport> load_run_report(const std::string& path, std::size
   }
   for (auto& [gpu, s] : states) {
     auto& g = gpu_slot(gpu);
-    if (s.energy_steps > 0) {
-      g.energy_j = s.energy_counter_j;
-      g.energy_from_counter = true;
-    } else if (g.power_w.n > 1) {
-      g.energy_j = s.integrated_j;
-    }
+    g.energy_j = s.energy.energy_j(g.power_w.n);
+    if (g.energy_j) *g.energy_j += s.energy.run_edges_j(run.start_ms, run.end_ms, g.lost_intervals);
+    g.energy_from_counter = s.energy.counter_steps > 0;
   }
 
   auto events = reader->events();
@@ -288,6 +346,9 @@ RunTotals run_totals(const RunReport& run) {
     t.duration_s = static_cast<double>(*run.last_sample_ms - *run.first_sample_ms) / 1000;
   }
   t.gpus = run.gpus.size();
+  std::set<std::string> models;
+  for (const auto& g : run.gpus) models.insert(g.name.empty() ? "unknown" : g.name);
+  for (const auto& m : models) t.gpu_models += (t.gpu_models.empty() ? "" : ", ") + m;
   t.samples = run.samples;
   Mean util, sm, power;
   std::int64_t reasons = 0, throttled = 0;

@@ -63,9 +63,12 @@ struct GpuReport {
   std::int64_t samples = 0;
   Mean util_pct, sm_active_ratio, power_w, temp_c;
   std::optional<double> peak_memory_bytes, max_power_w, max_temp_c;
-  std::optional<double> energy_j;  ///< from the energy counter, else integrated power
-  bool energy_from_counter = false;
-  std::int64_t reason_samples = 0;  ///< samples with clock event reasons
+  /// The energy counter's span plus power integrated over time where the counter does not
+  /// reach (before its first and after its last reading, and from the recording's start and to
+  /// its end at the nearest power reading); power alone without two counter readings.
+  std::optional<double> energy_j;
+  bool energy_from_counter = false;  ///< the counter measured part of energy_j
+  std::int64_t reason_samples = 0;   ///< samples with clock event reasons
   /// Of those, throttled: a throttle reason while the SM clock was below max (gpu/throttle.h,
   /// the diagnosis's definition).
   std::int64_t throttle_samples = 0;
@@ -105,6 +108,7 @@ struct RunReport {
 struct RunTotals {
   std::optional<double> duration_s;
   std::size_t gpus = 0;
+  std::string gpu_models;  ///< the GPUs' names, each once, sorted ("" when none is known)
   std::int64_t samples = 0;
   std::optional<double> mean_util_pct, mean_sm_active_pct, mean_power_w, max_temp_c;
   std::optional<double> peak_memory_bytes, energy_j;

@@ -4,6 +4,7 @@
 #include "report/run_report.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "diagnose/run_data_loader.h"
 #include "diagnose/throttle.h"
@@ -118,6 +119,71 @@ TEST(RunReport, SummaryFiguresMatchTheSamples) {
   EXPECT_DOUBLE_EQ(*t.duration_s, 9.9);
 }
 
+// 500 W for 10 s (100 ticks); the energy counter read only at 2 s and 7 s (500 W x 5 s apart),
+// then going back at 8 s (a driver reload) and read again at 9 s. The counter measures 2-7 s
+// and 8-9 s, power the rest: the run's edges and the step where the counter went back.
+TEST(RunReport, EnergyCounterSpanPlusPowerWhereTheCounterDoesNotReach) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("energy.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(1), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(1, i, kStartMs, kIntervalMs);
+    auto& s = t.gpus[0];
+    s.power_draw_w = 500.0;
+    s.energy_mj = Reading<std::uint64_t>::missing(Missing::kNotAvailable);
+    if (i == 20) s.energy_mj = std::uint64_t{1'000'000'000};
+    if (i == 70) s.energy_mj = std::uint64_t{1'002'500'000};
+    if (i == 80) s.energy_mj = std::uint64_t{1'000'000};
+    if (i == 90) s.energy_mj = std::uint64_t{1'500'000};
+    w->on_tick(t);
+  }
+  w->close();
+  const GpuReport& g = load(options.path).gpus.at(0);
+  EXPECT_TRUE(g.energy_from_counter);
+  // 2 s of power, 2500 J of counter, 1 s of power (going back), 500 J of counter, 0.9 s of power.
+  EXPECT_NEAR(*g.energy_j, 500 * 9.9, 1e-6);
+}
+
+// 500 W and a counter read every tick (50 J per 100 ms); the recording opened 300 ms before
+// its first tick and closed 200 ms after its last: those edges count at the nearest power
+// reading, as a second GPU's are not while it is lost.
+TEST(RunReport, EnergyCoversTheRecordingsOwnEdges) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("edges.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(2), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) {
+    TickSample t = make_tick(2, i, kStartMs, kIntervalMs);
+    for (auto& s : t.gpus) {
+      s.power_draw_w = 500.0;
+      s.energy_mj = std::uint64_t{1'000'000'000} + static_cast<std::uint64_t>(i) * 50'000;
+    }
+    if (i >= 90) mark_lost(t.gpus[1]);
+    w->on_tick(t);
+  }
+  w->close();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(options.path.c_str(), &db), SQLITE_OK);
+  const std::string sql = "UPDATE meta SET value = '" + std::to_string(kStartMs - 300) +
+                          "' WHERE key = 'start_time_ms'; UPDATE meta SET value = '" +
+                          std::to_string(kStartMs + (kTicks - 1) * kIntervalMs + 200) +
+                          "' WHERE key = 'end_time_ms';";
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  const RunReport run = load(options.path);
+  EXPECT_NEAR(*run.gpus.at(0).energy_j, 99 * 50 + 500 * 0.3 + 500 * 0.2, 1e-6);
+  // GPU 1: lost from tick 90, so nothing after its last reading at tick 89.
+  EXPECT_NEAR(*run.gpus.at(1).energy_j, 89 * 50 + 500 * 0.3, 1e-6);
+  EXPECT_DOUBLE_EQ(*run_totals(run).duration_s, 10.4);
+}
+
 // Per GPU, 100 ticks with one kind of clock event: at full clock, the power cap at 88 % and at
 // 66 % of max, thermal and power cap with the SM clock unknown, and a GPU without a max clock.
 TEST(RunReport, ThrottlingIsTheDiagnosissDefinition) {
@@ -194,7 +260,7 @@ TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   run.ranks.push_back(rank);
   ReportFinding f;
   f.id = f.title = f.summary = f.advice = f.severity = kHostile;
-  f.evidence = {{kHostile, kHostile}};
+  f.evidence = {{kHostile, kHostile, false, kHostile}};
   f.start_ms = kStartMs;
   run.diagnosis = ReportDiagnosis{50, {{kHostile, 50, kHostile}}, {f}};
   const std::string page = render_report(run, nullptr, report_asset());
@@ -293,6 +359,9 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
 
 TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   RunTotals a, b;
+  a.gpus = b.gpus = 8;
+  a.gpu_models = b.gpu_models = "NVIDIA H200";
+  a.duration_s = 100, b.duration_s = 98;  // the same length of work (within 5 %)
   a.mean_util_pct = 80, b.mean_util_pct = 70;
   a.mean_sm_active_pct = 50, b.mean_sm_active_pct = 51;
   a.energy_j = 1.2e6, b.energy_j = 1.0e6;
@@ -313,17 +382,70 @@ TEST(RunReport, BaselineVerdictsFollowTheThresholds) {
   EXPECT_EQ(verdict("Time throttled"), Verdict::kBetter);
   EXPECT_EQ(verdict("XID events"), Verdict::kBetter);
   EXPECT_EQ(verdict("GPUs lost"), Verdict::kSame);
-  EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kNotComparable);
-  EXPECT_EQ(verdict("Duration"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Highest GPU temperature"), Verdict::kMissing);
+  EXPECT_EQ(verdict("Duration"), Verdict::kInfo);
+  EXPECT_EQ(verdict("GPUs"), Verdict::kSame);
   EXPECT_EQ(verdict("Mean step time"), Verdict::kSame);
   EXPECT_EQ(verdict("Time waiting on data"), Verdict::kWorse);
-  EXPECT_EQ(verdict("Energy per step"), Verdict::kNotComparable);
+  EXPECT_EQ(verdict("Energy per step"), Verdict::kMissing);
+  // 12 kJ/s against 10.2 kJ/s: the runs have no steps, so energy per second is judged.
+  EXPECT_EQ(verdict("Energy per second of run (all GPUs)"), Verdict::kWorse);
   EXPECT_EQ(verdict("Health score"), Verdict::kBetter);
   for (const auto& r : rows) {
     if (r.label == "Mean GPU utilization") {
       EXPECT_EQ(r.change, "+10.0 % (14.3 %)");
     }
   }
+}
+
+const ComparisonRow& row(const std::vector<ComparisonRow>& rows, std::string_view label) {
+  for (const auto& r : rows)
+    if (r.label == label) return r;
+  ADD_FAILURE() << "no row " << label;
+  return rows.front();
+}
+
+// The same training on the same GPUs, 75 s against 25 s: 3 times the energy is no worse.
+TEST(RunReport, BaselineEnergyIsJudgedOnTheSameWork) {
+  RunTotals a, b;
+  a.gpus = b.gpus = 8;
+  a.gpu_models = b.gpu_models = "NVIDIA H200";
+  a.duration_s = 75, b.duration_s = 25;
+  a.energy_j = 3 * 126000.0, b.energy_j = 126000.0;
+  auto rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").verdict, Verdict::kNotComparable);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").why, "runs of different length (1 min 15 s vs 25.0 s)");
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").change, "+252.00 kJ (200.0 %)");  // shown, not judged
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").verdict, Verdict::kSame);
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").run, "5040.0 J/s");
+
+  // With steps (3 times as many): energy per step judges, energy per second is shown.
+  a.steps = 300, b.steps = 100;
+  a.energy_per_step_j = 1250, b.energy_per_step_j = 1200;  // 4 % more: same
+  rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy per step").verdict, Verdict::kSame);
+  EXPECT_EQ(row(rows, "Energy per second of run (all GPUs)").verdict, Verdict::kInfo);
+  a.energy_per_step_j = 1300;
+  EXPECT_EQ(row(compare_runs(a, b), "Energy per step").verdict, Verdict::kWorse);
+
+  // The same length but not the same steps: the totals measure different work.
+  a.duration_s = 25;
+  rows = compare_runs(a, b);
+  EXPECT_EQ(row(rows, "Energy (all GPUs)").why, "different step counts (300 vs 100)");
+  a.steps = b.steps;
+  a.energy_j = 1.2 * 126000.0;
+  EXPECT_EQ(row(compare_runs(a, b), "Energy (all GPUs)").verdict, Verdict::kWorse);
+
+  // Other GPUs: no energy figure is comparable.
+  a.gpus = 4;
+  rows = compare_runs(a, b);
+  for (const char* label :
+       {"Energy per step", "Energy per second of run (all GPUs)", "Energy (all GPUs)"}) {
+    EXPECT_EQ(row(rows, label).verdict, Verdict::kNotComparable) << label;
+    EXPECT_EQ(row(rows, label).why, "different GPUs (4 x NVIDIA H200 vs 8 x NVIDIA H200)");
+  }
+  EXPECT_EQ(row(rows, "GPUs").verdict, Verdict::kInfo);
+  EXPECT_EQ(verdict_text(Verdict::kNotComparable), "not comparable");
 }
 
 }  // namespace

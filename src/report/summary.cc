@@ -9,6 +9,9 @@ namespace gpumon::report {
 namespace {
 
 constexpr std::string_view kNotRecorded = "not recorded";
+// Runs whose lengths differ by less than this share did the same length of work: below the
+// threshold of the energy verdicts, so a length difference alone cannot decide them.
+constexpr double kSameLength = 0.05;
 
 std::string opt(const std::optional<double>& v, int decimals, std::string_view unit) {
   if (!v) return "n/a";
@@ -25,17 +28,21 @@ struct Figure {
   double same_within;  ///< absolute difference still called "same"
   bool relative;       ///< same_within is a share of the baseline's value
   std::string (*format)(double);
+  std::string not_comparable = {};  ///< what makes the runs' figures measure different work
 };
 
 ComparisonRow judge(const Figure& f) {
   ComparisonRow row{f.label, f.run ? f.format(*f.run) : "n/a", f.base ? f.format(*f.base) : "n/a",
-                    "", Verdict::kNotComparable};
+                    "", Verdict::kMissing};
   if (!f.run || !f.base) return row;
   const double diff = *f.run - *f.base;
   const double limit = f.relative ? std::abs(*f.base) * f.same_within : f.same_within;
   row.change = (diff >= 0 ? "+" : "-") + f.format(std::abs(diff));
   if (*f.base != 0) row.change += " (" + fixed(100 * diff / std::abs(*f.base), 1) + " %)";
-  if (f.better == Better::kNeither) {
+  if (!f.not_comparable.empty()) {
+    row.verdict = Verdict::kNotComparable;
+    row.why = f.not_comparable;
+  } else if (f.better == Better::kNeither) {
     row.verdict = Verdict::kInfo;
   } else if (std::abs(diff) <= limit) {
     row.verdict = Verdict::kSame;
@@ -47,6 +54,37 @@ ComparisonRow judge(const Figure& f) {
 
 std::optional<double> as_double(const std::optional<int>& v) {
   return v ? std::optional<double>(*v) : std::nullopt;
+}
+
+std::string gpus_text(const RunTotals& t) {
+  return std::to_string(t.gpus) + (t.gpu_models.empty() ? "" : " x " + t.gpu_models);
+}
+
+// What makes any energy figure of the two runs measure different hardware; "" when nothing.
+std::string hardware_differs(const RunTotals& a, const RunTotals& b) {
+  if (a.gpus != b.gpus || a.gpu_models != b.gpu_models)
+    return "different GPUs (" + gpus_text(a) + " vs " + gpus_text(b) + ")";
+  return {};
+}
+
+// What makes the runs' totals measure different work; "" when nothing.
+std::string work_differs(const RunTotals& a, const RunTotals& b) {
+  if (auto why = hardware_differs(a, b); !why.empty()) return why;
+  if (!a.duration_s || !b.duration_s) return "a run's length is unknown";
+  if (std::abs(*a.duration_s - *b.duration_s) >
+      kSameLength * std::max(*a.duration_s, *b.duration_s))
+    return "runs of different length (" + format_duration(*a.duration_s) + " vs " +
+           format_duration(*b.duration_s) + ")";
+  if (a.steps != b.steps)
+    return a.steps && b.steps
+               ? "different step counts (" + fixed(*a.steps, 0) + " vs " + fixed(*b.steps, 0) + ")"
+               : "steps recorded in one run only";
+  return {};
+}
+
+std::optional<double> energy_per_s(const RunTotals& t) {
+  if (!t.energy_j || !t.duration_s || *t.duration_s <= 0) return std::nullopt;
+  return *t.energy_j / *t.duration_s;
 }
 
 }  // namespace
@@ -101,7 +139,7 @@ std::vector<SummaryRow> summary_rows(const RunTotals& t) {
                                                          : std::string(kNotRecorded)});
   rows.push_back(
       {"Time throttled", t.throttle_share ? fixed(*t.throttle_share * 100, 1) + " %" : "n/a"});
-  rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, " C")});
+  rows.push_back({"Highest GPU temperature", opt(t.max_temp_c, 0, kDegreesC)});
   rows.push_back({"XID events", std::to_string(t.xids)});
   rows.push_back({"GPUs lost", std::to_string(t.lost_gpus)});
   rows.push_back({"Health score", std::string(kNotRecorded)});
@@ -114,7 +152,8 @@ std::string_view verdict_text(Verdict v) {
     case Verdict::kWorse: return "worse";
     case Verdict::kSame: return "same";
     case Verdict::kInfo: return "changed";
-    case Verdict::kNotComparable: return "n/a";
+    case Verdict::kNotComparable: return "not comparable";
+    case Verdict::kMissing: return "n/a";
   }
   return "n/a";
 }
@@ -122,18 +161,25 @@ std::string_view verdict_text(Verdict v) {
 std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& base) {
   static constexpr auto pct = +[](double v) { return fixed(v, 1) + " %"; };
   static constexpr auto watts = +[](double v) { return fixed(v, 1) + " W"; };
-  static constexpr auto celsius = +[](double v) { return fixed(v, 0) + " C"; };
+  static constexpr auto celsius = +[](double v) { return fixed(v, 0) + kDegreesC; };
   static constexpr auto count = +[](double v) { return fixed(v, 0); };
   static constexpr auto share = +[](double v) { return fixed(v * 100, 1) + " %"; };
   static constexpr auto step_ms = +[](double v) { return fixed(v * 1000, 1) + " ms"; };
   static constexpr auto joules = +[](double v) { return fixed(v, 1) + " J"; };
+  static constexpr auto joules_per_s = +[](double v) { return fixed(v, 1) + " J/s"; };
+  const std::string hardware = hardware_differs(run, base);
+  // Energy per second judges runs without steps; with steps on both, energy per step does.
+  const bool both_steps = run.energy_per_step_j && base.energy_per_step_j;
   std::vector<Figure> figures{
       {"Duration", run.duration_s, base.duration_s, Better::kNeither, 0, false, format_duration},
+      {"Steps", run.steps, base.steps, Better::kNeither, 0, false, count},
       {"Mean step time", run.mean_step_s, base.mean_step_s, Better::kLower, 0.02, true, step_ms},
       {"Time waiting on data", run.data_wait_share, base.data_wait_share, Better::kLower, 0.01,
        false, share},
       {"Energy per step", run.energy_per_step_j, base.energy_per_step_j, Better::kLower, 0.05, true,
-       joules},
+       joules, hardware},
+      {"Energy per second of run (all GPUs)", energy_per_s(run), energy_per_s(base),
+       both_steps ? Better::kNeither : Better::kLower, 0.05, true, joules_per_s, hardware},
       {"Mean GPU utilization", run.mean_util_pct, base.mean_util_pct, Better::kHigher, 2, false,
        pct},
       {"Mean SM activity", run.mean_sm_active_pct, base.mean_sm_active_pct, Better::kHigher, 2,
@@ -142,7 +188,8 @@ std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& b
        Better::kNeither, 0, false, format_bytes_gib},
       {"Mean power (per GPU)", run.mean_power_w, base.mean_power_w, Better::kNeither, 0, false,
        watts},
-      {"Energy (all GPUs)", run.energy_j, base.energy_j, Better::kLower, 0.05, true, format_energy},
+      {"Energy (all GPUs)", run.energy_j, base.energy_j, Better::kLower, 0.05, true, format_energy,
+       work_differs(run, base)},
       {"Time throttled", run.throttle_share, base.throttle_share, Better::kLower, 0.01, false,
        share},
       {"Highest GPU temperature", run.max_temp_c, base.max_temp_c, Better::kLower, 2, false,
@@ -154,6 +201,9 @@ std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& b
   };
   std::vector<ComparisonRow> rows;
   for (const auto& f : figures) rows.push_back(judge(f));
+  ComparisonRow gpus{"GPUs", gpus_text(run), gpus_text(base), "", Verdict::kSame};
+  if (!hardware.empty()) gpus.verdict = Verdict::kInfo;
+  rows.insert(rows.begin() + 1, std::move(gpus));
   return rows;
 }
 

@@ -24,16 +24,25 @@ struct SummaryRow {
 /// fills the health score's deductions in from the diagnosis).
 std::vector<SummaryRow> summary_rows(const RunTotals& t);
 
-enum class Verdict { kBetter, kWorse, kSame, kInfo, kNotComparable };
+/// kInfo: shown, not judged ("changed"); kNotComparable: the runs did different work for this
+/// figure (ComparisonRow::why says what differs); kMissing: a run lacks the figure ("n/a").
+enum class Verdict { kBetter, kWorse, kSame, kInfo, kNotComparable, kMissing };
 std::string_view verdict_text(Verdict v);
 
 struct ComparisonRow {
   std::string label;
   std::string run, baseline, change;
   Verdict verdict = Verdict::kInfo;
+  std::string why = {};  ///< with kNotComparable: what differs, e.g. "runs of different length"
 };
 
+/// Each figure of `run` beside `baseline`'s, judged by the thresholds of docs/report.md.
+/// Energy is judged per step (per second of run where either run has no steps), and not at all
+/// across different GPUs; the total only between runs of the same length, GPUs and steps.
 std::vector<ComparisonRow> compare_runs(const RunTotals& run, const RunTotals& baseline);
+
+/// The unit of temperatures everywhere on the page (UTF-8; the page's charset).
+inline constexpr const char* kDegreesC = " \u00b0C";
 
 /// `v` with exactly `decimals` decimals and a '.', whatever the locale.
 std::string fixed(double v, int decimals);

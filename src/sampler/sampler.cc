@@ -20,6 +20,7 @@ struct Sampler::TaskState {
   MonoClock::duration period{};                 // as scheduled now; 0 = every tick
   std::vector<MonoClock::time_point> next_due;  // per GPU
   std::vector<char> done;                       // once tasks: per GPU
+  std::vector<char> edge_due;                   // edges tasks: per GPU, read at the start
   TaskStats stats;
   double total_cost_us = 0;
 };
@@ -146,6 +147,7 @@ void Sampler::run() noexcept {
     // one tick makes at most about n * interval / period of its slow calls.
     const std::int64_t ticks_per_period = t.period / interval;
     t.next_due.assign(device_count_, t0);
+    t.edge_due.assign(t.task.edges ? device_count_ : 0, 1);
     for (unsigned gpu = 0; t.task.spread && gpu < device_count_; ++gpu) {
       t.next_due[gpu] += (ticks_per_period * gpu / device_count_) * interval;
     }
@@ -155,7 +157,7 @@ void Sampler::run() noexcept {
     const MonoClock::time_point started = clock_->now();
     bool dropped = false;  // stopped mid-tick: nothing was published, so it is not counted
     try {
-      dropped = !tick(started, stats);
+      dropped = !tick(started, stats, TickKind::kScheduled);
     } catch (...) {
       ++stats.exceptions;
     }
@@ -173,35 +175,41 @@ void Sampler::run() noexcept {
       stats.missed_ticks += next_k - k;
       k = next_k;
     }
-    {
-      std::lock_guard lock(mutex_);
-      stats.tasks.clear();
-      for (TaskState& t : tasks_) {
-        t.stats.period = duration_cast<microseconds>(t.period);
-        t.stats.mean_cost_us =
-            t.stats.runs ? t.total_cost_us / static_cast<double>(t.stats.runs) : 0;
-        stats.tasks.push_back(t.stats);
-      }
-      if (host_) stats.tasks.push_back(host_stats_);
-      stats_ = stats;
-    }
+    publish_stats(stats);
     if (clock_->sleep_until(t0 + k * interval, stop_)) break;
   }
-  // Events that came after the last tick (an XID just before the run ended) still reach the
-  // sinks, so a recording that stops keeps them.
+  // The final tick: the counters read at the run's edges (energy) are read once more, so their
+  // readings span the run up to now. It also passes on the events that came after the last
+  // tick (an XID just before the run ended), so a recording that stops keeps them.
+  const bool final_tick =
+      std::any_of(tasks_.begin(), tasks_.end(), [](const TaskState& t) { return t.task.edges; });
   try {
-    deliver_queued_events(stats);
+    if (final_tick) {
+      tick(clock_->now(), stats, TickKind::kFinal);
+      ++stats.ticks;
+    } else {
+      deliver_queued_events(stats);
+    }
   } catch (...) {
     ++stats.exceptions;
   }
-  std::lock_guard lock(mutex_);
-  stats_.events_received = stats.events_received;
-  stats_.events_dropped = stats.events_dropped;
-  stats_.exceptions = stats.exceptions;
-  stats_.sink_errors = stats.sink_errors;
+  publish_stats(stats);
 }
 
-bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
+void Sampler::publish_stats(SamplerStats& stats) {
+  std::lock_guard lock(mutex_);
+  stats.tasks.clear();
+  for (TaskState& t : tasks_) {
+    t.stats.period = duration_cast<microseconds>(t.period);
+    t.stats.mean_cost_us = t.stats.runs ? t.total_cost_us / static_cast<double>(t.stats.runs) : 0;
+    stats.tasks.push_back(t.stats);
+  }
+  if (host_) stats.tasks.push_back(host_stats_);
+  stats_ = stats;
+}
+
+bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind) {
+  const bool final = kind == TickKind::kFinal;
   TickSample tick = std::move(spare_);
   tick.gpus.clear();
   tick.mono_time = now;
@@ -210,15 +218,18 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   bool details_read = false;
   deliver_queued_events(stats);
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick.
-    if (stop_.requested()) return false;
+    // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick
+    // (the final tick, which comes after stop, reads every GPU).
+    if (!final && stop_.requested()) return false;
     GpuTickOutput out;
     out.sample.index = gpu;
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       TaskState& task = tasks_[t];
-      if (task.task.once ? static_cast<bool>(task.done[gpu]) : now < task.next_due[gpu]) continue;
+      if (!is_due(task, t, gpu, now, kind)) continue;
       if (t > 0 && out.sample.lost) break;  // the metrics task found it lost: nothing to ask
       const bool ok = run_task(task, gpu, out, stats);
+      if (final) continue;
+      if (task.task.edges) task.edge_due[gpu] = 0;  // read (or failed): not retried every tick
       if (task.task.once) {
         task.done[gpu] = ok && !out.sample.lost;
         details_read = details_read || ok;
@@ -258,6 +269,14 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats) {
   spare_ = history_.push(std::move(tick));
   if (!snapshots.empty()) publish_processes(snapshots, stats);
   return true;
+}
+
+bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
+                     MonoClock::time_point now, TickKind kind) const {
+  if (kind == TickKind::kFinal) return index == 0 || task.task.edges;  // metrics and counters
+  if (task.task.once) return !task.done[gpu];
+  if (task.task.edges && task.edge_due[gpu]) return true;
+  return now >= task.next_due[gpu];
 }
 
 bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats) {

@@ -43,7 +43,9 @@ class Sampler {
   /// Starts the thread (and the backend's event stream when config().events); the first tick
   /// is at once. Throws std::logic_error if called twice or after stop() (a sampler runs once).
   void start();
-  /// Wakes the thread, waits for the tick in progress to end and joins. Idempotent.
+  /// Wakes the thread, waits for the tick in progress to end, then for a final tick (the
+  /// metrics and the tasks read at the run's edges, Task::edges, for every GPU) and joins.
+  /// Idempotent.
   void stop();
   bool running() const;
 
@@ -64,11 +66,18 @@ class Sampler {
   struct TaskState;
   class HostDetails;
 
+  enum class TickKind { kScheduled, kFinal };
+
   void run() noexcept;
-  /// One tick; false when stop() interrupted it before it was published.
-  bool tick(MonoClock::time_point now, SamplerStats& stats);
+  /// One tick; false when stop() interrupted it before it was published (never a final one).
+  bool tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind);
+  /// Whether task number `index` reads `gpu` in this tick.
+  bool is_due(const TaskState& task, std::size_t index, unsigned gpu, MonoClock::time_point now,
+              TickKind kind) const;
   bool run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats);
   void update_period(TaskState& task);
+  /// Copies the thread's statistics (and each task's) to stats_.
+  void publish_stats(SamplerStats& stats);
   void publish_processes(std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
   void emit(const GpuEvent& event, SamplerStats& stats);
   /// Called on the event stream's thread: queues the event for the next tick.

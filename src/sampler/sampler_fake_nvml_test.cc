@@ -36,7 +36,10 @@ TEST(SamplerFakeNvml, DemoAt100Hz) {
   const auto span = ticks.back().mono_time - ticks.front().mono_time;
   EXPECT_TRUE(ticks.front().gpus[7].utilization_gpu_pct.has_value());
   EXPECT_LE(with_util, static_cast<std::size_t>(span / milliseconds(100)) + 2);
-  EXPECT_TRUE(ticks.front().gpus[0].energy_mj.has_value());  // the first tick reads energy
+  for (unsigned gpu = 0; gpu < 8; ++gpu) {  // the first and the final tick read every GPU's energy
+    EXPECT_TRUE(ticks.front().gpus[gpu].energy_mj.has_value()) << gpu;
+    EXPECT_TRUE(ticks.back().gpus[gpu].energy_mj.has_value()) << gpu;
+  }
   const SamplerStats s = run.sampler->stats();
   EXPECT_EQ(s.ticks, ticks.size());
   EXPECT_EQ(s.nvml_errors, 0U);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The sampler's schedule on a fake clock: tick times, slow tasks at their rates, overruns.
+// With energy read (the default), a run of N intervals has N ticks on the schedule and the
+// final one at stop, at the end of the span.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -25,17 +27,17 @@ TEST(SamplerSchedule, EveryTickAtT0PlusKIntervals) {
   run.backend->set_cost(MetricGroup::kUtilization, milliseconds(3));  // ticks take time
   run.run_for(seconds(10));
   const auto ticks = run.sink->ticks();
-  ASSERT_EQ(ticks.size(), 100U);
+  ASSERT_EQ(ticks.size(), 101U);  // the last at 10 s: the final tick
   for (std::size_t k = 0; k < ticks.size(); ++k) {
     ASSERT_EQ(ticks[k].mono_time, run.t0 + k * milliseconds(100)) << k;
     ASSERT_EQ(ticks[k].gpus.size(), 2U);
     EXPECT_EQ(ticks[k].gpus[1].index, 1U);
   }
   const SamplerStats s = run.sampler->stats();
-  EXPECT_EQ(s.ticks, 100U);
+  EXPECT_EQ(s.ticks, 101U);
   EXPECT_EQ(s.overruns, 0U);
-  EXPECT_EQ(s.last_tick, run.t0 + milliseconds(9900));
-  EXPECT_EQ(run.sampler->history().size(), 100U);
+  EXPECT_EQ(s.last_tick, run.t0 + milliseconds(9900));  // the last on the schedule
+  EXPECT_EQ(run.sampler->history().size(), 101U);
 }
 
 TEST(SamplerSchedule, NoDriftOver10000Ticks) {
@@ -46,25 +48,29 @@ TEST(SamplerSchedule, NoDriftOver10000Ticks) {
   run.backend->set_cost(MetricGroup::kUtilization, std::chrono::microseconds(1700));
   run.run_for(seconds(100));
   const auto ticks = run.sink->ticks();
-  ASSERT_EQ(ticks.size(), 10000U);
+  ASSERT_EQ(ticks.size(), 10001U);
   for (std::size_t k = 0; k < ticks.size(); ++k) {
     ASSERT_EQ(ticks[k].mono_time, run.t0 + k * milliseconds(10)) << k;
   }
   EXPECT_EQ(run.sampler->stats().overruns, 0U);
   EXPECT_EQ(run.sampler->history().size(), 16U);  // bounded however long it ran
-  EXPECT_EQ(run.sampler->history().total_pushed(), 10000U);
+  EXPECT_EQ(run.sampler->history().total_pushed(), 10001U);
 }
 
 TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   FakeRun run(2, every_100ms());  // energy every 1 s, processes every 2 s by default
   run.run_for(seconds(10));
   for (unsigned gpu = 0; gpu < 2; ++gpu) {
-    EXPECT_EQ(run.calls(gpu, MetricGroup::kUtilization).size(), 100U);
-    const auto energy = run.calls(gpu, MetricGroup::kEnergy);
-    ASSERT_EQ(energy.size(), 10U);
-    for (std::size_t k = 0; k < energy.size(); ++k) {  // spread: GPU 1 half a period later
-      EXPECT_EQ(energy[k], run.t0 + k * seconds(1) + gpu * milliseconds(500));
+    EXPECT_EQ(run.calls(gpu, MetricGroup::kUtilization).size(), 101U);
+    // Every GPU at the start, then every second (spread: GPU 1 half a period later), and at
+    // the stop.
+    std::vector<MonoClock::time_point> want{run.t0};
+    for (int k = 0; k < 10; ++k) {
+      const auto at = run.t0 + k * seconds(1) + gpu * milliseconds(500);
+      if (at != run.t0) want.push_back(at);
     }
+    want.push_back(run.t0 + seconds(10));
+    EXPECT_EQ(run.calls(gpu, MetricGroup::kEnergy), want);
     const auto procs = run.process_calls(gpu);
     ASSERT_EQ(procs.size(), 5U);
     for (std::size_t k = 0; k < procs.size(); ++k) EXPECT_EQ(procs[k], run.t0 + k * seconds(2));
@@ -74,17 +80,19 @@ TEST(SamplerSchedule, SlowTasksAtTheirOwnRates) {
   }
   // Energy appears in the ticks that read it, not in the others.
   const auto ticks = run.sink->ticks();
+  EXPECT_TRUE(ticks[0].gpus[1].energy_mj.has_value());
   EXPECT_TRUE(ticks[10].gpus[0].energy_mj.has_value());
   EXPECT_FALSE(ticks[11].gpus[0].energy_mj.has_value());
   EXPECT_FALSE(ticks[10].gpus[1].energy_mj.has_value());
   EXPECT_TRUE(ticks[15].gpus[1].energy_mj.has_value());
+  EXPECT_TRUE(ticks.back().gpus[1].energy_mj.has_value());
   EXPECT_EQ(run.sink->processes().size(), 10U);  // 5 reads x 2 GPUs
   const SamplerStats s = run.sampler->stats();
   // + slow_metrics, gpm, power and utilization samples (utilization's 100 ms pace is the
   // interval here, so it stays in the metrics read).
   ASSERT_EQ(s.tasks.size(), 8U);
   EXPECT_EQ(s.tasks[0].name, "metrics");
-  EXPECT_EQ(s.tasks[0].runs, 200U);
+  EXPECT_EQ(s.tasks[0].runs, 202U);
   EXPECT_EQ(s.tasks[1].name, "energy");
   EXPECT_EQ(s.tasks[1].period, seconds(1));
   EXPECT_EQ(s.tasks[3].name, "processes");
@@ -98,7 +106,7 @@ TEST(SamplerSchedule, SlowPeriodsNeverFasterThanTheInterval) {
   c.process_period = milliseconds(10);
   FakeRun run(1, c);
   run.run_for(seconds(10));
-  EXPECT_EQ(run.calls(0, MetricGroup::kEnergy).size(), 20U);
+  EXPECT_EQ(run.calls(0, MetricGroup::kEnergy).size(), 21U);  // and the final read
   EXPECT_EQ(run.process_calls(0).size(), 20U);
 }
 
@@ -110,13 +118,14 @@ TEST(SamplerSchedule, CostlySlowTaskIsStretchedToItsCpuShare) {
   run.run_for(seconds(16));
   // 10 ms x 8 GPUs at most 5 % of the period: every 1.6 s instead of every 1 s.
   const auto energy = run.calls(0, MetricGroup::kEnergy);
-  ASSERT_EQ(energy.size(), 10U);
+  ASSERT_EQ(energy.size(), 11U);  // and the final read
   EXPECT_EQ(energy[1], run.t0 + milliseconds(1600));
   const TaskStats t = run.sampler->stats().tasks[1];
   EXPECT_EQ(t.period, milliseconds(1600));
   EXPECT_DOUBLE_EQ(t.mean_cost_us, 10000);
   EXPECT_DOUBLE_EQ(t.max_cost_us, 10000);
-  EXPECT_EQ(t.runs, 80U);
+  EXPECT_EQ(t.runs,
+            95U);  // 10 per GPU, the start's 7 more (GPU 0's is one of its 10), 8 at the stop
 }
 
 TEST(SamplerSchedule, SlowTaskIsSpreadSoNoTickOverruns) {
@@ -127,18 +136,28 @@ TEST(SamplerSchedule, SlowTaskIsSpreadSoNoTickOverruns) {
   FakeRun run(8, c);
   run.backend->set_cost(MetricGroup::kEnergy, std::chrono::microseconds(2400));
   run.run_for(seconds(5));
+  // Between the run's edges (every GPU read at the start and at the stop), spread.
   std::set<MonoClock::time_point> ticks_with_energy;
+  std::size_t between = 0;
   for (unsigned gpu = 0; gpu < 8; ++gpu) {
     const auto energy = run.calls(gpu, MetricGroup::kEnergy);
-    ASSERT_EQ(energy.size(), 5U) << gpu;
-    EXPECT_EQ(energy[0], run.t0 + (100 * gpu / 8) * milliseconds(10));  // g/8 of 100 ticks
-    ticks_with_energy.insert(energy.begin(), energy.end());
+    ASSERT_EQ(energy.size(), gpu == 0 ? 6U : 7U) << gpu;
+    // In the first and the final tick, after the reads of the GPUs before it (2.4 ms each).
+    const auto before = gpu * std::chrono::microseconds(2400);
+    EXPECT_EQ(energy.front(), run.t0 + before);
+    EXPECT_EQ(energy.back(), run.t0 + seconds(5) + before);
+    const auto second =
+        gpu == 0 ? run.t0 + seconds(1) : run.t0 + (100 * gpu / 8) * milliseconds(10);
+    EXPECT_EQ(energy[1], second);  // g/8 of 100 ticks
+    ticks_with_energy.insert(energy.begin() + 1, energy.end() - 1);
+    between += energy.size() - 2;
   }
-  EXPECT_EQ(ticks_with_energy.size(), 40U);  // never two GPUs' reads in one tick
+  EXPECT_EQ(ticks_with_energy.size(), between);  // never two GPUs' reads in one tick
   const SamplerStats s = run.sampler->stats();
-  EXPECT_EQ(s.overruns, 0U);
-  EXPECT_EQ(s.ticks, 500U);
-  EXPECT_DOUBLE_EQ(s.max_tick_duration_us, 2400);
+  // Only the first tick, which reads every GPU (as it reads their static details).
+  EXPECT_EQ(s.overruns, 1U);
+  EXPECT_EQ(s.ticks, 500U);  // one slot skipped after the first tick, and the final tick
+  EXPECT_DOUBLE_EQ(s.max_tick_duration_us, 8 * 2400);  // the first tick
 }
 
 TEST(SamplerSchedule, OverrunsAreCountedAndTheScheduleStaysAligned) {
@@ -167,10 +186,11 @@ TEST(SamplerSchedule, ExtraTaskRunsAtItsPeriod) {
   run.sampler->add_task(gpm);
   run.run_for(seconds(2));
   const auto ticks = run.sink->ticks();
-  ASSERT_EQ(ticks.size(), 20U);
-  for (std::size_t k = 0; k < ticks.size(); ++k) {
+  ASSERT_EQ(ticks.size(), 21U);
+  for (std::size_t k = 0; k < 20; ++k) {
     EXPECT_EQ(ticks[k].gpus[1].gpm_window_s.has_value(), k % 5 == 0) << k;
   }
+  EXPECT_FALSE(ticks[20].gpus[1].gpm_window_s.has_value());  // the final tick reads no GPM
   EXPECT_EQ(run.sampler->stats().tasks.back().runs, 8U);
 }
 
@@ -183,12 +203,12 @@ namespace {
 TEST(SamplerSchedule, SlowMetricGroupsOncePerPeriodMergedIntoTheTick) {
   FakeRun run(2, every_100ms());  // slow metrics (temperature, ECC, ...) every 1 s
   run.run_for(std::chrono::seconds(3));
-  EXPECT_EQ(run.calls(0, MetricGroup::kUtilization).size(), 30U);
+  EXPECT_EQ(run.calls(0, MetricGroup::kUtilization).size(), 31U);
   const auto temps = run.calls(0, MetricGroup::kTemperature);
-  ASSERT_EQ(temps.size(), 3U);
+  ASSERT_EQ(temps.size(), 3U);  // none in the final tick
   EXPECT_EQ(temps[1], run.t0 + std::chrono::seconds(1));
   const auto ticks = run.sink->ticks();
-  ASSERT_EQ(ticks.size(), 30U);
+  ASSERT_EQ(ticks.size(), 31U);
   // The due tick carries both parts; the others only the every-tick groups.
   EXPECT_TRUE(ticks[10].gpus[0].temperature_gpu_c.has_value());
   EXPECT_TRUE(ticks[10].gpus[0].utilization_gpu_pct.has_value());

@@ -68,7 +68,7 @@ std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
                      [](GpuBackend& b, unsigned gpu, GpuTickOutput& out) {
                        out.sample.energy_mj = b.sample(gpu, MetricGroup::kEnergy).energy_mj;
                      },
-                     /*spread=*/true});
+                     /*spread=*/true, /*edges=*/true});
   }
   if (config.static_details) {
     // About 11 ms per H200 and never changes: once.

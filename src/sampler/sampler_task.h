@@ -38,11 +38,15 @@ struct Task {
   /// Spread the GPUs over the period (GPU g due g/n of the way through it) instead of reading
   /// them all in one tick: for slow reads, so no single tick overruns the interval.
   bool spread = false;
+  /// Also read every GPU in the first tick (whatever `spread` says) and once more in a final
+  /// tick when the sampler stops: for a counter (energy), whose readings can only measure the
+  /// stretch between two of them, so that they span the whole run.
+  bool edges = false;
 };
 
 /// The tasks `config` asks for, metrics first: "metrics" (config.metrics, every tick),
-/// "energy" (config.energy_period), "static_details" (once), "processes"
-/// (config.process_period).
+/// "energy" (config.energy_period, read at the run's edges too), "static_details" (once),
+/// "processes" (config.process_period).
 std::vector<Task> make_builtin_tasks(const SamplerConfig& config);
 
 }  // namespace gpumon

@@ -16,6 +16,10 @@
   window.gpumonReport = {
     state: () => state, charts: () => charts.length,
     setAxis: (mode) => { build(mode); return state; },
+    // Per chart, the marker labels drawn: [{x, y, w, h, text}] in canvas pixels.
+    labels: () => charts.map((c) => c.gpumonLabels || []),
+    // Per chart on the time axis, the x axis's tick labels: [{text, x, w}] (CSS pixels).
+    ticks: () => charts.map((c) => c.gpumonTicks || []),
   };
   if (typeof uPlot === 'undefined' || !data.n) {
     state.done = true;
@@ -38,7 +42,7 @@
     { key: 'util', title: 'Utilization and SM activity (%)', series: ['util', 'sm'], range: [0, 100] },
     { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true, allocator: true },
     { key: 'power', title: 'Power (W)', series: ['power'] },
-    { key: 'temp', title: 'Temperature (C)', series: ['temp'] },
+    { key: 'temp', title: 'Temperature (\u00b0C)', series: ['temp'] },
     { key: 'clocks', title: 'Clocks (MHz)', series: ['smclk', 'memclk'] },
   ];
   const LABELS = { util: 'GPU util', sm: 'SM active', mem: 'used', power: 'power', temp: 'GPU temp',
@@ -49,6 +53,35 @@
 
   const fade = (hex, a) => hex + Math.round(a * 255).toString(16).padStart(2, '0');
   const utc = (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC');
+  // Times as the page's tables write them (record::format_iso_ms): ISO 8601 in UTC, the zone
+  // named by its Z. The legend shows the full time; axis ticks the time of day (with
+  // milliseconds when ticks are closer than a second), and the date under the first tick and
+  // under each tick on a new day.
+  const isoUtc = (s) => new Date(Math.round(s * 1000)).toISOString();
+  const timeTicks = (u, splits, axisIdx, space, incr) => {
+    let day = null;
+    const labels = splits.map((s) => {
+      const iso = isoUtc(s);
+      const time = iso.slice(11, incr < 1 ? 23 : 19) + 'Z';
+      const date = iso.slice(0, 10);
+      const label = date === day ? time : time + '\n' + date;
+      day = date;
+      return label;
+    });
+    // Where each label sits (centred on its tick, CSS pixels), for the tests.
+    u.ctx.save();
+    u.ctx.font = TICK_FONT;
+    u.gpumonTicks = labels.map((text, i) => ({
+      text, x: u.valToPos(splits[i], 'x'),
+      w: Math.max(...text.split('\n').map((line) => u.ctx.measureText(line).width)) / (devicePixelRatio || 1),
+    }));
+    u.ctx.restore();
+    return labels;
+  };
+  // uPlot's axis font; ticks at least as far apart as the widest label ("04:26:39.250Z") needs.
+  const TICK_FONT = Math.round(12 * (devicePixelRatio || 1)) + 'px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+  const TIME_AXIS = { values: timeTicks, space: 110, label: 'time (UTC, ISO 8601)', labelSize: 18, size: 48 };
+  const TIME_LEGEND = { label: 'time (UTC)', value: (u, v) => (v === null || v === undefined ? '--' : isoUtc(v)) };
 
   // Empty stretches shorter than `gapMs` are the metric's own sampling rate, not missing data:
   // they become undefined, which uPlot spans; longer ones stay null (a gap in the line).
@@ -77,12 +110,47 @@
     return null;
   }
 
-  // Shaded stretches (throttled orange, lost red, findings by severity) and labelled lines
-  // (XID, lost), under the data.
+  // Labels at x positions (canvas pixels) laid out so that none overlaps another: labels at
+  // the same place (within MERGE_PX: an XID and the loss it caused) become one ("XID 79 ·
+  // GPU lost"), the others go to the first row where they fit, stacked from `y0` by `step` (up
+  // or down) within `rows` rows; a label that fits in none is left out (its line stays, and
+  // the Events table lists it). Returns the boxes drawn (canvas pixels), for the tests.
+  const MERGE_PX = 4, LABEL_GAP_PX = 6;
+  function placeLabels(ctx, items, y0, step, rows, right) {
+    const sorted = items.filter((it) => it.x !== null).sort((a, b) => a.x - b.x);
+    const merged = [];
+    for (const it of sorted) {
+      const last = merged[merged.length - 1];
+      if (last && it.x - last.x <= MERGE_PX) {
+        if (!last.texts.includes(it.text)) last.texts.push(it.text);
+      } else {
+        merged.push({ x: it.x, texts: [it.text] });
+      }
+    }
+    const ends = [];  // per row, the right edge of its last label
+    const boxes = [];
+    const h = Math.abs(step);
+    for (const m of merged) {
+      const text = m.texts.join(' \u00b7 ');
+      const w = ctx.measureText(text).width;
+      const left = Math.min(m.x + 3, right - w);
+      let row = 0;
+      while (row < rows && ends[row] !== undefined && left < ends[row] + LABEL_GAP_PX) row++;
+      if (row === rows) continue;
+      ends[row] = left + w;
+      const y = y0 + row * step;
+      ctx.fillText(text, left, y);
+      boxes.push({ x: left, y: y - h + 2, w, h: h - 2, text });
+    }
+    return boxes;
+  }
+
+  // Shaded stretches (throttled orange, lost red, findings by severity, titled along the
+  // bottom) and labelled lines (XID, lost, labels along the top), under the data.
   function markers(owner, axis) {
     return (u) => {
       const { ctx } = u;
-      const { top, height } = u.bbox;
+      const { left, top, width, height } = u.bbox;
       const x = (s) => { const v = xOfTime(axis, s); return v === null ? null : u.valToPos(v, 'x', true); };
       const shade = (list, colour) => {
         ctx.fillStyle = colour;
@@ -91,29 +159,30 @@
           if (x0 !== null && x1 !== null) ctx.fillRect(x0, top, Math.max(2, x1 - x0), height);
         }
       };
-      const line = (at, label) => {
-        const x0 = x(at);
-        if (x0 === null) return;
-        ctx.beginPath();
-        ctx.moveTo(x0, top);
-        ctx.lineTo(x0, top + height);
-        ctx.stroke();
-        ctx.fillText(label, x0 + 3, top + 11);
-      };
+      const px = devicePixelRatio || 1;
+      const step = Math.round(12 * px);
+      const rows = Math.max(1, Math.floor(height / 2 / step));  // each kind keeps to its half
       ctx.save();
       shade(owner.throttled || [], 'rgba(232,137,12,0.18)');
       shade(owner.lost || [], 'rgba(214,39,40,0.22)');
-      ctx.font = '11px system-ui, sans-serif';
-      for (const f of owner.findings || []) {
-        shade([[f.start, f.end]], FINDING[f.severity] || FINDING.info);
-        ctx.fillStyle = 'rgba(80,50,120,0.95)';
-        const x0 = x(f.start);
-        if (x0 !== null) ctx.fillText(f.title, x0 + 3, top + height - 4);
-      }
+      ctx.font = Math.round(11 * px) + 'px system-ui, sans-serif';
+      const findings = (owner.findings || []);
+      for (const f of findings) shade([[f.start, f.end]], FINDING[f.severity] || FINDING.info);
+      ctx.fillStyle = 'rgba(80,50,120,0.95)';
+      const boxes = placeLabels(ctx, findings.map((f) => ({ x: x(f.start), text: f.title })),
+                                top + height - 4 * px, -step, rows, left + width);
       ctx.strokeStyle = 'rgba(214,39,40,0.9)';
       ctx.fillStyle = 'rgba(214,39,40,0.9)';
-      ctx.lineWidth = 1.5;
-      for (const [at, label] of owner.events || []) line(at, label);
+      ctx.lineWidth = 1.5 * px;
+      const events = (owner.events || []).map(([at, label]) => ({ x: x(at), text: label }));
+      for (const e of events) {
+        if (e.x === null) continue;
+        ctx.beginPath();
+        ctx.moveTo(e.x, top);
+        ctx.lineTo(e.x, top + height);
+        ctx.stroke();
+      }
+      u.gpumonLabels = boxes.concat(placeLabels(ctx, events, top + 11 * px, step, rows, left + width));
       ctx.restore();
     };
   }
@@ -133,7 +202,7 @@
     for (let i = 0; i < x.length; i++) if (x[i] !== null) keep.push(i);
     const pick = (col) => keep.map((i) => col[i]);
     const columns = [pick(x)];
-    const series = [{}];
+    const series = [opts.time ? TIME_LEGEND : {}];
     const bands = [];
     for (const l of lines) {
       const at = columns.length;
@@ -175,7 +244,7 @@
     const u = new uPlot({
       width: Math.floor(chartWidth(box)), height: 190, tzDate: utc, series, bands,
       scales: { x: { time: opts.time }, y: { range: yRange } },
-      axes: [opts.time ? {} : { label: opts.xLabel, labelSize: 18, size: 36 }, { size: 56 }],
+      axes: [opts.time ? TIME_AXIS : { label: opts.xLabel, labelSize: 18, size: 36 }, { size: 56 }],
       legend: { live: true },
       cursor: { sync: { key: opts.sync }, drag: { x: true, y: false, setScale: false } },
       hooks: { drawClear: [markers(opts.owner || {}, opts.axis)], setSelect: [selectZoom(list)] },
@@ -185,7 +254,8 @@
   }
 
   const chartWidth = (box) => Math.max(360, Math.min(1240, box.clientWidth >= 1230 ? (box.clientWidth - 16) / 2 : box.clientWidth));
-  const findingsFor = (pick) => (data.findings || []).filter(pick);
+  // Findings with a time range (the others have no place on a chart).
+  const findingsFor = (pick) => (data.findings || []).filter((f) => f.start !== null && pick(f));
   // A finding names its GPUs; one that names only ranks goes on the GPUs they drive; one that
   // names neither is about the whole run.
   const onGpu = (f, gpu) => (f.gpus.length ? f.gpus.includes(gpu.gpu)
