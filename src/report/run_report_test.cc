@@ -248,6 +248,13 @@ TEST(RunReport, AGpuThatWasNotSampledLeavesAGapNotZeros) {
   for (std::size_t i = 0; i < run.grid.count; ++i) EXPECT_EQ(util0.at(i).count, 2u) << i;
 }
 
+TEST(RunReport, TheEventsTableSaysWhatAnXidMeans) {
+  TempDir dir;
+  const std::string page = render_report(load(write_recording(dir)), nullptr, report_asset());
+  EXPECT_NE(page.find("<td>xid</td><td>79: GPU has fallen off the bus (hardware)</td>"),
+            std::string::npos);
+}
+
 TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   TempDir dir;
   RunReport run = load(write_recording(dir));
