@@ -86,15 +86,18 @@ STEP_PAGE = r"""(() => {
            ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent) };
 })()"""
 
-HOVER = r"""(() => {
-  const over = document.querySelector('.gpu[data-gpu="2"] .chart-power .u-over');
+def hover_script(gpu, chart):
+    """A script that moves the mouse over the middle of GPU `gpu`'s `chart` chart."""
+    return r"""(() => {
+  const over = document.querySelector('.gpu[data-gpu="%d"] .chart-%s .u-over');
   over.scrollIntoView();
   const r = over.getBoundingClientRect();
   const at = { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true };
   over.dispatchEvent(new MouseEvent('mouseenter', at));
   over.dispatchEvent(new MouseEvent('mousemove', at));
   return true;
-})()"""
+})()""" % (gpu, chart)
+
 
 LEGENDS = r"""(() => {
   const val = (sel) => [...document.querySelectorAll(sel + ' .u-legend .u-value')].map((e) => e.textContent);
@@ -116,16 +119,6 @@ FINDINGS = r"""(() => {
 LABELS = r"""(() => ({ labels: window.gpumonReport.labels(), ticks: window.gpumonReport.ticks(),
   events: [...document.querySelectorAll('table.events tbody tr td:first-child')].map((td) => td.textContent),
   titles: [...document.querySelectorAll('.chart-title')].map((e) => e.textContent) }))()"""
-
-TIME_HOVER = r"""(() => {
-  const over = document.querySelector('.gpu[data-gpu="0"] .chart-power .u-over');
-  over.scrollIntoView();
-  const r = over.getBoundingClientRect();
-  const at = { clientX: r.left + r.width / 2, clientY: r.top + r.height / 2, bubbles: true };
-  over.dispatchEvent(new MouseEvent('mouseenter', at));
-  over.dispatchEvent(new MouseEvent('mousemove', at));
-  return true;
-})()"""
 
 TIME_LEGEND = r"""(() => { const el = document.querySelector('.gpu[data-gpu="0"] .chart-power .u-legend .u-series:first-child .u-value');
   return el ? el.textContent : ''; })()"""
@@ -163,7 +156,7 @@ def check_markers_and_times(browser, name, want_texts):
     check(got["events"] and all(ISO_MS.match(t) for t in got["events"]),
           "%s: the events table in ISO 8601 UTC (%s)" % (name, got["events"][:2]))
     check(any(t.startswith("Temperature (\u00b0C)") for t in got["titles"]), "%s: temperature charts in \u00b0C" % name)
-    browser.eval(TIME_HOVER)
+    browser.eval(hover_script(0, "power"))
     legend = []
     wait_for(lambda: legend.append(browser.eval(TIME_LEGEND)) or ISO_MS.match(legend[-1]), interval=0.05)
     check(ISO_MS.match(legend[-1]), "%s: the legend's time in ISO 8601 UTC, as the tables (%r)" % (name, legend[-1]))
@@ -189,7 +182,7 @@ def element_shot(browser, path, selector):
 
 
 def check_steps_page(browser, html, out_dir):
-    rep = open_report(browser, html, out_dir, "steps")
+    open_report(browser, html, out_dir, "steps")
     found = browser.eval(FINDINGS)
     check(found["health"].endswith(")") and "/ 100 (-" in found["health"],
           "findings: the health score with its deductions in the summary (%r)" % found["health"])
@@ -225,7 +218,7 @@ def check_steps_page(browser, html, out_dir):
     check(all("no process is known to drive this GPU" in t for t in st["gpu0"]),
           "step axis: GPU 0's charts say no process is known to drive it (%s)" % st["gpu0"][:1])
     element_shot(browser, os.path.join(out_dir, "steps-step-axis.png"), "#steps")
-    browser.eval(HOVER)
+    browser.eval(hover_script(2, "power"))
 
     def shown(values):
         return any(v not in ("--", "") for v in values)
