@@ -222,6 +222,23 @@ def test_no_agent_and_no_binary_is_a_no_op_with_one_warning(tmp_path):
     assert "gpumon does nothing" in out
 
 
+def test_a_socket_folder_others_can_write_is_refused_with_one_warning(tmp_path):
+    # Another local user who can write to the default folder could plant the start lock as a
+    # link to a file of ours, or a fake agent: nothing is created or started, one warning says why.
+    env = base_env(tmp_path)
+    env["GPUMON_BINARY"] = BINARY
+    folder = tmp_path / "gpumon"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    victim = tmp_path / "victim"
+    os.symlink(victim, folder / ".agent-start.lock")
+    pid, done, warned, out = train(tmp_path, env, 5)
+    assert (done, warned) == (5, 1), out
+    assert "%s is yours but writable by other users (mode 0777)" % folder in out, out
+    assert not os.path.lexists(victim)
+    assert not (folder / "agent.sock").exists()
+
+
 def test_an_agent_is_started_when_none_runs(tmp_path):
     env = base_env(tmp_path)
     env.update(GPUMON_BINARY=BINARY, GPUMON_RECORD=str(tmp_path / "auto.gpumon"),

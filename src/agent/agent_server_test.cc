@@ -331,10 +331,16 @@ TEST(SocketPath, PreparesAPrivateFolderAndRefusesWhatIsNotOurs) {
   struct stat st {};
   ASSERT_EQ(::stat(folder.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700);
-  ::chmod(folder.c_str(), 0755);  // loosened by someone: made private again
+  ::chmod(folder.c_str(), 0755);  // readable by others, nothing planted: made private again
   ASSERT_EQ(prepare_listen_path(path), "");
   ASSERT_EQ(::stat(folder.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700);
+  ::chmod(folder.c_str(), 0777);  // others could have planted anything: refused
+  EXPECT_NE(prepare_listen_path(path).find("writable by other users (mode 0777)"),
+            std::string::npos);
+  EXPECT_NE(check_socket_folder(path, false).find("writable by other users"), std::string::npos);
+  ::chmod(folder.c_str(), 0700);
+  EXPECT_EQ(check_socket_folder(dir.file("missing/agent.sock"), false), "");
 
   Received r;
   auto server = start_server(path, r);
@@ -374,7 +380,8 @@ TEST(SocketPath, PreparesAPrivateFolderAndRefusesWhatIsNotOurs) {
     EXPECT_NE(check_owned_socket(path).find("not ours: refused"), std::string::npos);
     ::unlink(path.c_str());
     ASSERT_EQ(::chown(folder.c_str(), 65534, 65534), 0);
-    EXPECT_NE(prepare_listen_path(path).find("not to us: refused"), std::string::npos);
+    EXPECT_NE(prepare_listen_path(path).find("belongs to uid 65534 (mode 0700), not to you"),
+              std::string::npos);
   }
 }
 

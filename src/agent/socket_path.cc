@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -36,7 +37,44 @@ bool someone_listens(const std::string& path) {
   return ok;
 }
 
+std::string mode_text(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
 }  // namespace
+
+std::string check_socket_folder(const std::string& socket_path, bool create) {
+  const std::string dir = parent_of(socket_path);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return dir + ": " + std::strerror(errno);
+    if (!create) return {};
+    if (::mkdir(dir.c_str(), 0700) != 0 || ::lstat(dir.c_str(), &st) != 0)
+      return dir + ": cannot create the agent's folder: " + std::strerror(errno);
+  }
+  const std::string redirect =
+      "; set XDG_RUNTIME_DIR to a private folder of yours, or GPUMON_AGENT_SOCKET to a socket "
+      "in one";
+  if (!S_ISDIR(st.st_mode))
+    return dir + " is not a folder (a symbolic link or a file, mode " + mode_text(st.st_mode) +
+           ", uid " + std::to_string(st.st_uid) + "): refused; remove it" + redirect;
+  if (st.st_uid != ::geteuid())
+    return dir + " belongs to uid " + std::to_string(st.st_uid) + " (mode " +
+           mode_text(st.st_mode) +
+           "), not to you: another user could plant files or a fake agent in it, so it is "
+           "refused; have it removed" +
+           redirect;
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return dir + " is yours but writable by other users (mode " + mode_text(st.st_mode) +
+           "): they could have planted files or a fake agent in it, so it is refused; check "
+           "and remove it (gpumon recreates it 0700)" +
+           redirect;
+  if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
+    return dir + ": cannot make it private (0700): " + std::strerror(errno);
+  return {};
+}
 
 std::string default_socket_path() {
   const char* xdg = std::getenv("XDG_RUNTIME_DIR");
@@ -54,17 +92,15 @@ std::string prepare_listen_path(const std::string& path) {
            std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes)";
   const std::string dir = parent_of(path);
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT || ::mkdir(dir.c_str(), 0700) != 0)
-      return dir + ": cannot create the agent's folder: " + std::strerror(errno);
-    if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
-  }
-  if (!S_ISDIR(st.st_mode)) return dir + ": not a folder (a symbolic link is refused)";
   if (is_gpumon_folder(dir)) {
-    if (st.st_uid != ::geteuid())
-      return dir + ": belongs to uid " + std::to_string(st.st_uid) + ", not to us: refused";
-    if ((st.st_mode & 0777) != 0700 && ::chmod(dir.c_str(), 0700) != 0)
-      return dir + ": cannot make it private (0700): " + std::strerror(errno);
+    if (auto why = check_socket_folder(path, true); !why.empty()) return why;
+  } else {
+    if (::lstat(dir.c_str(), &st) != 0) {
+      if (errno != ENOENT || ::mkdir(dir.c_str(), 0700) != 0)
+        return dir + ": cannot create the agent's folder: " + std::strerror(errno);
+      if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
+    }
+    if (!S_ISDIR(st.st_mode)) return dir + ": not a folder (a symbolic link is refused)";
   }
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return {};

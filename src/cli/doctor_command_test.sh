@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 # `gpumon doctor` end to end: the real H200 GEMM recording is healthy (no warning, score 100);
 # 45 s of the demo scenario finds GPU 5's thermal throttling, and GPU 3's one corrected ECC
-# error (its counter steps at 40 s) as information that costs no points; bad use and unreadable
-# files give 2 and 1.
+# error (its counter steps at 40 s) as information that costs no points; a recording killed
+# before it was closed says so, and one without data has no score; bad use and unreadable files
+# give 2 and 1.
 # usage: doctor_command_test.sh GPUMON FAKE_NVML_LIBRARY H200_RECORDING
 g=$1
 fake=$2
 h200=$3
 d=$(mktemp -d)
+. "$(dirname "$0")/../util/testing/wait_for.sh"
 trap 'rm -rf "$d"' EXIT
 fail() { echo "FAIL: $*"; cat "$d/out" "$d/err" 2>/dev/null; exit 1; }
 py() { /usr/bin/python3 -c "$1" "$d/out" || fail "$2"; }
@@ -35,6 +37,27 @@ assert j["simulated"]=="demo", j["simulated"]' "demo findings"
 head -1 "$d/out" | grep -q "^SIMULATED GPUs (scenario demo)" || fail "text doctor: no SIMULATED label first"
 "$g" doctor "$d/demo.gpumon" --min-severity critical --json >"$d/out" || fail "--min-severity"
 py 'import json,sys; assert json.load(open(sys.argv[1]))["findings"]==[]' "--min-severity critical"
+
+GPUMON_NVML_LIBRARY=$fake GPUMON_FAKE_SCENARIO=demo \
+  "$g" record -o "$d/cut.gpumon" --interval 100 2>"$d/err" &
+rec=$!
+has_samples() { [ "$("$g" export "$d/cut.gpumon" --format csv 2>/dev/null | wc -l)" -gt 1 ]; }
+wait_for has_samples || { kill -9 $rec; fail "the recording never had a sample"; }
+kill -9 $rec
+wait $rec 2>/dev/null  # its status is the kill's: not checked
+"$g" doctor "$d/cut.gpumon" --json >"$d/out" 2>"$d/err" || fail "doctor on a killed recording"
+py 'import json,sys; j=json.load(open(sys.argv[1])); f=j["findings"][0]
+assert f["id"]=="recording_cut_short" and f["deduction"]==0, f
+assert "cover only the data up to" in f["summary"], f' "a killed recording must say it was cut short"
+/usr/bin/python3 -c 'import sqlite3,sys
+src=sqlite3.connect(sys.argv[1]); dst=sqlite3.connect(sys.argv[2]); src.backup(dst)
+dst.executescript("DELETE FROM sample_chunks; DELETE FROM steps"); dst.commit()' \
+  "$d/cut.gpumon" "$d/nodata.gpumon" || fail "making a recording without data"
+"$g" doctor "$d/nodata.gpumon" --json >"$d/out" 2>"$d/err" || fail "doctor without data"
+py 'import json,sys; j=json.load(open(sys.argv[1]))
+assert j["health_score"] is None and j["findings"][0]["id"]=="no_data", j' "no data must give no score"
+"$g" doctor "$d/nodata.gpumon" >"$d/out" 2>"$d/err" || fail "text doctor without data"
+grep -q "health score: n/a (no data)" "$d/out" || fail "no data: the text must say n/a"
 
 "$g" doctor 2>"$d/err"
 [ $? = 2 ] || fail "no file must be a usage error"

@@ -213,7 +213,15 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
     diagnoses.metrics_text = [live] { return diagnose::diagnosis_metrics_text(*live->latest()); };
     diagnoses.json = [live] { return diagnose::to_json(*live->latest(), "live").dump() + "\n"; };
   }
-  HttpServer server(server_options, make_serve_handler(state, diagnoses));
+  RecordingSource recording;
+  if (pipeline->recording()) {
+    recording.error = [p = pipeline.get()] {
+      const node::RecordingCounts c = p->recording_counts();
+      if (!c.stopped) return std::string();
+      return c.error.empty() ? std::string("a write failed") : c.error;
+    };
+  }
+  HttpServer server(server_options, make_serve_handler(state, diagnoses, recording));
   if (std::string error = server.start(); !error.empty()) {
     console.err << "gpumon serve: " << error << "\n";
     if (error.starts_with("cannot listen on "))

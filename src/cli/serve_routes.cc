@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "exporter/exposition.h"
+#include "util/json_text.h"
 #include "web/dashboard_asset.h"
 
 namespace gpumon::cli {
@@ -69,20 +70,42 @@ std::vector<std::string> split_metric_list(const std::string& text) {
   return out;
 }
 
+std::string recording_metrics_text(const std::string& error) {
+  std::string out;
+  exporter::ExpositionWriter w(out);
+  w.family("gpumon_recording_ok",
+           "1 while serve --record writes its recording; 0 once a write failed (disk full, I/O "
+           "error) and the recording stopped",
+           exporter::MetricType::kGauge);
+  w.sample({}, error.empty() ? 1 : 0);
+  if (!error.empty()) {
+    w.family("gpumon_recording_error_info", "Why the recording stopped (the value is always 1)",
+             exporter::MetricType::kGauge);
+    std::string valid;  // the message names a path: any bytes
+    util::for_each_utf8_char(error, [&](std::string_view c) { valid += c; });
+    w.sample({{"error", valid}}, 1);
+  }
+  return out;
+}
+
 Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
-                           DiagnosesSource diagnoses) {
+                           DiagnosesSource diagnoses, RecordingSource recording) {
   // The page is the same for every request: one shared copy, sent without copying.
   auto page = std::make_shared<const std::string>(dashboard_html());
   const std::string csp(dashboard_csp());
-  return [state = std::move(state), page, csp,
-          diagnoses = std::move(diagnoses)](const Request& request) -> Response {
+  return [state = std::move(state), page, csp, diagnoses = std::move(diagnoses),
+          recording = std::move(recording)](const Request& request) -> Response {
     const std::string& path = request.path;
     if (path == "/metrics") {
       Response r;
       r.content_type = std::string(exporter::kPrometheusContentType);
       r.body = state->metrics_text();
-      if (diagnoses.metrics_text)
-        r.body = std::make_shared<const std::string>(*r.body + diagnoses.metrics_text());
+      if (diagnoses.metrics_text || recording.error) {
+        std::string body = *r.body;
+        if (diagnoses.metrics_text) body += diagnoses.metrics_text();
+        if (recording.error) body += recording_metrics_text(recording.error());
+        r.body = std::make_shared<const std::string>(std::move(body));
+      }
       return r;
     }
     if (path == "/api/v1/diagnoses") {
@@ -91,7 +114,12 @@ Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
     }
     if (path == "/health") {
       const exporter::Health h = state->health();
-      return Response::text(h.ok ? 200 : 503, h.reason + "\n");
+      // A recording asked for and no longer written is a failure too: nothing else would show
+      // it but one line on serve's stderr.
+      const std::string stopped = recording.error ? recording.error() : std::string();
+      if (stopped.empty()) return Response::text(h.ok ? 200 : 503, h.reason + "\n");
+      return Response::text(503,
+                            (h.ok ? "" : h.reason + "; ") + "recording stopped: " + stopped + "\n");
     }
     if (path == "/api/v1/current") return Response::text(200, state->current_json(), kJson);
     if (path == "/api/v1/devices") return Response::text(200, state->devices_json(), kJson);

@@ -29,12 +29,24 @@ struct DiagnosesSource {
   std::function<std::string()> json;          ///< the /api/v1/diagnoses body
 };
 
+/// The recording of `serve --record FILE`. Unset: serve records nothing (/metrics has no
+/// gpumon_recording_* families). Called on the HTTP worker threads: must be thread-safe.
+struct RecordingSource {
+  /// Empty while the recording is written; else why it stopped ("disk full: recording stopped
+  /// at ..."), which /health answers with a 503 and /metrics shows as gpumon_recording_ok 0
+  /// and gpumon_recording_error_info{error="..."} 1.
+  std::function<std::string()> error;
+};
+
+/// The /metrics families of `recording` (the exposition format, after the exporter's body).
+std::string recording_metrics_text(const std::string& error);
+
 /// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history`,
 /// `/api/v1/training`, `/api/v1/diagnoses` and `/`.
 /// `/api/v1/history?seconds=N&metrics=a,b`: N a number >= 0 (default 600), metrics catalog
 /// names; anything else is a 400 with a JSON `{"error": ...}` body.
 Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
-                           DiagnosesSource diagnoses = {});
+                           DiagnosesSource diagnoses = {}, RecordingSource recording = {});
 
 /// Splits "a,b,,c" into {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_metric_list(const std::string& text);

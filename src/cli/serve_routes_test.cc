@@ -189,6 +189,31 @@ TEST_F(ServeRoutes, DiagnosesFromTheLiveSource) {
   EXPECT_EQ(json::parse(*r.body)["health_score"], 77);
 }
 
+// A recording that stopped (disk full) must show where monitoring looks, not only on stderr.
+TEST_F(ServeRoutes, AStoppedRecordingFailsHealthAndShowsInMetrics) {
+  auto error = std::make_shared<std::string>();
+  RecordingSource source;
+  source.error = [error] { return *error; };
+  Handler h = make_serve_handler(state_, {}, source);
+  EXPECT_EQ(h(get("/health")).status, 200);
+  std::string metrics = *h(get("/metrics")).body;
+  EXPECT_NE(metrics.find("\ngpumon_recording_ok 1\n"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("gpumon_recording_error_info"), std::string::npos);
+
+  *error = "disk full: recording stopped at 2026-11-29T20:01:20.000Z (run.gpumon: \"full\")";
+  const Response r = h(get("/health"));
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(*r.body, "recording stopped: " + *error + "\n");
+  metrics = *h(get("/metrics")).body;
+  EXPECT_NE(metrics.find("\ngpumon_recording_ok 0\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\ngpumon_recording_error_info{error=\"disk full: recording stopped at "
+                         "2026-11-29T20:01:20.000Z (run.gpumon: \\\"full\\\")\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(handler_(get("/metrics")).body->find("gpumon_recording_ok"), std::string::npos)
+      << "no recording, no family";
+}
+
 TEST(ServePaths, EveryRouteIsOnTheAllowList) {
   const auto paths = serve_paths();
   EXPECT_EQ(paths.size(), 8U);

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "agent/socket_path.h"
+
 namespace gpumon::client {
 namespace {
 
@@ -36,11 +38,13 @@ std::string spawn_detached(const std::vector<std::string>& args, const std::stri
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // O_NOFOLLOW: a link planted where the log goes must not make us create or append to its target.
   const int err = ::open(log.empty() ? "/dev/null" : log.c_str(),
-                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+                         O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   const int out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   std::string why;
-  if (in < 0 || err < 0 || out < 0) why = std::string("cannot open ") + std::strerror(errno);
+  if (err < 0) why = "cannot open the log " + log + ": " + std::strerror(errno);
+  if (in < 0 || out < 0) why = std::string("cannot open /dev/null: ") + std::strerror(errno);
   pid_t child = why.empty() ? ::fork() : -1;
   if (why.empty() && child < 0) why = std::string("fork: ") + std::strerror(errno);
   if (child == 0) {  // only async-signal-safe calls from here on
@@ -100,12 +104,13 @@ std::optional<std::string> find_gpumon_binary(const std::string& fallback) {
 
 std::string start_agent_once(const std::string& binary, const std::string& path,
                              const std::string& record) {
+  if (std::string why = agent::check_socket_folder(path, true); !why.empty()) return why;
   const auto slash = path.rfind('/');
   const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
-  if (!folder.empty() && ::mkdir(folder.c_str(), 0700) != 0 && errno != EEXIST)
-    return "cannot create " + folder + ": " + std::strerror(errno);
-  const std::string lock_path = (folder.empty() ? std::string() : folder) + "/.agent-start.lock";
-  const int lock = ::open(lock_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  const std::string lock_path = folder + "/.agent-start.lock";
+  // O_NOFOLLOW: never create or touch the target of a link planted as the lock.
+  const int lock =
+      ::open(lock_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (lock < 0) return "cannot open " + lock_path + ": " + std::strerror(errno);
   while (::flock(lock, LOCK_EX) != 0 && errno == EINTR) {
   }

@@ -20,8 +20,10 @@ bool is_listening(const std::string& path);
 std::optional<std::string> find_gpumon_binary(const std::string& fallback = "");
 
 /// Starts `binary agent --socket path --exit-when-idle $GPUMON_AGENT_IDLE_EXIT_S [-o record]`
-/// unless an agent already listens, and waits up to 5 s for it to listen. Its stderr goes to
-/// $GPUMON_AGENT_LOG (default nowhere). Empty, or why it failed.
+/// unless an agent already listens, and waits up to 5 s for it to listen. The socket's folder
+/// must pass agent::check_socket_folder() (it is created 0700 when missing); the lock and the
+/// log are never opened through a symbolic link. Its stderr goes to $GPUMON_AGENT_LOG (default
+/// nowhere). Empty, or why it failed.
 std::string start_agent_once(const std::string& binary, const std::string& path,
                              const std::string& record);
 

@@ -32,7 +32,15 @@ AgentAttach attach_agent(const AttachOptions& options) {
   out.socket_path = !options.socket_path.empty() ? options.socket_path
                     : given                      ? *from_env
                                                  : agent::default_socket_path();
-  if (given || is_listening(out.socket_path)) return out;
+  if (given) return out;
+  // Before connecting or starting anything: a default folder another user can write to may hold
+  // a fake agent or a planted lock link, and the agent would refuse it after a 5 s wait.
+  if (std::string why = agent::check_socket_folder(out.socket_path, false); !why.empty()) {
+    out.warning_kind = "unsafe-folder";
+    out.warning = why + "; gpumon does nothing";
+    return out;
+  }
+  if (is_listening(out.socket_path)) return out;
   const auto binary =
       options.start_agent ? find_gpumon_binary(options.fallback_binary) : std::nullopt;
   if (!binary) {

@@ -28,7 +28,8 @@ struct AttachOptions {
 struct AgentAttach {
   std::string socket_path;
   /// Empty when the client should connect (the agent listens, or will be retried: a socket
-  /// named by the caller or the environment is never second-guessed); else "no-agent" or
+  /// named by the caller or the environment is never second-guessed); else "no-agent",
+  /// "unsafe-folder" (the default socket's folder fails agent::check_socket_folder()) or
   /// "agent-start", with `warning` saying why and what to do. The client then does nothing.
   std::string warning_kind;
   std::string warning;

@@ -5,9 +5,11 @@
 #include "gpumon/monitor.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 
 #include "agent/agent_server.h"
 #include "agent/testing/agent_test_support.h"
+#include "client/agent_launcher.h"
 #include "client/hand_over_schedule.h"
 
 namespace gpumon {
@@ -374,6 +377,69 @@ TEST(Monitor, NoAgentAndNoBinaryIsOneWarningAndANoOp) {
   mon.oom(1);
   mon.close();
   EXPECT_EQ(w.lines.size(), 1u);
+}
+
+// Another local user who can write to the default folder could plant the start lock as a link
+// to a file of ours, or a fake agent: the client refuses the folder at once, starts nothing,
+// touches nothing in it and says why in one warning.
+TEST(Monitor, AForeignOrWorldWritableSocketFolderIsRefusedAtOnce) {
+  TempDir dir;
+  const std::string folder = dir.file("gpumon");
+  const std::string victim = dir.file("victim");
+  const std::string ran = dir.file("agent-ran");
+  const std::string binary = dir.file("fake-gpumon");
+  {
+    std::FILE* f = std::fopen(binary.c_str(), "w");
+    std::fprintf(f, "#!/bin/sh\ntouch %s\n", ran.c_str());
+    std::fclose(f);
+    ::chmod(binary.c_str(), 0700);
+  }
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(folder.c_str(), 0777), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), (folder + "/.agent-start.lock").c_str()), 0);
+  ::setenv("XDG_RUNTIME_DIR", dir.path().c_str(), 1);
+  ::setenv("GPUMON_BINARY", binary.c_str(), 1);
+  ::unsetenv("GPUMON_AGENT_SOCKET");
+  const auto start = [] {
+    Warnings w;
+    MonitorOptions o;
+    o.on_warning = w.sink();
+    Monitor mon = Monitor::start(o);
+    EXPECT_FALSE(mon.active());
+    return w.lines;
+  };
+  auto lines = start();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find(folder + " is yours but writable by other users (mode 0777)"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("XDG_RUNTIME_DIR"), std::string::npos) << lines[0];
+  if (::geteuid() == 0) {  // as root the folder can be handed to another user
+    ASSERT_EQ(::chown(folder.c_str(), 65534, 65534), 0);
+    lines = start();
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find(folder + " belongs to uid 65534 (mode 0777), not to you"),
+              std::string::npos)
+        << lines[0];
+  }
+  ::unsetenv("GPUMON_BINARY");
+  ::unsetenv("XDG_RUNTIME_DIR");
+  struct stat st {};
+  EXPECT_NE(::stat(victim.c_str(), &st), 0) << "the planted link's target was created";
+  EXPECT_NE(::stat(ran.c_str(), &st), 0) << "an agent was started";
+}
+
+// Even in a folder of ours, the lock is never opened through a link.
+TEST(AgentLauncher, NeverOpensTheLockThroughALink) {
+  TempDir dir;
+  const std::string folder = dir.file("gpumon");
+  const std::string victim = dir.file("victim");
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(victim.c_str(), (folder + "/.agent-start.lock").c_str()), 0);
+  const std::string why = client::start_agent_once("/bin/true", folder + "/agent.sock", "");
+  EXPECT_NE(why.find("cannot open " + folder + "/.agent-start.lock"), std::string::npos) << why;
+  struct stat st {};
+  EXPECT_NE(::stat(victim.c_str(), &st), 0);
 }
 
 TEST(Monitor, SocketFromTheEnvironment) {

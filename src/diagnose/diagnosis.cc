@@ -9,6 +9,50 @@
 #include "diagnose/stats.h"
 
 namespace gpumon::diagnose {
+namespace {
+
+// Findings about the data rather than the run: they cost no points (the run may be fine) but
+// say what the score does not cover.
+void check_coverage(const RunData& run, Diagnosis& d) {
+  if (run.kind == RunData::Kind::kLive) return;  // the window fills as the run goes on
+  const bool cut_short = run.kind == RunData::Kind::kRecordingCutShort;
+  std::size_t samples = 0;
+  for (const auto& g : run.gpus) samples += g.points.size();
+  if (samples == 0 && run.steps.empty()) {
+    d.scored = false;
+    Finding f;
+    f.id = "no_data";
+    f.severity = Severity::kWarning;
+    f.confidence = 1;
+    f.title = "No data to diagnose";
+    f.summary = cut_short
+                    ? "the recording holds no GPU sample and no training step, and has no end "
+                      "time: gpumon was stopped (killed?) before it wrote any; no score"
+                    : "the recording holds no GPU sample and no training step; no score";
+    f.advice =
+        "record for longer than one sampling interval, and check that gpumon saw the GPUs "
+        "(gpumon) or that the training reached the agent (import gpumon)";
+    d.findings.insert(d.findings.begin(), std::move(f));
+    return;
+  }
+  if (!cut_short) return;
+  Finding f;
+  f.id = "recording_cut_short";
+  f.severity = Severity::kWarning;
+  f.confidence = 1;
+  f.title = "Recording cut short";
+  f.summary =
+      "the recording has no end time: gpumon stopped without closing it (killed, crashed or "
+      "lost power), so the findings and the score cover only the data up to " +
+      (run.end_ms ? record::format_iso_ms(*run.end_ms) : std::string("its last sample"));
+  f.start_ms = run.end_ms;
+  f.advice =
+      "stop gpumon with Ctrl-C or SIGTERM (not SIGKILL) so it closes the recording; what "
+      "happened after the last sample is not known";
+  d.findings.insert(d.findings.begin(), std::move(f));
+}
+
+}  // namespace
 
 Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   Diagnosis d;
@@ -64,6 +108,7 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
                                 fmt(f.confidence, 2) + ": " + f.summary});
   }
   d.health_score = std::clamp(100 - total, 0, 100);
+  check_coverage(run, d);
   return d;
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // diagnose(): runs every rule over RunData; the findings, sorted by severity then deduction,
 // and a health score of 100 minus the deductions (clamped to 0-100), each deduction with its
-// reason. to_json() is the `gpumon doctor --json` object (docs/DIAGNOSES.md); render_text() the
-// terminal form.
+// reason. What a recording's data cannot cover is a finding too (`no_data`,
+// `recording_cut_short`, listed first: it qualifies every other), so a score is never read as a
+// clean bill for a run that was not seen. to_json() is the `gpumon doctor --json` object
+// (docs/DIAGNOSES.md); render_text() the terminal form.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -25,6 +27,9 @@ struct Deduction {
 
 struct Diagnosis {
   std::vector<Finding> findings;
+  /// False when a recording holds no GPU sample and no training step: nothing was checked, so
+  /// health_score means nothing (shown as n/a, null in JSON) and a `no_data` finding says so.
+  bool scored = true;
   int health_score = 100;
   std::vector<Deduction> deductions;
 };

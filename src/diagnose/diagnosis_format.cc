@@ -26,7 +26,8 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
                       {"recording", recording},
                       {"simulated", simulated_scenario.empty() ? nlohmann::json()
                                                                : nlohmann::json(simulated_scenario)},
-                      {"health_score", d.health_score}};
+                      {"health_score", d.scored ? nlohmann::json(d.health_score)
+                                                : nlohmann::json()}};
   j["deductions"] = nlohmann::json::array();
   for (const auto& x : d.deductions)
     j["deductions"].push_back({{"finding", x.finding}, {"points", x.points}, {"reason", x.reason}});
@@ -64,7 +65,10 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
   if (!simulated_scenario.empty())
     o << "SIMULATED GPUs (scenario " << simulated_scenario << "): not a real run\n";
   o << "gpumon doctor: " << recording << "\n";
-  o << "health score: " << d.health_score << "/100";
+  if (d.scored)
+    o << "health score: " << d.health_score << "/100";
+  else
+    o << "health score: n/a (no data)";
   if (!d.deductions.empty()) {
     o << " (";
     for (std::size_t i = 0; i < d.deductions.size(); ++i)

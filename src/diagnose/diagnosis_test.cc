@@ -85,6 +85,35 @@ TEST(Diagnosis, TextNamesFindingsAndScore) {
   EXPECT_NE(render_text(run_diagnose(empty), "x").find("no findings"), std::string::npos);
 }
 
+// A recording with nothing in it, or one gpumon never closed, must not read as a clean bill.
+TEST(Diagnosis, ARecordingWithoutDataHasNoScoreAndOneCutShortSaysSo) {
+  RunData empty;
+  empty.kind = RunData::Kind::kRecording;
+  auto d = run_diagnose(empty);
+  EXPECT_FALSE(d.scored);
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_EQ(d.findings[0].id, "no_data");
+  EXPECT_EQ(d.findings[0].deduction, 0);
+  EXPECT_TRUE(to_json(d, "x")["health_score"].is_null());
+  EXPECT_NE(render_text(d, "x").find("health score: n/a (no data)"), std::string::npos);
+
+  RunData cut;
+  add_gpu(cut, 0, 100);
+  cut.kind = RunData::Kind::kRecordingCutShort;
+  d = run_diagnose(cut);
+  EXPECT_TRUE(d.scored);
+  ASSERT_FALSE(d.findings.empty());
+  EXPECT_EQ(d.findings[0].id, "recording_cut_short");
+  EXPECT_EQ(d.findings[0].deduction, 0);
+  EXPECT_EQ(d.health_score, 100);
+  EXPECT_NE(d.findings[0].summary.find("cover only the data up to 20"), std::string::npos)
+      << d.findings[0].summary;
+
+  RunData live;  // the live window starts empty: nothing to say about it
+  EXPECT_TRUE(run_diagnose(live).scored);
+  EXPECT_TRUE(run_diagnose(live).findings.empty());
+}
+
 TEST(Diagnosis, EvidenceInWordsWithUnits) {
   EXPECT_EQ(evidence_words("gpu5_throttle_share", 0.29), "GPU 5 throttled 29 % of its busy time");
   EXPECT_EQ(evidence_words("throttle_share", 0.29),

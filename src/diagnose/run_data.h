@@ -65,6 +65,11 @@ struct RankInfo {
 struct RunData {
   std::string source;                            ///< the recording's path, or "live"
   std::string simulated_scenario;  ///< the fake NVML's scenario it was made on; empty: real GPUs
+  /// What the data is: the live window (still growing), a closed recording, or a recording
+  /// without an end time (gpumon stopped without closing it: killed, crashed, lost power), whose
+  /// data may stop before the run did. diagnose() says what a recording's data cannot cover.
+  enum class Kind : std::uint8_t { kLive, kRecording, kRecordingCutShort };
+  Kind kind = Kind::kLive;
   std::optional<std::int64_t> start_ms, end_ms;  ///< the run's span (samples, steps, events)
   std::vector<GpuSeries> gpus;                   ///< by NVML index
   std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered

@@ -156,6 +156,8 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   RunData run;
   run.source = path;
   run.simulated_scenario = reader->meta("simulated_scenario").value_or("");
+  run.kind =
+      reader->meta("end_time") ? RunData::Kind::kRecording : RunData::Kind::kRecordingCutShort;
   std::map<unsigned, std::size_t> slot;
   auto series = [&](unsigned gpu) -> GpuSeries& {
     auto [it, added] = slot.try_emplace(gpu, run.gpus.size());

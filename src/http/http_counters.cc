@@ -14,6 +14,7 @@ const char* reject_reason_name(RejectReason reason) {
     case RejectReason::kBusy: return "busy";
     case RejectReason::kUnauthorized: return "unauthorized";
     case RejectReason::kClientCert: return "client_cert";
+    case RejectReason::kPerAddress: return "per_address";
   }
   return "unknown";
 }

@@ -23,6 +23,7 @@ enum class RejectReason {
   kBusy,          // 503: max_in_flight handlers already running
   kUnauthorized,  // 401: basic auth missing or wrong
   kClientCert,    // 403: TLS client certificate missing or not verified
+  kPerAddress,    // connection closed at once: its address holds max_connections_per_ip
 };
 
 /// The label value of a reason, e.g. "method", "not_found".

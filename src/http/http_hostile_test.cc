@@ -64,6 +64,7 @@ TEST(HttpHostile, SlowlorisDoesNotStarveMetrics) {
   std::string reply = "not read";
   EXPECT_TRUE(testing::closed_by_server(t.port(), kGet, &reply));
   EXPECT_EQ(reply, "");
+  EXPECT_EQ(t.server().counters()->rejections()["per_address"], 1u) << "counted, not silent";
   done = true;
   trickle.join();
   for (int fd : slow) close(fd);

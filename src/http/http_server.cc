@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "http/http_server.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cstdarg>
 #include <cstdio>
 #include <iostream>
@@ -22,10 +25,50 @@ void mhd_log(void* cls, const char* format, va_list args) {
   impl->start_log += line;
 }
 
-// Every connection's socket context is the server, so the certificate callback finds it.
-void on_connection(void* cls, MHD_Connection*, void** socket_context,
-                   MHD_ConnectionNotificationCode) {
+std::string address_key(const sockaddr* addr) {
+  if (addr == nullptr) return {};
+  if (addr->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    return std::string(reinterpret_cast<const char*>(&in->sin_addr), sizeof in->sin_addr);
+  }
+  if (addr->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    return std::string(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof in6->sin6_addr);
+  }
+  return {};
+}
+
+// Refuses (and counts) a connection from an address that holds max_connections_per_ip. The
+// count moves in on_connection, so worker threads accepting at the same instant may each let
+// one more in: at most `threads` - 1 over the limit, never a slot that is not given back.
+MHD_Result on_accept(void* cls, const sockaddr* addr, socklen_t) {
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  {
+    std::lock_guard lock(impl->addresses_mutex);
+    const auto it = impl->open_per_address.find(address_key(addr));
+    if (it == impl->open_per_address.end() || it->second < impl->options.max_connections_per_ip)
+      return MHD_YES;
+  }
+  impl->options.counters->count_rejection(RejectReason::kPerAddress);
+  return MHD_NO;
+}
+
+// Keeps the per-address counts; and every connection's socket context is the server, so the
+// certificate callback finds it.
+void on_connection(void* cls, MHD_Connection* connection, void** socket_context,
+                   MHD_ConnectionNotificationCode code) {
   *socket_context = cls;
+  auto* impl = static_cast<HttpServer::Impl*>(cls);
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const std::string key = address_key(info ? info->client_addr : nullptr);
+  std::lock_guard lock(impl->addresses_mutex);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    ++impl->open_per_address[key];
+  } else if (const auto it = impl->open_per_address.find(key);
+             it != impl->open_per_address.end() && --it->second == 0) {
+    impl->open_per_address.erase(it);
+  }
 }
 
 // libmicrohttpd's certificate callback, once per TLS handshake: the current pair of the
@@ -94,7 +137,7 @@ std::string HttpServer::start() {
   std::vector<MHD_OptionItem> items = {
       item(MHD_OPTION_SOCK_ADDR, 0, &s.address.address),
       item(MHD_OPTION_CONNECTION_LIMIT, s.options.max_connections),
-      item(MHD_OPTION_PER_IP_CONNECTION_LIMIT, s.options.max_connections_per_ip),
+      item(MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection), &s),
       item(MHD_OPTION_CONNECTION_TIMEOUT,
            static_cast<intptr_t>(s.options.connection_timeout.count())),
       item(MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -112,8 +155,6 @@ std::string HttpServer::start() {
     }
     items.push_back(
         item(MHD_OPTION_HTTPS_CERT_CALLBACK, 0, reinterpret_cast<void*>(&certificate_for)));
-    items.push_back(
-        item(MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&on_connection), &s));
     items.push_back(item(MHD_OPTION_HTTPS_PRIORITIES, 0, s.tls_priorities.data()));
     if (s.tls->require_client_cert) {
       items.push_back(item(MHD_OPTION_HTTPS_MEM_TRUST, 0, s.tls->client_ca_pem.data()));
@@ -123,7 +164,7 @@ std::string HttpServer::start() {
 
   s.starting = true;
   s.start_log.clear();
-  s.daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Impl::on_request, &s,
+  s.daemon = MHD_start_daemon(flags, 0, &on_accept, &s, &Impl::on_request, &s,
                               MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &s, MHD_OPTION_ARRAY,
                               items.data(), MHD_OPTION_END);
   s.starting = false;

@@ -5,6 +5,7 @@
 #include <microhttpd.h>
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,12 @@ struct HttpServer::Impl {
   MHD_Daemon* daemon = nullptr;
   std::uint16_t port = 0;
   std::atomic<unsigned> in_flight{0};
+
+  // Open connections by client address (its bytes, no port): the server enforces
+  // max_connections_per_ip itself, because libmicrohttpd's own limit refuses without a trace
+  // and a refusal must be counted (RejectReason::kPerAddress).
+  std::mutex addresses_mutex;
+  std::map<std::string, unsigned> open_per_address;
 
   std::mutex start_log_mutex;
   std::string start_log;  // MHD's messages while starting

@@ -89,7 +89,8 @@ class NodePipeline {
   const std::string& agent_socket() const { return options_.agent_socket; }
   std::string simulated_scenario() const;
   bool recording() const;
-  /// What the recording holds so far; zeros without one.
+  /// What the recording holds so far; zeros without one. Thread-safe (serve's HTTP workers
+  /// read it for /health and /metrics).
   RecordingCounts recording_counts() const;
   /// "1234 ticks, 56 steps, 7 items dropped (why it stopped)" for a closing line; "" without.
   std::string recording_summary() const;

@@ -2,6 +2,8 @@
 // Writes recordings through RecordingWriter and reads them back: every metric exactly, missing
 // values, a lost GPU, counters, events, processes, metadata.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 
@@ -179,7 +181,37 @@ TEST(Recording, RefusesToOverwriteUnlessAskedAndReportsUnwritablePaths) {
   EXPECT_NE(RecordingWriter::create(options, {}, {}, error), nullptr) << error;
   options.path = dir.file("no/such/folder/run.gpumon");
   EXPECT_EQ(RecordingWriter::create(options, {}, {}, error), nullptr);
-  EXPECT_NE(error.find("cannot create the recording"), std::string::npos) << error;
+  EXPECT_NE(error.find(options.path + ": cannot create the recording: the folder " +
+                       dir.file("no/such/folder") + " does not exist"),
+            std::string::npos)
+      << error;
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes through any permission";
+  const std::string locked = dir.file("locked");
+  ASSERT_EQ(::mkdir(locked.c_str(), 0500), 0);
+  options.path = locked + "/run.gpumon";
+  EXPECT_EQ(RecordingWriter::create(options, {}, {}, error), nullptr);
+  EXPECT_NE(error.find("no permission for writing in the folder " + locked), std::string::npos)
+      << error;
+  ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+  EXPECT_EQ(RecordingReader::open(path, error), nullptr);
+  EXPECT_NE(error.find("no permission for reading " + path), std::string::npos) << error;
+}
+
+// A recording holds command lines, user and process names: its owner alone may read it, its
+// -wal and -shm files (written while it records) included, whatever the umask allows.
+TEST(Recording, IsReadableByItsOwnerOnly) {
+  TempDir dir;
+  const std::string path = dir.file("private.gpumon");
+  const mode_t umask_before = ::umask(022);
+  auto w = open_writer(path, 1);
+  ::umask(umask_before);
+  ASSERT_NE(w, nullptr);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((path + suffix).c_str(), &st), 0) << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600U) << path << suffix;
+  }
+  w->close();
 }
 
 TEST(Recording, DropsAndCountsWhatDoesNotFitTheQueue) {

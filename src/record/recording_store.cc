@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "record/recording_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "record/schema.h"
 
@@ -44,6 +48,17 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
     }
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
   }
+  // A recording holds command lines, user and process names: readable by its owner only. SQLite
+  // would create it 0644 (less the umask); created 0600 here, its -wal and -shm files take the
+  // same mode from it. O_EXCL | O_NOFOLLOW: never write through a file or link put in its place.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string cause = open_failure_cause(path, true);
+    error = path + ": cannot create the recording: " + (cause.empty() ? std::strerror(err) : cause);
+    return nullptr;
+  }
+  ::close(fd);
   Db db;
   if (db.open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, error) != SQLITE_OK) {
     error = path + ": cannot create the recording: " + error;

@@ -14,6 +14,12 @@
 
 namespace gpumon::record::detail {
 
+/// Why `path` cannot be opened (for writing too, with `write`), from the file system: its folder
+/// is missing, not searchable or not writable, it is on a read-only file system, or the file is
+/// not readable or writable. Empty when none of these explains it. SQLite says only "unable to
+/// open database file".
+std::string open_failure_cause(const std::string& path, bool write);
+
 class Stmt {
  public:
   Stmt() = default;
@@ -57,7 +63,8 @@ class Db {
   Db& operator=(const Db&) = delete;
   ~Db() { sqlite3_close(db_); }
 
-  /// SQLITE_OK or the error code; `error` gets SQLite's message.
+  /// SQLITE_OK or the error code; `error` gets SQLite's message and, where the file system
+  /// says, why (open_failure_cause()).
   int open(const std::string& path, int flags, std::string& error);
   sqlite3* get() const { return db_; }
   /// Runs one or more statements without results; SQLITE_OK or the error code.

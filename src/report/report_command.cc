@@ -91,7 +91,8 @@ std::string write_atomically(const std::string& path, const std::string& bytes) 
     }
     done += static_cast<std::size_t>(n);
   }
-  ::fchmod(fd, 0644);
+  // The page shows the host, the run's command and its process names, as the recording does:
+  // it stays readable by its owner only (mkstemp's 0600), whoever may read the folder.
   if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
     ::unlink(tmp.c_str());

@@ -52,6 +52,9 @@ TEST(ReportCommand, ARealH200RecordingBecomesOnePage) {
   EXPECT_NE(page.find("<svg class=\"spark\""), std::string::npos);
   EXPECT_NE(page.find("python3"), std::string::npos);  // the process seen
   EXPECT_LT(page.size(), 1u << 20);
+  struct stat st {};
+  ASSERT_EQ(::stat(html.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600U) << "the page names the host, command and processes";
 }
 
 TEST(ReportCommand, RefusesToOverwriteUnlessForced) {

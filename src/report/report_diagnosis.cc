@@ -33,6 +33,7 @@ ReportEvidence evidence(const std::string& key, const diagnose::EvidenceValue& v
 
 ReportDiagnosis report_diagnosis(const diagnose::Diagnosis& d) {
   ReportDiagnosis out;
+  out.scored = d.scored;
   out.health_score = d.health_score;
   for (const auto& x : d.deductions) out.deductions.push_back({x.finding, x.points, x.reason});
   for (const auto& f : d.findings) {

@@ -25,6 +25,7 @@ void append_ints(std::string& out, const std::vector<T>& list) {
 }  // namespace
 
 std::string health_text(const ReportDiagnosis& d) {
+  if (!d.scored) return "n/a (no data)";
   std::string s = std::to_string(d.health_score) + " / 100";
   if (d.deductions.empty()) return s + " (no deductions)";
   s += " (";

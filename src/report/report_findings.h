@@ -46,6 +46,7 @@ struct ReportDiagnosis {
   int health_score = 100;
   std::vector<ReportDeduction> deductions;
   std::vector<ReportFinding> findings;  ///< most severe first
+  bool scored = true;  ///< diagnose::Diagnosis::scored: false, no data and no score
 };
 
 /// The summary's health score cell: "87 / 100 (-8 data_loader_stall, -5 thermal_throttle)".

@@ -374,7 +374,7 @@ RunTotals run_totals(const RunReport& run) {
     if (run.steps.cpu_step_s > 0) t.data_wait_share = run.steps.data_wait_s / run.steps.cpu_step_s;
     if (t.energy_j && run.steps.steps > 0) t.energy_per_step_j = *t.energy_j / *t.steps;
   }
-  if (run.diagnosis) t.health_score = run.diagnosis->health_score;
+  if (run.diagnosis && run.diagnosis->scored) t.health_score = run.diagnosis->health_score;
   if (reasons > 0) t.throttle_share = static_cast<double>(throttled) / static_cast<double>(reasons);
   return t;
 }
