@@ -3,7 +3,8 @@
 (src/util/stop_signals.h): SIGHUP (a dropped terminal or SSH session) stops `serve` and
 `agent` as SIGTERM does; `record -- CMD` passes it on to CMD and records until CMD exits; a
 file-size limit (`ulimit -f`) stops the recording with a message instead of killing gpumon.
-Each ends with the recording closed (end_time) and no socket left behind.
+Each ends with the recording closed (end_time) and no socket left behind. And kill -9, which
+nothing catches: the main file, copied without its -wal, still holds the recording.
 Standard library only.
 
 usage: stop_signals_test.py --gpumon GPUMON --fake-nvml LIBRARY [--no-serve]
@@ -13,6 +14,7 @@ import argparse
 import glob
 import os
 import resource
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -145,6 +147,41 @@ def test_record_file_size_limit(gpumon, env, d):
     check(chunk_ticks(rec) > 0, "the file does not hold what was written before the limit")
 
 
+def main_file_alone(gpumon, env, rec, copy):
+    """Copies the main file of `rec` without its -wal and exports it: (ticks, stderr), or
+    (None, stderr) when it cannot be read."""
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(copy + suffix):
+            os.remove(copy + suffix)
+    shutil.copyfile(rec, copy)
+    p = subprocess.run([gpumon, "export", copy, "--format", "csv", "--gpu", "0"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        return None, p.stderr
+    return len(p.stdout.splitlines()) - 1, p.stderr
+
+
+def test_killed_recording_main_file(gpumon, env, d):
+    """A recording killed with -9 lives mostly in its main file: the writer checkpoints the WAL,
+    so the main file copied alone opens, says what is missing, and holds the data up to the
+    last checkpoint."""
+    rec = os.path.join(d, "killed.gpumon")
+    copy = os.path.join(d, "main-only.gpumon")
+    r = Run(gpumon, env, d, "killed", ["record", "-o", rec, "--interval", "50"])
+    check(wait_for(lambda: chunk_ticks(rec) > 0), "killed: nothing recorded")
+    ticks, err = main_file_alone(gpumon, env, rec, copy)
+    check(ticks is not None, "the main file alone is not a recording: " + err)
+    check(wait_for(lambda: (main_file_alone(gpumon, env, rec, copy)[0] or 0) >= 40),
+          "the main file alone never held 40 ticks: the WAL is not checkpointed")
+    r.proc.kill()
+    r.wait()
+    ticks, err = main_file_alone(gpumon, env, rec, copy)
+    check(ticks is not None and ticks >= 40, "the main file of the killed run: %s %s" % (ticks, err))
+    check("the recording was not closed and its -wal file is missing" in err,
+          "export does not say the -wal file is missing: " + err)
+    check(ticks is None or chunk_ticks(rec) >= ticks, "main file and WAL together hold less")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gpumon", required=True)
@@ -162,6 +199,7 @@ def main():
                                               "--agent-socket", sock])
         test_record_passes_hup_on(a.gpumon, env, d)
         test_record_file_size_limit(a.gpumon, env, d)
+        test_killed_recording_main_file(a.gpumon, env, d)
         check(not stale_sockets(d), "sockets left behind: %s" % stale_sockets(d))
     if FAILURES:
         return 1
