@@ -37,7 +37,8 @@ class RecordingBatcher;
 struct RecordingOptions {
   std::string path;
   bool overwrite = false;  ///< replace an existing file (else creating fails)
-  std::chrono::milliseconds flush_interval{1000};
+  /// Commits keep to this schedule, so a kill -9 loses at most one interval and a commit.
+  std::chrono::milliseconds flush_interval{500};
   /// The main file is brought up to date from the WAL this often (RecordingStore::checkpoint()).
   std::chrono::milliseconds checkpoint_interval{5000};
   std::size_t queue_capacity = 4096;  ///< ticks + events + process lists waiting to be written
