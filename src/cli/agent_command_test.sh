@@ -54,7 +54,7 @@ wait %2 %3 %4 2>/dev/null || wait
 grep -q "already listens" "$d/err2" || fail "no 'already listens' message"
 "$py" "$d/client.py" "$sock" 0 0 ok || fail "the agent stopped after a bad client"
 # The agent stops without reading what its clients may still have in flight: first its
-# recording (a commit a second) holds every step and the last client's bye (that client came
+# recording (a commit every half second) holds every step and the last client's bye (that client came
 # after the second agent's probe, so the probe was accepted too).
 recorded() {
   [ "$("$g" export "$d/a.gpumon" --steps --format csv 2>/dev/null | wc -l)" = 121 ] &&

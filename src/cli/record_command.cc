@@ -89,8 +89,9 @@ constexpr const char* kUsage =
     "                     [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
-    "  Ctrl-C. Read it back with `gpumon export FILE --format csv|jsonl`. --force overwrites\n"
-    "  an existing FILE.\n"
+    "  Ctrl-C, SIGTERM or SIGHUP. SIGTERM and SIGHUP are passed on to COMMAND, and the\n"
+    "  recording goes on until it exits. Read it back with\n"
+    "  `gpumon export FILE --format csv|jsonl`. --force overwrites an existing FILE.\n"
     "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n"
     "  The last 10 minutes are diagnosed every 5 s: findings are logged here as they appear and\n"
     "  clear, and pushed to the training processes (docs/DIAGNOSES.md, \"Live\");\n"
@@ -100,8 +101,15 @@ pid_t spawn(const std::vector<std::string>& command, std::string& error) {
   std::vector<char*> argv;
   for (const auto& s : command) argv.push_back(const_cast<char*>(s.c_str()));
   argv.push_back(nullptr);
+  // The command gets the signal dispositions we were started with, not the ones we ignore.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  const sigset_t defaults = util::ScopedStopSignals::child_sigdefault();
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  const int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     error = "cannot run '" + command[0] + "': " + std::strerror(rc);
     return -1;
@@ -201,9 +209,13 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
         result = exit_status_of(status);
         break;
       }
-      if (util::ScopedStopSignals::last_signal() == SIGTERM) {  // pass a TERM on, once
+      // A TERM or a HUP (the terminal went away) is passed on, as a terminal would, and the
+      // recording goes on until the command exits: a command that survives it stays recorded.
+      if (const int sig = util::ScopedStopSignals::last_signal(); sig == SIGTERM || sig == SIGHUP) {
         util::ScopedStopSignals::clear();
-        kill(child, SIGTERM);
+        kill(child, sig);
+        console.err << "gpumon record: " << (sig == SIGHUP ? "SIGHUP" : "SIGTERM")
+                    << " passed on to the command; recording until it exits" << std::endl;
       }
     }
     pipeline->poll();

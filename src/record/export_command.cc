@@ -139,6 +139,8 @@ int run_export_command(const std::vector<std::string>& args, std::ostream& out, 
   if (reader) {  // beside the data, never in it: stdout stays the CSV or JSON lines
     if (const auto sim = reader->meta("simulated_scenario"); sim && !sim->empty())
       err << "gpumon export: " << a.path << ": SIMULATED GPUs (scenario " << *sim << ")\n";
+    if (!reader->warning().empty())
+      err << "gpumon export: " << a.path << ": " << reader->warning() << '\n';
   }
   if (!reader) {
     err << "gpumon export: " << error << '\n';

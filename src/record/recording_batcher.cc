@@ -19,7 +19,8 @@ std::optional<std::int64_t> memory_of(const GpuProcess& p) {
 // SQLite reports ENOSPC as SQLITE_FULL, but a write refused for the file-size limit
 // (`ulimit -f`, EFBIG) or a failed fsync on a full disk as a plain I/O error without errno:
 // look at the limit and the free space to tell them from a failing disk.
-bool out_of_space(const std::string& path) {
+enum class OutOfSpace { kNo, kFileSizeLimit, kDiskFull };
+OutOfSpace out_of_space(const std::string& path) {
   constexpr std::uint64_t kSlack = 64 * 1024;  // a WAL frame or two
   rlimit limit{};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
@@ -27,14 +28,15 @@ bool out_of_space(const std::string& path) {
       struct stat st {};
       if (::stat((path + suffix).c_str(), &st) == 0 &&
           static_cast<std::uint64_t>(st.st_size) + kSlack >= limit.rlim_cur)
-        return true;
+        return OutOfSpace::kFileSizeLimit;
     }
   }
   struct statvfs fs {};
   const std::string dir =
       path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
-  return ::statvfs(dir.c_str(), &fs) == 0 &&
-         static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kSlack;
+  const bool full = ::statvfs(dir.c_str(), &fs) == 0 &&
+                    static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kSlack;
+  return full ? OutOfSpace::kDiskFull : OutOfSpace::kNo;
 }
 
 }  // namespace
@@ -134,13 +136,18 @@ std::string RecordingBatcher::failure(int rc, std::string_view what) {
   const std::string sqlite_message = store_->message();
   const int err = store_->system_errno();
   store_->rollback();
+  const OutOfSpace space = out_of_space(path_);
+  const bool io = (rc & 0xFF) == SQLITE_IOERR;
+  const bool limit = io && (err == EFBIG || space == OutOfSpace::kFileSizeLimit);
   const bool full = (rc & 0xFF) == SQLITE_FULL ||
-                    ((rc & 0xFF) == SQLITE_IOERR &&
-                     (err == ENOSPC || err == EFBIG || err == EDQUOT || out_of_space(path_)));
+                    (io && (err == ENOSPC || err == EDQUOT || space == OutOfSpace::kDiskFull));
   const std::string when =
       last_committed_ms_ != 0 ? format_iso_ms(last_committed_ms_) : std::string("its start");
-  return std::string(full ? "disk full: " : "write error: ") + std::string(what) + " at " + when +
-         " (" + path_ + ": " + sqlite_message + ")";
+  const char* kind = limit  ? "file size limit (ulimit -f) reached: "
+                     : full ? "disk full: "
+                            : "write error: ";
+  return std::string(kind) + std::string(what) + " at " + when + " (" + path_ + ": " +
+         sqlite_message + ")";
 }
 
 std::string RecordingBatcher::finish() {

@@ -32,6 +32,9 @@ class RecordingBatcher {
                     const std::vector<training::RankEvent>& rank_events = {});
   /// The end time (now) and the switch to a single-file database.
   std::string finish();
+  /// Moves what is committed from the WAL into the main file (RecordingStore::checkpoint()).
+  /// A failure loses nothing (the WAL keeps it) and is left to the next commit to report.
+  void checkpoint() { (void)store_->checkpoint(); }
   std::uint64_t ticks_committed() const { return ticks_committed_; }
   std::uint64_t steps_committed() const { return steps_committed_; }
 

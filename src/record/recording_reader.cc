@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "record/schema.h"
@@ -49,6 +50,35 @@ std::string check_length(detail::Db& db, const std::string& path) {
          std::to_string(expected) + " bytes)";
 }
 
+// Read before SQLite opens the file (opening creates an empty -wal beside it). A file in WAL
+// mode (header bytes 18 and 19 are 2) was not closed: the writer switches a finished recording
+// back to a rollback journal. Its -wal file holds the commits since the last checkpoint; SQLite
+// stops reading a WAL at its first bad frame and ignores one with a bad header.
+std::string wal_warning(const std::string& path) {
+  unsigned char header[20] = {};
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    const std::size_t n = std::fread(header, 1, sizeof header, f);
+    std::fclose(f);
+    if (n != sizeof header || header[18] != 2 || header[19] != 2) return {};
+  } else {
+    return {};
+  }
+  const std::string lost =
+      ": it holds what was checkpointed into the main file (all but the last seconds)";
+  struct stat wal {};
+  if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0)
+    return "the recording was not closed and its -wal file is missing" + lost;
+  unsigned char wal_header[4] = {};
+  FILE* f = std::fopen((path + "-wal").c_str(), "rb");
+  const std::size_t n = f != nullptr ? std::fread(wal_header, 1, sizeof wal_header, f) : 0;
+  if (f != nullptr) std::fclose(f);
+  // The WAL's magic number, big-endian: 0x377f0682 or 0x377f0683.
+  if (n != sizeof wal_header || wal_header[0] != 0x37 || wal_header[1] != 0x7f ||
+      wal_header[2] != 0x06 || (wal_header[3] & 0xFE) != 0x82)
+    return "the recording was not closed and its -wal file is damaged" + lost;
+  return {};
+}
+
 }  // namespace
 
 std::unique_ptr<RecordingReader> RecordingReader::open(const std::string& path,
@@ -56,6 +86,7 @@ std::unique_ptr<RecordingReader> RecordingReader::open(const std::string& path,
   if (error = check_file(path); !error.empty()) return nullptr;
   std::unique_ptr<RecordingReader> r(new RecordingReader());
   r->path_ = path;
+  r->warning_ = wal_warning(path);
   if (r->db_.open(path, SQLITE_OPEN_READONLY, error) != SQLITE_OK) {
     error = path + ": cannot open: " + error;
     return nullptr;

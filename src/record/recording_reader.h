@@ -46,6 +46,10 @@ class RecordingReader {
   static std::unique_ptr<RecordingReader> open(const std::string& path, std::string& error);
 
   const std::string& path() const { return path_; }
+  /// Why the recording may hold less than was committed, or empty: a recording that was not
+  /// closed (still in WAL mode) whose -wal file is missing or damaged holds what the writer had
+  /// checkpointed into the main file, all but its last seconds (docs/recording.md).
+  const std::string& warning() const { return warning_; }
   /// Value of a `meta` key ("hostname", "start_time", ...); nullopt when absent.
   std::optional<std::string> meta(const std::string& key) const;
   const std::map<std::string, std::string>& meta_table() const { return meta_; }
@@ -74,6 +78,7 @@ class RecordingReader {
   bool has_table(const char* name) const;
 
   std::string path_;
+  std::string warning_;
   mutable detail::Db db_;
   std::map<std::string, std::string> meta_;
   std::vector<RecordedDevice> devices_;

@@ -107,6 +107,7 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
     error = path + ": cannot create the recording: " + s.message();
     return nullptr;
   }
+  (void)s.checkpoint();  // the main file alone is a gpumon recording from the start
   return store;
 }
 
@@ -185,6 +186,10 @@ int RecordingStore::put_rank_event(const training::RankEvent& e) {
 int RecordingStore::set_meta(std::string_view key, std::string_view value) {
   set_meta_.bind(1, key).bind(2, value);
   return step_done(set_meta_);
+}
+
+int RecordingStore::checkpoint() {
+  return sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
 }
 
 int RecordingStore::finish(std::int64_t end_ms) {

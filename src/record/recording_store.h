@@ -37,6 +37,9 @@ class RecordingStore {
   int put_step(const training::Step& s);
   int put_rank_event(const training::RankEvent& e);
   int set_meta(std::string_view key, std::string_view value);
+  /// Copies what the WAL holds into the main file as far as no reader stops it (a PASSIVE
+  /// checkpoint), so a copy of the main file alone holds the recording up to now.
+  int checkpoint();
   /// The end time, and a switch back to a single-file (rollback journal) database so a finished
   /// recording is one self-contained file.
   int finish(std::int64_t end_ms);

@@ -87,9 +87,15 @@ void RecordingWriter::on_rank_event(const training::RankEvent& event) {
 }
 
 void RecordingWriter::run() {
+  using Clock = std::chrono::steady_clock;
+  // The schedule is fixed: the time a commit takes does not push the next one later.
+  auto next_commit = Clock::now() + options_.flush_interval;
+  auto next_checkpoint = Clock::now() + options_.checkpoint_interval;
   std::unique_lock lock(mu_);
   for (;;) {
-    wake_.wait_for(lock, options_.flush_interval, [this] { return closing_; });
+    wake_.wait_until(lock, next_commit, [this] { return closing_; });
+    next_commit += options_.flush_interval;
+    if (const auto now = Clock::now(); next_commit < now) next_commit = now;  // behind: at once
     std::deque<Item> batch;
     batch.swap(queue_);
     const bool closing = closing_;
@@ -100,6 +106,13 @@ void RecordingWriter::run() {
       error = write_batch(batch, closing);
     } else {
       dropped_.fetch_add(batch.size(), std::memory_order_relaxed);
+    }
+
+    // The main file alone then holds all but the last seconds: copied without its -wal file (or
+    // with the WAL lost), a killed recording still opens.
+    if (!closing && !stopped_.load() && Clock::now() >= next_checkpoint) {
+      batcher_->checkpoint();
+      next_checkpoint = Clock::now() + options_.checkpoint_interval;
     }
 
     lock.lock();

@@ -2,7 +2,8 @@
 // RecordingWriter: a SampleSink that records ticks, events and process lists into a recording
 // file (docs/recording.md). The sampler thread only copies into a bounded queue (full queue:
 // the item is dropped and counted); a writer thread commits one SQLite transaction per flush
-// interval, so a kill -9 loses at most the last interval.
+// interval, so a kill -9 loses at most the last interval, and checkpoints the WAL into the main
+// file every few seconds.
 //
 // When a write fails (disk full, I/O error) the recording stops: what was committed stays
 // readable, status() says why ("disk full: recording stopped at ..."), later items are dropped
@@ -36,7 +37,10 @@ class RecordingBatcher;
 struct RecordingOptions {
   std::string path;
   bool overwrite = false;  ///< replace an existing file (else creating fails)
-  std::chrono::milliseconds flush_interval{1000};
+  /// Commits keep to this schedule, so a kill -9 loses at most one interval and a commit.
+  std::chrono::milliseconds flush_interval{500};
+  /// The main file is brought up to date from the WAL this often (RecordingStore::checkpoint()).
+  std::chrono::milliseconds checkpoint_interval{5000};
   std::size_t queue_capacity = 4096;  ///< ticks + events + process lists waiting to be written
   std::size_t chunk_max_ticks = 600;  ///< a GPU's chunk closes after this many ticks...
   std::chrono::seconds chunk_max_span{60};  ///< ...or this much wall time

@@ -59,13 +59,17 @@ ScopedStopSignals::ScopedStopSignals(Second second) {
   }
   install(SIGINT, on_stop_signal, &old_int_);
   install(SIGTERM, on_stop_signal, &old_term_);
+  install(SIGHUP, on_stop_signal, &old_hup_);
   install(SIGPIPE, SIG_IGN, &old_pipe_);
+  install(SIGXFSZ, SIG_IGN, &old_xfsz_);
 }
 
 ScopedStopSignals::~ScopedStopSignals() {
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
+  sigaction(SIGHUP, &old_hup_, nullptr);
   sigaction(SIGPIPE, &old_pipe_, nullptr);
+  sigaction(SIGXFSZ, &old_xfsz_, nullptr);
   const int write_end = g_wake_write;
   g_wake_write = -1;
   if (write_end >= 0) close(write_end);
@@ -84,6 +88,14 @@ int ScopedStopSignals::last_signal() {
 void ScopedStopSignals::clear() {
   drain_wake_pipe();
   g_stop = 0;
+}
+
+sigset_t ScopedStopSignals::child_sigdefault() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  sigaddset(&set, SIGXFSZ);
+  return set;
 }
 
 bool ScopedStopSignals::sleep_until(std::chrono::steady_clock::time_point deadline) {

@@ -25,6 +25,19 @@ TEST(StopSignals, ASignalIsNotedAndWakesASleeperAtOnce) {
   EXPECT_TRUE(ScopedStopSignals::sleep_for(std::chrono::milliseconds(1)));
 }
 
+TEST(StopSignals, AHangupStopsAndTheFileSizeLimitBecomesAWriteError) {
+  ScopedStopSignals signals(ScopedStopSignals::Second::kIsNoted);
+  std::raise(SIGHUP);  // the terminal went away: stop cleanly, as on SIGTERM
+  EXPECT_EQ(ScopedStopSignals::last_signal(), SIGHUP);
+  struct sigaction xfsz {};
+  sigaction(SIGXFSZ, nullptr, &xfsz);
+  EXPECT_EQ(xfsz.sa_handler, SIG_IGN);  // a write past `ulimit -f` fails with EFBIG
+  // Ignored dispositions survive exec: a child gets them back at their defaults.
+  const sigset_t defaults = ScopedStopSignals::child_sigdefault();
+  EXPECT_TRUE(sigismember(&defaults, SIGXFSZ));
+  EXPECT_TRUE(sigismember(&defaults, SIGPIPE));
+}
+
 TEST(StopSignals, TheHandlersGoWithTheObject) {
   struct sigaction before {};
   sigaction(SIGTERM, nullptr, &before);
