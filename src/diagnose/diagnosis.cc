@@ -29,6 +29,7 @@ void check_coverage(const RunData& run, Diagnosis& d) {
                     ? "the recording holds no GPU sample and no training step, and has no end "
                       "time: gpumon was stopped (killed?) before it wrote any; no score"
                     : "the recording holds no GPU sample and no training step; no score";
+    if (!run.read_warning.empty()) f.summary += "; " + run.read_warning;
     f.advice =
         "record for longer than one sampling interval, and check that gpumon saw the GPUs "
         "(gpumon) or that the training reached the agent (import gpumon)";
@@ -45,6 +46,7 @@ void check_coverage(const RunData& run, Diagnosis& d) {
       "the recording has no end time: gpumon stopped without closing it (killed, crashed or "
       "lost power), so the findings and the score cover only the data up to " +
       (run.end_ms ? record::format_iso_ms(*run.end_ms) : std::string("its last sample"));
+  if (!run.read_warning.empty()) f.summary += "; " + run.read_warning;
   f.start_ms = run.end_ms;
   f.advice =
       "stop gpumon with Ctrl-C or SIGTERM (not SIGKILL) so it closes the recording; what "

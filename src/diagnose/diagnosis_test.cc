@@ -108,6 +108,11 @@ TEST(Diagnosis, ARecordingWithoutDataHasNoScoreAndOneCutShortSaysSo) {
   EXPECT_EQ(d.health_score, 100);
   EXPECT_NE(d.findings[0].summary.find("cover only the data up to 20"), std::string::npos)
       << d.findings[0].summary;
+  // A killed recording whose -wal file went missing: the finding says what is left.
+  cut.read_warning = "the recording was not closed and its -wal file is missing";
+  EXPECT_NE(run_diagnose(cut).findings[0].summary.find("; the recording was not closed and its "
+                                                       "-wal file is missing"),
+            std::string::npos);
 
   RunData live;  // the live window starts empty: nothing to say about it
   EXPECT_TRUE(run_diagnose(live).scored);

@@ -70,6 +70,9 @@ struct RunData {
   /// data may stop before the run did. diagnose() says what a recording's data cannot cover.
   enum class Kind : std::uint8_t { kLive, kRecording, kRecordingCutShort };
   Kind kind = Kind::kLive;
+  /// What the reader found wrong with the file beside its data (a killed recording whose -wal
+  /// file is missing or damaged: only what was checkpointed is here); empty when nothing.
+  std::string read_warning;
   std::optional<std::int64_t> start_ms, end_ms;  ///< the run's span (samples, steps, events)
   std::vector<GpuSeries> gpus;                   ///< by NVML index
   std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered

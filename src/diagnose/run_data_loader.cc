@@ -158,6 +158,7 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   run.simulated_scenario = reader->meta("simulated_scenario").value_or("");
   run.kind =
       reader->meta("end_time") ? RunData::Kind::kRecording : RunData::Kind::kRecordingCutShort;
+  run.read_warning = reader->warning();
   std::map<unsigned, std::size_t> slot;
   auto series = [&](unsigned gpu) -> GpuSeries& {
     auto [it, added] = slot.try_emplace(gpu, run.gpus.size());
