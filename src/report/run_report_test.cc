@@ -142,7 +142,8 @@ TEST(RunReport, EnergyCounterSpanPlusPowerWhereTheCounterDoesNotReach) {
     w->on_tick(t);
   }
   w->close();
-  const GpuReport& g = load(options.path).gpus.at(0);
+  const RunReport run = load(options.path);
+  const GpuReport& g = run.gpus.at(0);
   EXPECT_TRUE(g.energy_from_counter);
   // 2 s of power, 2500 J of counter, 1 s of power (going back), 500 J of counter, 0.9 s of power.
   EXPECT_NEAR(*g.energy_j, 500 * 9.9, 1e-6);
