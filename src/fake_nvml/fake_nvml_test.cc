@@ -264,7 +264,7 @@ TEST_F(FakeNvml, BareNamesResolveBesideTheLoadedLibrary) {
   const auto name = reinterpret_cast<const char* (*)()>(dlsym(copy, "gpumonFakeScenarioName"));
   ASSERT_NE(name, nullptr);
   EXPECT_STREQ(name(), "moved-demo");
-  dlclose(copy);
+  // Left loaded: unloading it would strand its runtime's allocations (a leak to LeakSanitizer).
 }
 
 }  // namespace
