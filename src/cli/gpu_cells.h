@@ -24,7 +24,7 @@ struct Thresholds {
   double memory_warn = 0.90, memory_bad = 0.97;  ///< fraction of GPU memory used
 };
 
-Cell percent_cell(const Reading<unsigned>& pct);                                 ///< "98 %"
+Cell percent_cell(const Reading<unsigned>& pct);        ///< "98 %"
 Cell ratio_percent_cell(const Reading<double>& ratio);  ///< 0.874 -> "87 %"
 Cell temperature_cell(const Reading<unsigned>& c, unsigned warn, unsigned bad);  ///< "62°C"
 Cell power_cell(const DeviceSample& s);                                          ///< "612 / 700 W"

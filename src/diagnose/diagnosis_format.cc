@@ -22,12 +22,12 @@ std::string join(const std::vector<T>& v) {
 
 nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severity min_severity,
                        const std::string& simulated_scenario) {
-  nlohmann::json j = {{"schema", 1},
-                      {"recording", recording},
-                      {"simulated", simulated_scenario.empty() ? nlohmann::json()
-                                                               : nlohmann::json(simulated_scenario)},
-                      {"health_score", d.scored ? nlohmann::json(d.health_score)
-                                                : nlohmann::json()}};
+  nlohmann::json j = {
+      {"schema", 1},
+      {"recording", recording},
+      {"simulated",
+       simulated_scenario.empty() ? nlohmann::json() : nlohmann::json(simulated_scenario)},
+      {"health_score", d.scored ? nlohmann::json(d.health_score) : nlohmann::json()}};
   j["deductions"] = nlohmann::json::array();
   for (const auto& x : d.deductions)
     j["deductions"].push_back({{"finding", x.finding}, {"points", x.points}, {"reason", x.reason}});

@@ -63,7 +63,7 @@ struct RankInfo {
 };
 
 struct RunData {
-  std::string source;                            ///< the recording's path, or "live"
+  std::string source;              ///< the recording's path, or "live"
   std::string simulated_scenario;  ///< the fake NVML's scenario it was made on; empty: real GPUs
   /// What the data is: the live window (still growing), a closed recording, or a recording
   /// without an end time (gpumon stopped without closing it: killed, crashed, lost power), whose

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "fake_nvml/runtime.h"
 
+#include <dlfcn.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <filesystem>
 #include <functional>
 #include <thread>

@@ -164,9 +164,9 @@ std::string HttpServer::start() {
 
   s.starting = true;
   s.start_log.clear();
-  s.daemon = MHD_start_daemon(flags, 0, &on_accept, &s, &Impl::on_request, &s,
-                              MHD_OPTION_EXTERNAL_LOGGER, &mhd_log, &s, MHD_OPTION_ARRAY,
-                              items.data(), MHD_OPTION_END);
+  s.daemon =
+      MHD_start_daemon(flags, 0, &on_accept, &s, &Impl::on_request, &s, MHD_OPTION_EXTERNAL_LOGGER,
+                       &mhd_log, &s, MHD_OPTION_ARRAY, items.data(), MHD_OPTION_END);
   s.starting = false;
   if (!s.daemon) {
     std::lock_guard lock(s.start_log_mutex);

@@ -128,21 +128,24 @@ TEST(RecordingSteps, ExportsCsvAndJsonl) {
   std::getline(lines, header);
   std::getline(lines, first);
   EXPECT_EQ(header,
-            "timestamp,pid,rank,local_rank,world_size,device,step,t_start_s,t_end_s,cpu_step_s,gpu_step_s,"
+            "timestamp,pid,rank,local_rank,world_size,device,step,t_start_s,t_end_s,cpu_step_s,gpu_"
+            "step_s,"
             "data_wait_s,allocated_bytes,reserved_bytes,active_bytes,inactive_split_bytes,"
             "allocated_peak_bytes,reserved_peak_bytes,num_alloc_retries,num_ooms");
   EXPECT_EQ(first,
-            "2025-11-29T20:00:00.324Z,4242,3,1,8,cuda:1,1,1764446400.225,1764446400.3237653,0.0987654321,0.091,0.0123,"
+            "2025-11-29T20:00:00.324Z,4242,3,1,8,cuda:1,1,1764446400.225,1764446400.3237653,0."
+            "0987654321,0.091,0.0123,"
             "1234567890123,2000000000000,1234567890000,7,1500000000000,2100000000000,2,0");
   ASSERT_EQ(run_export({path, "--steps", "--format", "jsonl"}, out, err), kExportOk) << err;
   const std::string last = out.substr(out.rfind('{'));
-  EXPECT_EQ(last,
-            R"({"timestamp":"2025-11-29T20:01:40.750Z","pid":99,"rank":null,"local_rank":null,"world_size":null,"device":null,)"
-            R"("step":1,"t_start_s":1764446500.5,"t_end_s":1764446500.75,"cpu_step_s":0.25,)"
-            R"("gpu_step_s":null,"data_wait_s":0,"allocated_bytes":null,"reserved_bytes":null,)"
-            R"("active_bytes":null,"inactive_split_bytes":null,"allocated_peak_bytes":null,)"
-            R"("reserved_peak_bytes":null,"num_alloc_retries":null,"num_ooms":null})"
-            "\n");
+  EXPECT_EQ(
+      last,
+      R"({"timestamp":"2025-11-29T20:01:40.750Z","pid":99,"rank":null,"local_rank":null,"world_size":null,"device":null,)"
+      R"("step":1,"t_start_s":1764446500.5,"t_end_s":1764446500.75,"cpu_step_s":0.25,)"
+      R"("gpu_step_s":null,"data_wait_s":0,"allocated_bytes":null,"reserved_bytes":null,)"
+      R"("active_bytes":null,"inactive_split_bytes":null,"allocated_peak_bytes":null,)"
+      R"("reserved_peak_bytes":null,"num_alloc_retries":null,"num_ooms":null})"
+      "\n");
   ASSERT_EQ(run_export({path, "--table=rank_events", "--format=jsonl"}, out, err), kExportOk);
   EXPECT_EQ(out.substr(0, out.find('\n')),
             R"({"timestamp":"2025-11-29T19:59:59.000Z","pid":4242,"rank":3,"kind":"hello",)"
