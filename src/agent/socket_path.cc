@@ -43,17 +43,28 @@ std::string mode_text(mode_t mode) {
   return buf;
 }
 
+// lstat()s the agent's folder `dir` into `st`; a missing one is created 0700 when `create`, else
+// `missing` is set. Empty, or why not.
+std::string stat_folder(const std::string& dir, bool create, struct stat& st, bool& missing) {
+  if (::lstat(dir.c_str(), &st) == 0) return {};
+  if (errno != ENOENT) return dir + ": " + std::strerror(errno);
+  if (!create) {
+    missing = true;
+    return {};
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 || ::lstat(dir.c_str(), &st) != 0)
+    return dir + ": cannot create the agent's folder: " + std::strerror(errno);
+  return {};
+}
+
 }  // namespace
 
 std::string check_socket_folder(const std::string& socket_path, bool create) {
   const std::string dir = parent_of(socket_path);
   struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0) {
-    if (errno != ENOENT) return dir + ": " + std::strerror(errno);
-    if (!create) return {};
-    if (::mkdir(dir.c_str(), 0700) != 0 || ::lstat(dir.c_str(), &st) != 0)
-      return dir + ": cannot create the agent's folder: " + std::strerror(errno);
-  }
+  bool missing = false;
+  if (auto why = stat_folder(dir, create, st, missing); !why.empty()) return why;
+  if (missing) return {};
   const std::string redirect =
       "; set XDG_RUNTIME_DIR to a private folder of yours, or GPUMON_AGENT_SOCKET to a socket "
       "in one";
@@ -95,11 +106,8 @@ std::string prepare_listen_path(const std::string& path) {
   if (is_gpumon_folder(dir)) {
     if (auto why = check_socket_folder(path, true); !why.empty()) return why;
   } else {
-    if (::lstat(dir.c_str(), &st) != 0) {
-      if (errno != ENOENT || ::mkdir(dir.c_str(), 0700) != 0)
-        return dir + ": cannot create the agent's folder: " + std::strerror(errno);
-      if (::lstat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
-    }
+    bool missing = false;
+    if (auto why = stat_folder(dir, true, st, missing); !why.empty()) return why;
     if (!S_ISDIR(st.st_mode)) return dir + ": not a folder (a symbolic link is refused)";
   }
   if (::lstat(path.c_str(), &st) != 0) {
