@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "diagnose/rules/rules.h"
@@ -51,6 +53,48 @@ void check_coverage(const RunData& run, Diagnosis& d) {
   f.advice =
       "stop gpumon with Ctrl-C or SIGTERM (not SIGKILL) so it closes the recording; what "
       "happened after the last sample is not known";
+  d.findings.insert(d.findings.begin(), std::move(f));
+}
+
+// Steps the recording refused (record/step_shares.h): the findings about those ranks saw only
+// the steps kept.
+void check_steps_lost(const RunData& run, Diagnosis& d) {
+  std::map<std::int64_t, std::pair<std::optional<std::int64_t>, std::int64_t>> by_pid;
+  for (const auto& e : run.rank_events) {
+    if (e.kind != "steps_lost") continue;
+    const auto detail = nlohmann::json::parse(e.detail, nullptr, false);
+    const auto steps = detail.is_object() ? detail.value("steps", nlohmann::json()) : nullptr;
+    auto& [rank, lost] = by_pid[e.pid];
+    if (e.rank) rank = e.rank;
+    if (steps.is_number_integer()) lost += steps.get<std::int64_t>();
+  }
+  if (by_pid.empty()) return;
+  Finding f;
+  f.id = "steps_not_recorded";
+  f.severity = Severity::kWarning;
+  f.confidence = 1;
+  f.title = "Training steps not recorded";
+  std::int64_t total = 0;
+  std::string who;
+  for (const auto& [pid, lost] : by_pid) {
+    total += lost.second;
+    if (!who.empty()) who += ", ";
+    who += std::to_string(lost.second) + " of " +
+           (lost.first ? "rank " + std::to_string(*lost.first) + " (pid " + std::to_string(pid) + ")"
+                       : "pid " + std::to_string(pid));
+    if (lost.first)
+      f.ranks.push_back(*lost.first);
+    else
+      f.pids.push_back(pid);
+  }
+  std::sort(f.ranks.begin(), f.ranks.end());
+  f.summary = "the recording refused " + std::to_string(total) + " training steps (" + who +
+              "): the findings about those processes cover only the steps kept";
+  f.add("steps_lost", static_cast<double>(total));
+  f.advice =
+      "a process that sends more steps than its share of the recording queue loses the rest "
+      "(docs/recording.md); send fewer, larger steps (gpumon.step() once per optimizer step), or "
+      "record to a faster disk when the queue was full";
   d.findings.insert(d.findings.begin(), std::move(f));
 }
 
@@ -111,6 +155,7 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   }
   d.health_score = std::clamp(100 - total, 0, 100);
   check_coverage(run, d);
+  if (run.kind != RunData::Kind::kLive) check_steps_lost(run, d);
   return d;
 }
 

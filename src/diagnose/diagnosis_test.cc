@@ -119,6 +119,31 @@ TEST(Diagnosis, ARecordingWithoutDataHasNoScoreAndOneCutShortSaysSo) {
   EXPECT_TRUE(run_diagnose(live).findings.empty());
 }
 
+// Steps the recording refused are said, with the processes that lost them, and cost no points.
+TEST(Diagnosis, StepsTheRecordingRefusedAreSaid) {
+  RunData run;
+  run.kind = RunData::Kind::kRecording;
+  add_gpu(run, 0, 100);
+  run.rank_events.push_back({1, 4242, 3, "steps_lost", R"({"steps":900,"reason":"share"})"});
+  run.rank_events.push_back({2, 4242, 3, "steps_lost", R"({"steps":100,"reason":"share"})"});
+  run.rank_events.push_back({2, 55, std::nullopt, "steps_lost", R"({"steps":7})"});
+  run.rank_events.push_back({3, 56, std::nullopt, "steps_lost", "not json"});
+  const auto d = run_diagnose(run);
+  ASSERT_FALSE(d.findings.empty());
+  const Finding& f = d.findings[0];
+  EXPECT_EQ(f.id, "steps_not_recorded");
+  EXPECT_EQ(f.deduction, 0);
+  EXPECT_EQ(d.health_score, 100);
+  EXPECT_EQ(f.ranks, std::vector<std::int64_t>{3});
+  EXPECT_EQ(f.pids, (std::vector<std::int64_t>{55, 56}));
+  EXPECT_NE(f.summary.find("refused 1007 training steps (7 of pid 55, 0 of pid 56, 1000 of rank 3 "
+                           "(pid 4242))"),
+            std::string::npos)
+      << f.summary;
+  run.kind = RunData::Kind::kLive;  // the live window is not the recording
+  EXPECT_TRUE(run_diagnose(run).findings.empty());
+}
+
 TEST(Diagnosis, EvidenceInWordsWithUnits) {
   EXPECT_EQ(evidence_words("gpu5_throttle_share", 0.29), "GPU 5 throttled 29 % of its busy time");
   EXPECT_EQ(evidence_words("throttle_share", 0.29),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <map>
 #include <sstream>
 
 #include "record/export_command.h"
@@ -175,6 +176,53 @@ TEST(RecordingSteps, AVersionOneRecordingHasNoSteps) {
   EXPECT_EQ(out, "");
   ASSERT_EQ(run_export({path}, out, err), kExportOk) << err;  // its samples still export
   EXPECT_NE(out.find("timestamp,gpu"), std::string::npos);
+}
+
+// A process flooding steps between two commits loses only its own beyond its share, the
+// recording names it in a steps_lost event, and no GPU tick and no other process's step is lost.
+TEST(RecordingSteps, AFloodingProcessLosesOnlyItsOwnSteps) {
+  TempDir dir;
+  const std::string path = dir.file("flood.gpumon");
+  std::string error;
+  // No commit before close(): everything below waits in the queues at once.
+  auto w = RecordingWriter::create(
+      {.path = path, .flush_interval = std::chrono::hours(1), .step_queue_capacity = 1000},
+      testing::test_run_info(), testing::make_devices(2), error);
+  ASSERT_NE(w, nullptr) << error;
+  w->on_rank_event({1764446399000, 4242, 3, "hello", R"({"type":"hello","rank":3})"});
+  w->on_rank_event({1764446399000, 77, 0, "hello", R"({"type":"hello","rank":0})"});
+  for (int i = 0; i < 20000; ++i) {
+    training::Step flood = full_step(i);
+    if (i % 50 == 0) {
+      training::Step good = bare_step(i / 50);
+      good.pid = 77;
+      good.rank = 0;
+      w->on_step(good);
+      w->on_tick(testing::make_tick(2, i / 50, 1764446400000, 100));
+    }
+    w->on_step(flood);
+  }
+  w->close();
+  const RecordingStatus status = w->status();
+  EXPECT_EQ(status.ticks_written, 400U);
+  EXPECT_EQ(status.steps_written, 400U + 500U);  // all of pid 77's; pid 4242 its half
+  EXPECT_EQ(status.dropped, 20000U - 500U);
+
+  auto reader = RecordingReader::open(path, error);
+  ASSERT_NE(reader, nullptr) << error;
+  const auto steps = std::get<std::vector<training::Step>>(reader->steps());
+  std::map<std::int64_t, int> per_pid;
+  for (const auto& s : steps) ++per_pid[s.pid];
+  EXPECT_EQ(per_pid[77], 400);
+  EXPECT_EQ(per_pid[4242], 500);
+  const auto events = std::get<std::vector<training::RankEvent>>(reader->rank_events());
+  std::vector<training::RankEvent> lost;
+  for (const auto& e : events)
+    if (e.kind == "steps_lost") lost.push_back(e);
+  ASSERT_EQ(lost.size(), 1U);
+  EXPECT_EQ(lost[0].pid, 4242);
+  EXPECT_EQ(lost[0].rank, 3);
+  EXPECT_NE(lost[0].detail.find(R"("steps":19500)"), std::string::npos) << lost[0].detail;
 }
 
 }  // namespace

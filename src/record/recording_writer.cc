@@ -5,8 +5,14 @@
 
 #include "record/recording_batcher.h"
 #include "record/recording_store.h"
+#include "record/step_shares.h"
 
 namespace gpumon::record {
+namespace {
+
+constexpr std::size_t kMaxQueuedRankEvents = 4096;
+
+}  // namespace
 
 std::unique_ptr<RecordingWriter> RecordingWriter::create(const RecordingOptions& options,
                                                          const RunInfo& run,
@@ -24,7 +30,9 @@ std::unique_ptr<RecordingWriter> RecordingWriter::create(const RecordingOptions&
 
 RecordingWriter::RecordingWriter(const RecordingOptions& options,
                                  std::unique_ptr<detail::RecordingBatcher> batcher)
-    : options_(options), batcher_(std::move(batcher)) {
+    : options_(options),
+      batcher_(std::move(batcher)),
+      shares_(std::make_unique<detail::StepShares>(options.step_queue_capacity)) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -32,58 +40,53 @@ RecordingWriter::~RecordingWriter() {
   close();
 }
 
-void RecordingWriter::enqueue(Item item) {
+// The copies may throw std::bad_alloc; a sink must not throw into the sampler or the agent:
+// count it.
+template <typename Full, typename Push>
+void RecordingWriter::enqueue(Full&& full, Push&& push) noexcept {
   if (stopped_.load(std::memory_order_relaxed)) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::lock_guard lock(mu_);
-  if (closing_ || queue_.size() >= options_.queue_capacity) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  queue_.push_back(std::move(item));
-}
-
-// The copies may throw std::bad_alloc; a sink must not throw into the sampler: count it.
-void RecordingWriter::on_tick(const TickSample& tick) {
   try {
-    enqueue(tick);
+    std::lock_guard lock(mu_);
+    if (closing_ || full()) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    push();
   } catch (...) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
   }
+}
+
+void RecordingWriter::on_tick(const TickSample& tick) {
+  enqueue([&] { return queue_.gpu.size() >= options_.queue_capacity; },
+          [&] { queue_.gpu.emplace_back(tick); });
 }
 
 void RecordingWriter::on_event(const GpuEvent& event) {
-  try {
-    enqueue(event);
-  } catch (...) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+  enqueue([&] { return queue_.gpu.size() >= options_.queue_capacity; },
+          [&] { queue_.gpu.emplace_back(event); });
 }
 
 void RecordingWriter::on_processes(const ProcessSnapshot& snapshot) {
-  try {
-    enqueue(snapshot);
-  } catch (...) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+  enqueue([&] { return queue_.gpu.size() >= options_.queue_capacity; },
+          [&] { queue_.gpu.emplace_back(snapshot); });
 }
 
 void RecordingWriter::on_step(const training::Step& step) {
-  try {
-    enqueue(step);
-  } catch (...) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+  enqueue([&] { return !shares_->admit(step); }, [&] { queue_.steps.push_back(step); });
 }
 
+// Rank events come a few per process (hello, bye, an OOM); the bound only stops a client that
+// reconnects in a loop from growing the queue.
 void RecordingWriter::on_rank_event(const training::RankEvent& event) {
-  try {
-    enqueue(event);
-  } catch (...) {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
-  }
+  enqueue([&] { return queue_.rank_events.size() >= kMaxQueuedRankEvents; },
+          [&] {
+            queue_.rank_events.push_back(event);
+            shares_->on_rank_event(event);
+          });
 }
 
 void RecordingWriter::run() {
@@ -96,11 +99,15 @@ void RecordingWriter::run() {
     wake_.wait_until(lock, next_commit, [this] { return closing_; });
     next_commit += options_.flush_interval;
     if (const auto now = Clock::now(); next_commit < now) next_commit = now;  // behind: at once
-    std::deque<Item> batch;
-    batch.swap(queue_);
+    Batch batch;
+    std::swap(batch, queue_);
+    shares_->on_taken();
+    auto losses = shares_->take_losses(to_unix_ms(WallClock::now()), closing_);
     const bool closing = closing_;
     lock.unlock();
 
+    batch.rank_events.insert(batch.rank_events.end(), std::make_move_iterator(losses.begin()),
+                             std::make_move_iterator(losses.end()));
     std::string error;
     if (!stopped_.load()) {
       error = write_batch(batch, closing);
@@ -125,22 +132,19 @@ void RecordingWriter::run() {
   batcher_.reset();  // closes the database, in this thread
 }
 
-std::string RecordingWriter::write_batch(std::deque<Item>& batch, bool closing) noexcept {
+std::string RecordingWriter::write_batch(Batch& batch, bool closing) noexcept {
   try {
     std::vector<TickSample> ticks;
     std::vector<GpuEvent> events;
     std::vector<ProcessSnapshot> snapshots;
-    std::vector<training::Step> steps;
-    std::vector<training::RankEvent> rank_events;
-    for (auto& item : batch) {
+    for (auto& item : batch.gpu) {
       if (auto* t = std::get_if<TickSample>(&item)) ticks.push_back(std::move(*t));
       if (auto* e = std::get_if<GpuEvent>(&item)) events.push_back(*e);
       if (auto* p = std::get_if<ProcessSnapshot>(&item)) snapshots.push_back(std::move(*p));
-      if (auto* s = std::get_if<training::Step>(&item)) steps.push_back(std::move(*s));
-      if (auto* r = std::get_if<training::RankEvent>(&item)) rank_events.push_back(std::move(*r));
     }
     std::string error;
-    if (!batch.empty()) error = batcher_->write(ticks, events, snapshots, steps, rank_events);
+    if (!batch.empty())
+      error = batcher_->write(ticks, events, snapshots, batch.steps, batch.rank_events);
     if (error.empty() && closing) error = batcher_->finish();
     ticks_written_.store(batcher_->ticks_committed());
     steps_written_.store(batcher_->steps_committed());

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
 // RecordingWriter: a SampleSink that records ticks, events and process lists into a recording
-// file (docs/recording.md). The sampler thread only copies into a bounded queue (full queue:
-// the item is dropped and counted); a writer thread commits one SQLite transaction per flush
-// interval, so a kill -9 loses at most the last interval, and checkpoints the WAL into the main
-// file every few seconds.
+// file (docs/recording.md), and a StepSink that records the training steps beside them. The
+// sampler and the agent threads only copy into bounded queues; a writer thread commits one
+// SQLite transaction per flush interval, so a kill -9 loses at most the last interval, and
+// checkpoints the WAL into the main file every few seconds.
+//
+// The GPU side (ticks, events, process lists) and the training side have queues of their own,
+// so a flood of steps never costs a GPU tick. On the training side each process may queue at
+// most its share (step_shares.h): a process flooding steps loses only its own, and the
+// recording says so in a `steps_lost` rank event naming it. Anything else refused (a full
+// queue) is dropped and counted.
 //
 // When a write fails (disk full, I/O error) the recording stops: what was committed stays
 // readable, status() says why ("disk full: recording stopped at ..."), later items are dropped
@@ -32,6 +38,7 @@ namespace gpumon::record {
 
 namespace detail {
 class RecordingBatcher;
+class StepShares;
 }
 
 struct RecordingOptions {
@@ -42,6 +49,8 @@ struct RecordingOptions {
   /// The main file is brought up to date from the WAL this often (RecordingStore::checkpoint()).
   std::chrono::milliseconds checkpoint_interval{5000};
   std::size_t queue_capacity = 4096;  ///< ticks + events + process lists waiting to be written
+  /// Training steps waiting to be written: 4 s of 8 ranks x 1000 steps/s, ~10 MB at most.
+  std::size_t step_queue_capacity = 32768;
   std::size_t chunk_max_ticks = 600;  ///< a GPU's chunk closes after this many ticks...
   std::chrono::seconds chunk_max_span{60};  ///< ...or this much wall time
 };
@@ -81,21 +90,32 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   RecordingStatus status() const;
 
  private:
-  using Item =
-      std::variant<TickSample, GpuEvent, ProcessSnapshot, training::Step, training::RankEvent>;
+  using GpuItem = std::variant<TickSample, GpuEvent, ProcessSnapshot>;
+  /// What one commit writes.
+  struct Batch {
+    std::deque<GpuItem> gpu;
+    std::vector<training::Step> steps;
+    std::vector<training::RankEvent> rank_events;
+    bool empty() const { return gpu.empty() && steps.empty() && rank_events.empty(); }
+    std::size_t size() const { return gpu.size() + steps.size() + rank_events.size(); }
+  };
 
   RecordingWriter(const RecordingOptions& options,
                   std::unique_ptr<detail::RecordingBatcher> batcher);
-  void enqueue(Item item);
+  /// Calls `push` under the queue's lock unless the recording stopped or is closing, or `full`
+  /// says the queue has no room; counts the item as dropped otherwise. Never throws.
+  template <typename Full, typename Push>
+  void enqueue(Full&& full, Push&& push) noexcept;
   void run();
   /// Writes one batch (the last when `closing`); the error that stops the recording, or empty.
-  std::string write_batch(std::deque<Item>& batch, bool closing) noexcept;
+  std::string write_batch(Batch& batch, bool closing) noexcept;
 
   RecordingOptions options_;
   std::unique_ptr<detail::RecordingBatcher> batcher_;  // owned by the writer thread once it runs
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Item> queue_;
+  Batch queue_;
+  std::unique_ptr<detail::StepShares> shares_;  // which steps queue_ takes
   bool closing_ = false;
   std::atomic<bool> stopped_{false};
   std::atomic<std::uint64_t> dropped_{0};
