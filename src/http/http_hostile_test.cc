@@ -3,10 +3,13 @@
 // rows 10 and 11): the server answers or closes, /metrics keeps answering, memory stays bounded.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <thread>
 
 #include "http/test_client.h"
@@ -68,6 +71,60 @@ TEST(HttpHostile, SlowlorisDoesNotStarveMetrics) {
   done = true;
   trickle.join();
   for (int fd : slow) close(fd);
+}
+
+// On loopback every local user has the address 127.0.0.1: the limit counts per user there, so
+// another user's 64 slow connections do not lock this user's scrapes out. Needs root, to be
+// the other user in a child.
+TEST(HttpHostile, AnotherLocalUsersConnectionsDoNotLockOutScrapes) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to connect as another user";
+  int to_child[2], from_child[2];
+  ASSERT_EQ(pipe(to_child), 0);
+  ASSERT_EQ(pipe(from_child), 0);
+  // Forked before the server's threads exist, so the child may allocate freely.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the other user: 64 slow connections, then a 65th that must be refused
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a parent that failed early does not leave it behind
+    char verdict = 'x';
+    std::uint16_t port = 0;
+    if (read(to_child[0], &port, sizeof port) == sizeof port && setgid(65534) == 0 &&
+        setuid(65534) == 0) {
+      // Each answers one request first, so the server has surely counted it before the 65th.
+      const std::string first = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+      std::vector<int> slow;
+      for (int i = 0; i < 64; ++i) {
+        slow.push_back(testing::connect_loopback(port, "127.0.0.1"));
+        char byte = 0;
+        send(slow.back(), first.data(), first.size(), MSG_NOSIGNAL);
+        recv(slow.back(), &byte, 1, 0);
+        send(slow.back(), "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL);
+      }
+      std::string reply = "not read";
+      verdict = testing::closed_by_server(port, kGet, &reply) && reply.empty() ? 'r' : 'a';
+    }
+    [[maybe_unused]] auto n = write(from_child[1], &verdict, 1);
+    n = read(to_child[0], &verdict, 1);  // holds its connections until the parent is done
+    _exit(0);
+  }
+  ServerOptions options;
+  options.connection_timeout = std::chrono::hours(1);
+  TestServer t(options);
+  ASSERT_EQ(t.start(), "");
+  const std::uint16_t port = t.port();
+  ASSERT_EQ(write(to_child[1], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+  char verdict = 0;
+  ASSERT_EQ(read(from_child[0], &verdict, 1), 1);
+  EXPECT_EQ(verdict, 'r') << "the other user's 65th connection was not refused";
+  for (int i = 0; i < 10; ++i) {
+    // From the same address, as this user.
+    EXPECT_EQ(request(t.port(), "/metrics", "", "GET", "127.0.0.1").status, 200);
+  }
+  EXPECT_EQ(t.server().counters()->rejections()["per_address"], 1u);
+  [[maybe_unused]] auto n = write(to_child[1], "x", 1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
 }
 
 TEST(HttpHostile, EndlessHeaderLineIsCutOffWithBoundedMemory) {

@@ -4,12 +4,16 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <arpa/inet.h>
+
 #include <cstdarg>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <vector>
 
 #include "http/http_server_impl.h"
+#include "http/loopback_peer.h"
 
 namespace gpumon {
 namespace {
@@ -25,7 +29,7 @@ void mhd_log(void* cls, const char* format, va_list args) {
   impl->start_log += line;
 }
 
-std::string address_key(const sockaddr* addr) {
+std::string address_bytes(const sockaddr* addr) {
   if (addr == nullptr) return {};
   if (addr->sa_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
@@ -38,36 +42,77 @@ std::string address_key(const sockaddr* addr) {
   return {};
 }
 
-// Refuses (and counts) a connection from an address that holds max_connections_per_ip. The
-// count moves in on_connection, so worker threads accepting at the same instant may each let
-// one more in: at most `threads` - 1 over the limit, never a slot that is not given back.
+// The address with its port: which connection this is, between on_accept and on_connection.
+std::string endpoint_bytes(const sockaddr* addr) {
+  if (addr == nullptr) return {};
+  const auto port = addr->sa_family == AF_INET
+                        ? reinterpret_cast<const sockaddr_in*>(addr)->sin_port
+                        : reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port;
+  return address_bytes(addr) + std::string(reinterpret_cast<const char*>(&port), sizeof port);
+}
+
+// Who the per-address limit counts a connection against: its address, and on loopback, where
+// every local user shares 127.0.0.1, the user owning the client's socket too (loopback_peer.h),
+// so that one local user holding connections does not lock the others' scrapes out.
+std::string limit_key(const HttpServer::Impl& impl, const sockaddr* client) {
+  std::string key = address_bytes(client);
+  if (!detail::is_loopback(client)) return key;
+  // The address the client connected to: the one listened on, or for a wildcard bind most
+  // likely its own (a loopback client's source is the address it connects to).
+  sockaddr_storage server = impl.address.address;
+  const sockaddr* to = reinterpret_cast<const sockaddr*>(&server);
+  if (impl.address.any) {
+    std::memcpy(&server, client,
+                client->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+  }
+  if (server.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&server)->sin_port = htons(impl.port.load());
+  else
+    reinterpret_cast<sockaddr_in6*>(&server)->sin6_port = htons(impl.port.load());
+  if (const auto uid = detail::loopback_peer_uid(client, to)) key += "uid=" + std::to_string(*uid);
+  return key;
+}
+
+// Refuses (and counts) a connection whose key (above) holds max_connections_per_ip. The count
+// moves in on_connection, so worker threads accepting at the same instant may each let one
+// more in: at most `threads` - 1 over the limit, never a slot that is not given back.
 MHD_Result on_accept(void* cls, const sockaddr* addr, socklen_t) {
   auto* impl = static_cast<HttpServer::Impl*>(cls);
+  const std::string key = limit_key(*impl, addr);
   {
     std::lock_guard lock(impl->addresses_mutex);
-    const auto it = impl->open_per_address.find(address_key(addr));
-    if (it == impl->open_per_address.end() || it->second < impl->options.max_connections_per_ip)
+    const auto it = impl->open_per_address.find(key);
+    if (it == impl->open_per_address.end() || it->second < impl->options.max_connections_per_ip) {
+      // A connection MHD drops before it starts leaves its entry here: bounded, and replaced
+      // when its port comes back.
+      if (impl->accepted_keys.size() >= 4096) impl->accepted_keys.clear();
+      impl->accepted_keys[endpoint_bytes(addr)] = key;
       return MHD_YES;
+    }
   }
   impl->options.counters->count_rejection(RejectReason::kPerAddress);
   return MHD_NO;
 }
 
-// Keeps the per-address counts; and every connection's socket context is the server, so the
+// Keeps the per-key counts; and every connection's socket context is the server, so the
 // certificate callback finds it.
 void on_connection(void* cls, MHD_Connection* connection, void** socket_context,
                    MHD_ConnectionNotificationCode code) {
   *socket_context = cls;
   auto* impl = static_cast<HttpServer::Impl*>(cls);
-  const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  const std::string key = address_key(info ? info->client_addr : nullptr);
   std::lock_guard lock(impl->addresses_mutex);
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    const MHD_ConnectionInfo* info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const sockaddr* client = info ? info->client_addr : nullptr;
+    auto accepted = impl->accepted_keys.extract(endpoint_bytes(client));
+    std::string key = accepted ? std::move(accepted.mapped()) : address_bytes(client);
     ++impl->open_per_address[key];
-  } else if (const auto it = impl->open_per_address.find(key);
-             it != impl->open_per_address.end() && --it->second == 0) {
-    impl->open_per_address.erase(it);
+    impl->key_of_connection[connection] = std::move(key);
+  } else if (auto started = impl->key_of_connection.extract(connection)) {
+    if (const auto it = impl->open_per_address.find(started.mapped());
+        it != impl->open_per_address.end() && --it->second == 0)
+      impl->open_per_address.erase(it);
   }
 }
 

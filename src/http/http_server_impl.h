@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -27,14 +28,18 @@ struct HttpServer::Impl {
   std::unique_ptr<detail::TlsCertificateStore> certificates;  // with tls
   std::string tls_priorities;
   MHD_Daemon* daemon = nullptr;
-  std::uint16_t port = 0;
+  std::atomic<std::uint16_t> port{0};  // read by on_accept on the workers
   std::atomic<unsigned> in_flight{0};
 
-  // Open connections by client address (its bytes, no port): the server enforces
-  // max_connections_per_ip itself, because libmicrohttpd's own limit refuses without a trace
-  // and a refusal must be counted (RejectReason::kPerAddress).
+  // Open connections by client address (its bytes, no port; on loopback with the uid owning
+  // the client's socket): the server enforces max_connections_per_ip itself, because
+  // libmicrohttpd's own limit refuses without a trace and a refusal must be counted
+  // (RejectReason::kPerAddress). The key is found once, in on_accept (accepted_keys, by address
+  // and port), and kept per connection until it closes.
   std::mutex addresses_mutex;
   std::map<std::string, unsigned> open_per_address;
+  std::unordered_map<std::string, std::string> accepted_keys;
+  std::unordered_map<const MHD_Connection*, std::string> key_of_connection;
 
   std::mutex start_log_mutex;
   std::string start_log;  // MHD's messages while starting
