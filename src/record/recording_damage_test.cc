@@ -3,13 +3,19 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "record/export_command.h"
 #include "record/recording_reader.h"
 #include "record/recording_writer.h"
 #include "record/sample_stream.h"
 #include "record/test_support.h"
+#include "record/wal_scan.h"
 
 namespace gpumon::record {
 namespace {
@@ -123,6 +129,62 @@ TEST(RecordingDamage, ADamagedChunkStopsTheExportWithItsGpuAndTime) {
   const std::string message = read_everything(path);
   EXPECT_NE(message.find("the recording is damaged: samples of GPU 1 from"), std::string::npos)
       << message;
+}
+
+// A killed recording whose -wal file has one damaged frame in the middle: SQLite replays the
+// frames before it and drops the rest without a word; the reader says so.
+TEST(RecordingDamage, ADamagedFrameInTheWalIsSaid) {
+  TempDir dir;
+  const std::string path = dir.file("killed.gpumon");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // commits often, never checkpoints, and dies without closing
+    RecordingOptions options;
+    options.path = path;
+    options.flush_interval = std::chrono::milliseconds(1);
+    options.checkpoint_interval = std::chrono::hours(1);
+    std::string error;
+    auto w =
+        RecordingWriter::create(options, testing::test_run_info(), testing::make_devices(2), error);
+    if (!w) _exit(3);
+    for (int i = 0; w->status().ticks_written < 600; ++i) {
+      if (i < 600) w->on_tick(testing::make_tick(2, i, 1764446400000, 1000));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+
+  // A copy with one byte flipped in the page of a frame in the middle of the WAL's current
+  // frames (SQLite restarts the WAL after a checkpoint: older frames may follow them).
+  const detail::WalScan intact_scan = detail::scan_wal(path + "-wal");
+  ASSERT_TRUE(intact_scan.header_ok);
+  ASSERT_FALSE(intact_scan.damaged);
+  const std::size_t frames = intact_scan.valid;
+  ASSERT_GE(frames, 4U);
+  const std::string copy = dir.file("damaged.gpumon");
+  testing::write_file(copy, testing::read_file(path));
+  std::string wal = testing::read_file(path + "-wal");
+  const std::size_t page = (std::size_t{static_cast<unsigned char>(wal[10])} << 8) |
+                           static_cast<unsigned char>(wal[11]);
+  const std::size_t frame_bytes = 24 + page;
+  wal[32 + (frames / 2) * frame_bytes + 24 + page / 2] ^= 0x5A;
+  testing::write_file(copy + "-wal", wal);
+
+  std::string error;
+  auto intact = RecordingReader::open(path, error);
+  ASSERT_NE(intact, nullptr) << error;
+  EXPECT_EQ(intact->warning(), "");
+  auto damaged = RecordingReader::open(copy, error);
+  ASSERT_NE(damaged, nullptr) << error;
+  EXPECT_NE(damaged->warning().find("its -wal file is damaged at frame " +
+                                    std::to_string(frames / 2 + 1) + " of " +
+                                    std::to_string(frames)),
+            std::string::npos)
+      << damaged->warning();
+  EXPECT_EQ(read_everything(copy).find("error"), std::string::npos);  // what is left reads
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "record/schema.h"
+#include "record/wal_scan.h"
 #include "training/protocol.h"
 
 namespace gpumon::record {
@@ -76,6 +77,15 @@ std::string wal_warning(const std::string& path) {
   if (n != sizeof wal_header || wal_header[0] != 0x37 || wal_header[1] != 0x7f ||
       wal_header[2] != 0x06 || (wal_header[3] & 0xFE) != 0x82)
     return "the recording was not closed and its -wal file is damaged" + lost;
+  // A damaged frame further in: SQLite replays the frames before it and drops the rest.
+  const detail::WalScan scan = detail::scan_wal(path + "-wal");
+  if (!scan.header_ok)
+    return "the recording was not closed and its -wal file is damaged" + lost;
+  if (scan.damaged)
+    return "the recording was not closed and its -wal file is damaged at frame " +
+           std::to_string(scan.valid + 1) + " of " + std::to_string(scan.valid + scan.lost_frames) +
+           ": it holds what was checkpointed into the main file and the commits before that frame; "
+           "the " + std::to_string(scan.lost_frames) + " frames from it on are lost";
   return {};
 }
 
