@@ -447,6 +447,23 @@ def _hello(torch, _gpumon):
         device_uuid=_device.uuid(torch, index) if have_cuda else None)
 
 
+# The zero-code hooks' Monitor (_auto.py), and whether the script started its own: then the hooks
+# stand back, so no step is counted twice.
+_auto_monitor = None
+_explicit_started = False
+
+
+def _start_auto():
+    """The Monitor of the zero-code hooks (_auto.py), with start()'s defaults."""
+    global _auto_monitor
+    try:
+        _auto_monitor = _start(None, True, None, 1.0, None, 64, 1.0)
+    except Exception as e:
+        _warn_once("start", "disabled: %r" % (e,))
+        _auto_monitor = Monitor()
+    return _auto_monitor
+
+
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
           oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
@@ -462,6 +479,15 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
       current directory); oom_steps: how many of the last steps it holds.
     gpu_interval_s: time a step on the GPU (CUDA events) at most this often (CUDA only).
     """
+    global _explicit_started
+    _explicit_started = True
+    auto = sys.modules.get("gpumon._auto")
+    if auto is not None:
+        auto.stand_back()
+    if _auto_monitor is not None and _auto_monitor.active:
+        # The hooks' Monitor already talks to the agent: the script's calls count from now on,
+        # on the same connection, and the hooks stand back.
+        return _auto_monitor
     try:
         return _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps,
                       gpu_interval_s)

@@ -18,6 +18,7 @@
 #include "agent/socket_path.h"
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
+#include "cli/python_hooks.h"
 #include "cli/version.h"
 #include "node/node_pipeline.h"
 #include "record/export_command.h"
@@ -34,6 +35,7 @@ struct RecordOptions {
   std::chrono::milliseconds interval{1000};
   bool diagnose = true;
   bool force = false;
+  bool python_hooks = true;
   std::vector<std::string> command;
 };
 
@@ -74,6 +76,8 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
       o.diagnose = false;
     } else if (a == "--force") {
       o.force = true;
+    } else if (a == "--no-python-hooks") {
+      o.python_hooks = false;
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -86,13 +90,16 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
 
 constexpr const char* kUsage =
     "usage: gpumon record [-o FILE] [--force] [--interval MS] [--no-diagnose]\n"
-    "                     [-- COMMAND ARGS...]\n"
+    "                     [--no-python-hooks] [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
     "  Ctrl-C, SIGTERM or SIGHUP. SIGTERM and SIGHUP are passed on to COMMAND, and the\n"
     "  recording goes on until it exits. Read it back with\n"
     "  `gpumon export FILE --format csv|jsonl`. --force overwrites an existing FILE.\n"
     "  COMMAND gets GPUMON_AGENT_SOCKET: `import gpumon` in it records its training steps too.\n"
+    "  A Python training script needs no change: every Python process COMMAND starts (the\n"
+    "  ranks of torchrun too) sends its steps, ended by the optimizer's step, with the wait\n"
+    "  for each DataLoader batch (docs/python.md); --no-python-hooks turns that off.\n"
     "  The last 10 minutes are diagnosed every 5 s: findings are logged here as they appear and\n"
     "  clear, and pushed to the training processes (docs/DIAGNOSES.md, \"Live\");\n"
     "  --no-diagnose turns that off (`gpumon doctor FILE` reads the whole run afterwards).\n";
@@ -192,7 +199,16 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   const auto pipeline = node::NodePipeline::open(std::move(n), console.err, exit_code);
   if (!pipeline) return exit_code;
   pipeline->start();
-  if (pipeline->agent()) ::setenv("GPUMON_AGENT_SOCKET", pipeline->agent_socket().c_str(), 1);
+  if (pipeline->agent()) {
+    ::setenv("GPUMON_AGENT_SOCKET", pipeline->agent_socket().c_str(), 1);
+    if (o.python_hooks && !o.command.empty()) {
+      std::string why;
+      if (const std::string dir = python_hooks_dir(why); !dir.empty())
+        enable_python_hooks(dir);
+      else
+        console.err << "gpumon record: no step hooks for Python: " << why << "\n";
+    }
+  }
 
   const auto started = std::chrono::steady_clock::now();
   std::string error;
