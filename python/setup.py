@@ -7,6 +7,7 @@ import os
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension
 from setuptools import setup
+from setuptools.command.build_py import build_py
 
 # setuptools takes only paths relative to this folder (where pip runs it).
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
@@ -19,7 +20,21 @@ if not (os.path.isfile(SRC + "/agent/agent_client.cc")
 
 ParallelCompile("GPUMON_BUILD_JOBS").install()  # the sources at once
 
-setup(ext_modules=[
+# gpumon-hooks.pth, at the top of site-packages: Python runs its line at start-up. It imports
+# nothing unless GPUMON_PYTHON_HOOKS=1, and then sets the zero-code hooks up (gpumon/_auto.py),
+# so `GPUMON_PYTHON_HOOKS=1 python train.py` instruments an unchanged script.
+PTH = ('import os; os.environ.get("GPUMON_PYTHON_HOOKS") == "1" and '
+       '__import__("gpumon._auto")._auto.install()\n')
+
+
+class BuildPyWithPth(build_py):
+    def run(self):
+        super().run()
+        with open(os.path.join(self.build_lib, "gpumon-hooks.pth"), "w") as f:
+            f.write(PTH)
+
+
+setup(cmdclass={"build_py": BuildPyWithPth}, ext_modules=[
     Pybind11Extension(
         "gpumon._gpumon",
         ["src/gpumon_module.cc", "src/step_clock_binding.cc", "src/step_calls.cc",

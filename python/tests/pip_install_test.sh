@@ -47,3 +47,14 @@ mon.close()
 assert sent >= 3, sent
 print("installed gpumon at", gpumon.__file__, "sent", sent, "messages")
 PY
+
+# The .pth sets the zero-code hooks up at start-up only when GPUMON_PYTHON_HOOKS=1.
+hooks() {
+  env -u PYTHONPATH "$@" "$tmp/venv/bin/python" -c \
+    'import sys, torch; print("gpumon._auto" in sys.modules and sys.modules["gpumon._auto"]._installed)'
+}
+if "$tmp/venv/bin/python" -c 'import torch' 2>/dev/null; then
+  [ "$(hooks GPUMON_PYTHON_HOOKS=1)" = True ] || { echo "FAIL: the .pth did not set the hooks up"; exit 1; }
+  [ "$(hooks GPUMON_PYTHON_HOOKS=0)" = False ] || { echo "FAIL: the hooks came unasked"; exit 1; }
+  echo "ok: GPUMON_PYTHON_HOOKS=1 sets the hooks up"
+fi
