@@ -3,7 +3,8 @@
 `gpumon record` to check the zero-code hooks (gpumon/_auto.py) against the explicit API.
 
 usage: auto_train.py STEPS [--item-sleep S] [--accum K] [--two-optimizers] [--val-every N]
-                           [--own-patches] [--explicit] [--explicit-late] [--ddp] [--print-weights]
+                           [--own-patches] [--explicit] [--explicit-late] [--ddp]
+                           [--style plain|lightning|hf] [--print-weights]
 Prints "done STEPS" (optimizer steps made) and, with --print-weights, every loss and the final
 weights exactly (float.hex), for the bit-identical check.
 """
@@ -26,6 +27,9 @@ p.add_argument("--explicit", action="store_true", help="gpumon's three lines (th
 p.add_argument("--explicit-late", action="store_true",
                help="gpumon.start() only after the first optimizer step")
 p.add_argument("--ddp", action="store_true", help="DistributedDataParallel over gloo")
+p.add_argument("--style", choices=("plain", "lightning", "hf"), default="plain",
+               help="lightning: a batch fetched one ahead, optimizer.step(closure); hf: an LR "
+                    "scheduler stepping after the optimizer")
 p.add_argument("--print-weights", action="store_true")
 a = p.parse_args()
 
@@ -47,6 +51,23 @@ if a.ddp:
     model = torch.nn.parallel.DistributedDataParallel(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 opt2 = torch.optim.Adam(model.parameters(), lr=1e-4) if a.two_optimizers else None
+# transformers' Trainer steps a scheduler after the optimizer; torch's LR schedulers wrap the
+# optimizer's step method (with_counter), which the hooks must leave working.
+scheduler = (torch.optim.lr_scheduler.LambdaLR(opt, lambda n: 1.0 / (1 + n))
+             if a.style == "hf" else None)
+
+
+def one_ahead(batches):
+    """Lightning's fetcher: the next batch is fetched before the current one is trained on."""
+    it = iter(batches)
+    try:
+        current = next(it)
+    except StopIteration:
+        return
+    for following in it:
+        yield current
+        current = following
+    yield current
 loader = DataLoader(Slow(), batch_size=2, shuffle=True, num_workers=0)
 own = {"steps": 0, "batches": 0}
 if a.own_patches:  # as a profiler or another tool might: they must keep working
@@ -75,14 +96,24 @@ losses = []
 done = 0
 backward = 0
 while done < a.steps:
-    for x, y in batches:
-        loss = torch.nn.functional.mse_loss(model(x), y)
-        losses.append(loss.item())
-        (loss / a.accum).backward()
+    for x, y in (one_ahead(batches) if a.style == "lightning" else batches):
+        def closure():
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            losses.append(loss.item())
+            (loss / a.accum).backward()
+            return loss
+
         backward += 1
+        if a.style == "lightning" and backward % a.accum == 0:
+            opt.step(closure)  # forward and backward inside the optimizer's step
+        else:
+            closure()
         if backward % a.accum:
             continue
-        opt.step()
+        if a.style != "lightning":
+            opt.step()
+        if scheduler is not None:
+            scheduler.step()
         if opt2 is not None:
             opt2.step()
         opt.zero_grad()

@@ -51,6 +51,17 @@ def test_an_unchanged_script_sends_what_its_instrumented_twin_sends(tmp_path):
     assert "data_loader_stall" in finding_ids(bare_rec)
 
 
+@pytest.mark.parametrize("style", ["lightning", "hf"])
+def test_trainer_shaped_loops_send_what_their_twins_send(tmp_path, style):
+    args = (30, "--item-sleep", 0.005, "--style", style, "--accum", 2, "--val-every", 10)
+    bare, out, err, bare_rec = record(tmp_path, *args, name="bare")
+    twin, _, _, twin_rec = record(tmp_path, *args, "--explicit", name="twin")
+    assert "done 30" in out, out + err
+    assert len(bare) == len(twin) == 30
+    assert abs(wait_share(bare) - wait_share(twin)) < 0.10, (wait_share(bare), wait_share(twin))
+    assert finding_ids(bare_rec) == finding_ids(twin_rec)
+
+
 def test_gradient_accumulation_and_two_optimizers_count_one_step_per_update(tmp_path):
     steps, out, _, _ = record(tmp_path, 6, "--accum", 4, "--two-optimizers", "--val-every", 2)
     assert "done 6" in out
