@@ -121,9 +121,7 @@ StyledLine lost_gpu_cells(const GpuSnapshot& g) {
   StyledLine line("GPU LOST", Tone::kBad);
   if (g.info.pci_bus_id) line.add("  " + g.info.pci_bus_id.value());
   if (g.last_xid) {
-    line.add(fmt::format("  XID {}", *g.last_xid), Tone::kBad);
-    if (const XidInfo x = xid_info(*g.last_xid); !x.meaning.empty())
-      line.add(fmt::format(": {}", x.meaning));
+    line.add("  " + describe_xid(*g.last_xid), Tone::kBad);
   }
   return line.add("  (see `dmesg | grep -i xid`)", Tone::kDim);
 }

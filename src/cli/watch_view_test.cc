@@ -154,7 +154,7 @@ TEST_F(WatchViewTest, LostGpuInItsBlock) {
   // The board (index, name, bus id), the XID the view saw and where to look next.
   EXPECT_EQ(count_prefix(lines,
                          "GPU 1  NVIDIA H200  GPU LOST  00000000:18:00.0  XID 79: GPU has "
-                         "fallen off the bus  (see `dmesg | grep -i xid`)"),
+                         "fallen off the bus (hardware)  (see `dmesg | grep -i xid`)"),
             1U);
   options_.height = 8;  // compact: one line per GPU, naming the board too
   lines = render_watch_frame(s, history_, options_);

@@ -47,4 +47,11 @@ std::string_view xid_class_name(XidClass c) {
   return "unknown";
 }
 
+std::string describe_xid(std::uint64_t code) {
+  const XidInfo x = xid_info(code);
+  if (x.meaning.empty()) return "XID " + std::to_string(code) + " (unknown: see NVIDIA's XID catalog)";
+  return "XID " + std::to_string(code) + ": " + std::string(x.meaning) + " (" +
+         std::string(xid_class_name(x.xid_class)) + ")";
+}
+
 }  // namespace gpumon

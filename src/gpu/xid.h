@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpumon {
@@ -32,5 +33,9 @@ XidInfo xid_info(std::uint64_t code);
 
 /// "application", "hardware", "unknown".
 std::string_view xid_class_name(XidClass c);
+
+/// How every output names an XID: "XID 79: GPU has fallen off the bus (hardware)", or
+/// "XID 999 (unknown: see NVIDIA's XID catalog)".
+std::string describe_xid(std::uint64_t code);
 
 }  // namespace gpumon

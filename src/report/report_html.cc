@@ -20,13 +20,6 @@ std::string esc(std::string_view s) {
   return html_text(s);
 }
 
-// "79: GPU has fallen off the bus (hardware)"; the bare code for one gpumon does not know.
-std::string xid_text(std::uint64_t code) {
-  const XidInfo x = xid_info(code);
-  if (x.meaning.empty()) return std::to_string(code) + " (unknown: see NVIDIA's XID catalog)";
-  return std::to_string(code) + ": " + std::string(x.meaning) + " (" +
-         std::string(xid_class_name(x.xid_class)) + ")";
-}
 
 std::string iso(std::optional<std::int64_t> ms) {
   return ms ? record::format_iso_ms(*ms) : "n/a";
@@ -196,7 +189,7 @@ void write_events(std::string& out, const RunReport& run) {
     const auto& e = run.events[i];
     out += "<tr><td>" + esc(record::format_iso_ms(e.time_ms)) + "</td><td>" +
            std::to_string(e.gpu) + "</td><td>" + esc(e.kind) + "</td><td>" +
-           (e.kind == "xid" ? esc(xid_text(e.value)) : "") + "</td></tr>\n";
+           (e.kind == "xid" ? esc(describe_xid(e.value)) : "") + "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   if (run.events.size() > kMaxTableRows)

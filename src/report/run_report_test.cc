@@ -252,7 +252,7 @@ TEST(RunReport, AGpuThatWasNotSampledLeavesAGapNotZeros) {
 TEST(RunReport, TheEventsTableSaysWhatAnXidMeans) {
   TempDir dir;
   const std::string page = render_report(load(write_recording(dir)), nullptr, report_asset());
-  EXPECT_NE(page.find("<td>xid</td><td>79: GPU has fallen off the bus (hardware)</td>"),
+  EXPECT_NE(page.find("<td>xid</td><td>XID 79: GPU has fallen off the bus (hardware)</td>"),
             std::string::npos);
 }
 

@@ -59,9 +59,7 @@ Finding xid_finding(const RunView& v, unsigned gpu, const GpuXids& x) {
   std::string codes, classes;
   for (const auto& [code, n] : x.counts) {
     const XidInfo info = xid_info(static_cast<std::uint64_t>(code));
-    codes += (codes.empty() ? "XID " : ", XID ") + std::to_string(code) + " (" +
-             (info.meaning.empty() ? std::string("unknown") : std::string(info.meaning)) + "; " +
-             std::string(xid_class_name(info.xid_class)) + ")" +
+    codes += (codes.empty() ? "" : ", ") + describe_xid(static_cast<std::uint64_t>(code)) +
              (n > 1 ? " x" + std::to_string(n) : "");
     f.add("xid_" + std::to_string(code), static_cast<double>(n));
     f.severity = std::max(f.severity, xid_severity(info.xid_class));
