@@ -124,7 +124,7 @@ def _make_monitor():
     _mon = _monitor._start_auto()
     if _mon.active and not _off:
         _step = _mon.step
-        _add_wait = _mon._clock.add_data_wait
+        _add_wait = _mon._clock.wait_call(weakref.ref(_mon))
 
 
 def _optimizer_stepped(optimizer, args=None, kwargs=None):

@@ -144,6 +144,25 @@ PyMethodDef kStepDef = {
     "step", step, METH_NOARGS,
     "Marks the end of a step (plain call) or, as `with mon.step():`, times its body."};
 
+// ---- the zero-code hooks' data wait (gpumon/_auto.py) ----
+
+constexpr const char* kWaitCapsule = "gpumon._gpumon.wait_call";
+
+// The hooks time a batch themselves (the loader's iterator keeps its identity, so no TimedIter)
+// and hand the seconds over here: a pybind11 method would cost a cold step microseconds.
+GPUMON_HOT PyObject* add_wait(PyObject* self, PyObject* seconds_obj) {
+  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kWaitCapsule));
+  if (s == nullptr) return nullptr;
+  const double seconds = PyFloat_AsDouble(seconds_obj);
+  if (seconds == -1.0 && PyErr_Occurred() != nullptr) return nullptr;  // not a number: TypeError
+  if (s->clock->active())
+    run(*s->clock, s->monitor, [seconds](client::StepClock& c) { c.add_data_wait(seconds); });
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kWaitDef = {"add_wait", add_wait, METH_O,
+                        "Adds seconds of data wait to the step in progress."};
+
 // ---- the objects the calls make: TimedIter and StepScope ----
 
 // One layout for both: the clock (held), the Monitor (weakly) and, for a TimedIter, the
@@ -299,6 +318,21 @@ py::object step_call(const py::object& clock, const py::object& ctx, const py::o
   call.release();  // the capsule owns it
   py::object owner = py::reinterpret_steal<py::object>(capsule);
   PyObject* fn = PyCFunction_New(&kStepDef, capsule);
+  if (fn == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(fn);
+}
+
+py::object wait_call(const py::object& clock, const py::object& monitor) {
+  PyStepClock* c = clock_of(clock);
+  require_weakref(monitor);
+  auto call = std::make_unique<StepCall>(clock, c, py::none(), py::none(), monitor);
+  PyObject* capsule = PyCapsule_New(call.get(), kWaitCapsule, [](PyObject* cap) {
+    delete static_cast<StepCall*>(PyCapsule_GetPointer(cap, kWaitCapsule));
+  });
+  if (capsule == nullptr) throw py::error_already_set();
+  call.release();  // the capsule owns it
+  py::object owner = py::reinterpret_steal<py::object>(capsule);
+  PyObject* fn = PyCFunction_New(&kWaitDef, capsule);
   if (fn == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(fn);
 }

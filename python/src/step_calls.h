@@ -7,6 +7,8 @@
 //   step_scope(...)  the context manager step_call returns: `with mon.step():` times the body
 //                    and hands a CUDA OOM leaving it to monitor._on_error()
 //   timed_iter(...)  the iterator `for batch in mon.wrap(loader)` runs: times each next()
+//   wait_call(...)   a function taking seconds of data wait the zero-code hooks measured
+//                    (gpumon/_auto.py), for the step in progress
 // When housekeeping is due they hand the steps to the client (PyStepClock::hand_over) and, when
 // it asks, call monitor._housekeeping(); when the clock (its allocator source or GPU timer) or
 // either raises, monitor._fail(exception), which switches the clock off.
@@ -24,5 +26,6 @@ pybind11::object step_call(const pybind11::object& clock, const pybind11::object
 pybind11::object step_scope(const pybind11::object& clock, const pybind11::object& monitor);
 pybind11::object timed_iter(const pybind11::object& clock, const pybind11::object& iterator,
                             const pybind11::object& monitor);
+pybind11::object wait_call(const pybind11::object& clock, const pybind11::object& monitor);
 
 }  // namespace gpumon::python

@@ -156,6 +156,8 @@ void bind_step_clock(py::module_& m) {
            "The context manager mon.step() returns (see step_calls.h)")
       .def("timed_iter", &timed_iter, py::arg("iterator"), py::arg("monitor"),
            "The iterator for mon.wrap(loader): times each next(iterator)")
+      .def("wait_call", &wait_call, py::arg("monitor"),
+           "A function f(seconds) adding data wait to the step in progress (see step_calls.h)")
       .def_property_readonly("active", &PyStepClock::active, "On, and in the process that made it")
       .def("switch_off", &PyStepClock::switch_off, "The per-step calls do nothing from now on")
       .def("begin_scoped", [](PyStepClock& c) { c.clock().begin_scoped(); })
