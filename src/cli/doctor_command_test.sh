@@ -3,8 +3,9 @@
 # `gpumon doctor` end to end: the real H200 GEMM recording is healthy (no warning, score 100);
 # 45 s of the demo scenario finds GPU 5's thermal throttling, and GPU 3's one corrected ECC
 # error (its counter steps at 40 s) as information that costs no points; a recording killed
-# before it was closed says so, and one without data has no score; bad use and unreadable files
-# give 2 and 1.
+# before it was closed says so, and one without data has no score; a recorded command that
+# exits with an error or is killed is a run_failed finding; bad use and unreadable files give 2
+# and 1.
 # usage: doctor_command_test.sh GPUMON FAKE_NVML_LIBRARY H200_RECORDING
 g=$1
 fake=$2
@@ -58,6 +59,21 @@ py 'import json,sys; j=json.load(open(sys.argv[1]))
 assert j["health_score"] is None and j["findings"][0]["id"]=="no_data", j' "no data must give no score"
 "$g" doctor "$d/nodata.gpumon" >"$d/out" 2>"$d/err" || fail "text doctor without data"
 grep -q "health score: n/a (no data)" "$d/out" || fail "no data: the text must say n/a"
+
+# How the recorded command ended is a finding: an error exit, and a kill by a signal.
+GPUMON_NVML_LIBRARY=$fake GPUMON_FAKE_SCENARIO=demo \
+  "$g" record -o "$d/exit3.gpumon" --interval 100 -- sh -c 'sleep 1; exit 3' 2>"$d/err"
+[ $? = 3 ] || fail "record must return the command's status"
+"$g" doctor "$d/exit3.gpumon" --json >"$d/out" 2>"$d/err" || fail "doctor on a failed run"
+py 'import json,sys
+j=json.load(open(sys.argv[1])); f=[f for f in j["findings"] if f["id"]=="run_failed"]
+assert len(f)==1 and f[0]["severity"]=="critical" and f[0]["evidence"]["exit_status"]==3, f
+assert "exited with status 3" in f[0]["summary"], f[0]["summary"]' "an error exit must be run_failed"
+GPUMON_NVML_LIBRARY=$fake GPUMON_FAKE_SCENARIO=demo \
+  "$g" record -o "$d/killed.gpumon" --interval 100 -- sh -c 'sleep 1; kill -9 $$' 2>"$d/err"
+[ $? = 137 ] || fail "record must return 128 + the signal"
+"$g" doctor "$d/killed.gpumon" >"$d/out" 2>"$d/err" || fail "doctor on a killed run"
+grep -q "killed by SIGKILL (exit status 137)" "$d/out" || fail "a kill must say the signal"
 
 "$g" doctor 2>"$d/err"
 [ $? = 2 ] || fail "no file must be a usage error"

@@ -14,12 +14,14 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include "agent/socket_path.h"
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/python_hooks.h"
 #include "cli/version.h"
+#include "host/cgroup_oom.h"
 #include "node/node_pipeline.h"
 #include "record/export_command.h"
 #include "util/plural.h"
@@ -153,6 +155,24 @@ int exit_status_of(int status) {
   return 1;
 }
 
+// How the command ended, in the recording (docs/recording.md, "meta"): its exit status as a shell
+// gives it, the signal that killed it, and how many processes the kernel's OOM killer killed in
+// our memory cgroup meanwhile (an exit by SIGKILL alone does not say why). `gpumon doctor` turns
+// them into the run_failed finding.
+void note_command_end(node::NodePipeline& pipeline, int status,
+                      std::optional<std::uint64_t> oom_kills_before) {
+  pipeline.set_recording_end_meta("command_exit_status", std::to_string(exit_status_of(status)));
+  if (WIFSIGNALED(status)) {
+    const char* abbrev = sigabbrev_np(WTERMSIG(status));
+    pipeline.set_recording_end_meta(
+        "command_signal", abbrev != nullptr ? std::string("SIG") + abbrev
+                                            : "signal " + std::to_string(WTERMSIG(status)));
+  }
+  const auto after = host::cgroup_oom_kills();
+  if (oom_kills_before && after && *after >= *oom_kills_before)
+    pipeline.set_recording_end_meta("command_oom_kills", std::to_string(*after - *oom_kills_before));
+}
+
 }  // namespace
 
 int run_record_command(const std::vector<std::string>& args, const Console& console) {
@@ -211,6 +231,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   }
 
   const auto started = std::chrono::steady_clock::now();
+  const auto oom_kills_before = host::cgroup_oom_kills();
   std::string error;
   pid_t child = -1;
   if (!o.command.empty()) {
@@ -223,6 +244,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
       int status = 0;
       if (waitpid(child, &status, WNOHANG) == child) {
         result = exit_status_of(status);
+        note_command_end(*pipeline, status, oom_kills_before);
         break;
       }
       // A TERM or a HUP (the terminal went away) is passed on, as a terminal would, and the

@@ -62,6 +62,13 @@ struct RankInfo {
   std::optional<std::int64_t> hello_ms, bye_ms, disconnect_ms;
 };
 
+/// How the command `gpumon record` ran ended (the recording's command_* meta).
+struct CommandEnd {
+  int exit_status = 0;                     ///< as a shell gives it: 128 + N for signal N
+  std::string signal;                      ///< "SIGKILL"; empty when it exited by itself
+  std::optional<std::uint64_t> oom_kills;  ///< OOM-killer kills in gpumon's cgroup meanwhile
+};
+
 struct RunData {
   std::string source;              ///< the recording's path, or "live"
   std::string simulated_scenario;  ///< the fake NVML's scenario it was made on; empty: real GPUs
@@ -73,6 +80,7 @@ struct RunData {
   /// What the reader found wrong with the file beside its data (a killed recording whose -wal
   /// file is missing or damaged: only what was checkpointed is here); empty when nothing.
   std::string read_warning;
+  std::optional<CommandEnd> command_end;  ///< a recording of `gpumon record -- CMD`: how CMD ended
   std::optional<std::int64_t> start_ms, end_ms;  ///< the run's span (samples, steps, events)
   std::vector<GpuSeries> gpus;                   ///< by NVML index
   std::vector<record::RecordedEvent> events;     ///< xid / ecc / lost / recovered

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <cstdlib>
 #include <map>
 
 #include "diagnose/throttle.h"
@@ -159,6 +160,14 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   run.kind =
       reader->meta("end_time") ? RunData::Kind::kRecording : RunData::Kind::kRecordingCutShort;
   run.read_warning = reader->warning();
+  if (const auto status = reader->meta("command_exit_status")) {
+    CommandEnd end;
+    end.exit_status = std::atoi(status->c_str());
+    end.signal = reader->meta("command_signal").value_or("");
+    if (const auto kills = reader->meta("command_oom_kills"))
+      end.oom_kills = std::strtoull(kills->c_str(), nullptr, 10);
+    run.command_end = end;
+  }
   std::map<unsigned, std::size_t> slot;
   auto series = [&](unsigned gpu) -> GpuSeries& {
     auto [it, added] = slot.try_emplace(gpu, run.gpus.size());

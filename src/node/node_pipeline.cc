@@ -180,6 +180,14 @@ void NodePipeline::stop() {
 #endif
 }
 
+void NodePipeline::set_recording_end_meta(std::string key, std::string value) {
+#ifdef GPUMON_HAVE_RECORD
+  if (recording_) recording_->writer->set_end_meta(std::move(key), std::move(value));
+#else
+  (void)key, (void)value;
+#endif
+}
+
 std::string NodePipeline::simulated_scenario() const {
   return sampler_ ? sampler_->system().simulated_scenario : std::string();
 }

@@ -94,6 +94,8 @@ class NodePipeline {
   RecordingCounts recording_counts() const;
   /// "1234 ticks, 56 steps, 7 items dropped (why it stopped)" for a closing line; "" without.
   std::string recording_summary() const;
+  /// Recorded with the end time when the recording closes (stop()); nothing without one.
+  void set_recording_end_meta(std::string key, std::string value);
   /// Whether poll() has said that the recording stopped.
   bool reported_record_stop() const { return reported_record_stop_; }
   /// "56 steps from 3 client(s), 1 dropped"; "" without a socket.

@@ -30,8 +30,9 @@ class RecordingBatcher {
                     const std::vector<ProcessSnapshot>& snapshots,
                     const std::vector<training::Step>& steps = {},
                     const std::vector<training::RankEvent>& rank_events = {});
-  /// The end time (now) and the switch to a single-file database.
-  std::string finish();
+  /// The end time (now), `meta` (the run's end: RecordingWriter::set_end_meta) and the switch to
+  /// a single-file database.
+  std::string finish(const std::vector<std::pair<std::string, std::string>>& meta = {});
   /// Moves what is committed from the WAL into the main file (RecordingStore::checkpoint()).
   /// A failure loses nothing (the WAL keeps it) and is left to the next commit to report.
   void checkpoint() { (void)store_->checkpoint(); }

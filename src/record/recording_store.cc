@@ -192,8 +192,11 @@ int RecordingStore::checkpoint() {
   return sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
 }
 
-int RecordingStore::finish(std::int64_t end_ms) {
+int RecordingStore::finish(std::int64_t end_ms,
+                           const std::vector<std::pair<std::string, std::string>>& meta) {
   int rc = begin();
+  for (std::size_t i = 0; rc == SQLITE_OK && i < meta.size(); ++i)
+    rc = set_meta(meta[i].first, meta[i].second);
   if (rc == SQLITE_OK) rc = set_meta("end_time", format_iso_ms(end_ms));
   if (rc == SQLITE_OK) rc = set_meta("end_time_ms", std::to_string(end_ms));
   if (rc == SQLITE_OK) rc = commit();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "record/recording_types.h"
@@ -42,7 +43,8 @@ class RecordingStore {
   int checkpoint();
   /// The end time, and a switch back to a single-file (rollback journal) database so a finished
   /// recording is one self-contained file.
-  int finish(std::int64_t end_ms);
+  int finish(std::int64_t end_ms,
+             const std::vector<std::pair<std::string, std::string>>& meta = {});
   std::string message() const { return db_.message(); }
   /// errno of the last failed system call (ENOSPC tells disk full from other I/O errors).
   int system_errno() const { return sqlite3_system_errno(db_.get()); }

@@ -104,13 +104,14 @@ void RecordingWriter::run() {
     shares_->on_taken();
     auto losses = shares_->take_losses(to_unix_ms(WallClock::now()), closing_);
     const bool closing = closing_;
+    const auto end_meta = closing ? end_meta_ : decltype(end_meta_){};
     lock.unlock();
 
     batch.rank_events.insert(batch.rank_events.end(), std::make_move_iterator(losses.begin()),
                              std::make_move_iterator(losses.end()));
     std::string error;
     if (!stopped_.load()) {
-      error = write_batch(batch, closing);
+      error = write_batch(batch, closing, end_meta);
     } else {
       dropped_.fetch_add(batch.size(), std::memory_order_relaxed);
     }
@@ -132,7 +133,9 @@ void RecordingWriter::run() {
   batcher_.reset();  // closes the database, in this thread
 }
 
-std::string RecordingWriter::write_batch(Batch& batch, bool closing) noexcept {
+std::string RecordingWriter::write_batch(
+    Batch& batch, bool closing,
+    const std::vector<std::pair<std::string, std::string>>& end_meta) noexcept {
   try {
     std::vector<TickSample> ticks;
     std::vector<GpuEvent> events;
@@ -145,13 +148,23 @@ std::string RecordingWriter::write_batch(Batch& batch, bool closing) noexcept {
     std::string error;
     if (!batch.empty())
       error = batcher_->write(ticks, events, snapshots, batch.steps, batch.rank_events);
-    if (error.empty() && closing) error = batcher_->finish();
+    if (error.empty() && closing) error = batcher_->finish(end_meta);
     ticks_written_.store(batcher_->ticks_committed());
     steps_written_.store(batcher_->steps_committed());
     return error;
   } catch (const std::exception& e) {
     return std::string("write error: recording stopped: ") + e.what();
   }
+}
+
+void RecordingWriter::set_end_meta(std::string key, std::string value) {
+  std::lock_guard lock(mu_);
+  for (auto& [k, v] : end_meta_)
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  end_meta_.emplace_back(std::move(key), std::move(value));
 }
 
 void RecordingWriter::close() {

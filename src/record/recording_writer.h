@@ -84,6 +84,9 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   void on_step(const training::Step& step) override;
   void on_rank_event(const training::RankEvent& event) override;
 
+  /// Metadata written with the end time when the recording closes (how the recorded command
+  /// ended: docs/recording.md "meta"); a key set twice keeps the last value.
+  void set_end_meta(std::string key, std::string value);
   /// Writes what is queued and the end time, then closes the file. Idempotent; blocks for the
   /// last write (call it from the thread that ends the run, not from the sampler).
   void close();
@@ -108,7 +111,8 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   void enqueue(Full&& full, Push&& push) noexcept;
   void run();
   /// Writes one batch (the last when `closing`); the error that stops the recording, or empty.
-  std::string write_batch(Batch& batch, bool closing) noexcept;
+  std::string write_batch(Batch& batch, bool closing,
+                          const std::vector<std::pair<std::string, std::string>>& end_meta) noexcept;
 
   RecordingOptions options_;
   std::unique_ptr<detail::RecordingBatcher> batcher_;  // owned by the writer thread once it runs
@@ -122,6 +126,7 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   std::atomic<std::uint64_t> ticks_written_{0};
   std::atomic<std::uint64_t> steps_written_{0};
   std::string error_;  // guarded by mu_
+  std::vector<std::pair<std::string, std::string>> end_meta_;  // guarded by mu_
   std::thread thread_;
 };
 

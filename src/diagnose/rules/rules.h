@@ -63,6 +63,7 @@ void check_memory(const RunView& v, const Thresholds& t, std::vector<Finding>& o
 void check_multi_gpu(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_hang(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_run_end(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 
 }  // namespace gpumon::diagnose
 

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+#include <gtest/gtest.h>
+
+#include "diagnose/test_builder.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+using namespace testing;
+
+RunData recorded_run(CommandEnd end) {
+  RunData run;
+  run.kind = RunData::Kind::kRecording;
+  add_gpu(run, 0, 300);
+  add_rank(run, 10, 0, 1, 100, 0.2);
+  run.command_end = end;
+  return run;
+}
+
+TEST(RunEnd, ACleanExitIsNoFinding) {
+  RunData clean = recorded_run({0, "", 0});
+  EXPECT_EQ(find(run_diagnose(clean), "run_failed"), nullptr);
+  RunData not_recorded;  // serve, agent: nothing is known of a command
+  add_rank(not_recorded, 10, 0, 1, 100, 0.2);
+  EXPECT_EQ(find(run_diagnose(not_recorded), "run_failed"), nullptr);
+}
+
+TEST(RunEnd, AnErrorExitSaysTheStatusAndTheLastStep) {
+  RunData run = recorded_run({1, "", std::nullopt});
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "run_failed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::kCritical);
+  EXPECT_GT(f->deduction, 0);
+  EXPECT_NE(f->summary.find("exited with status 1; last steps: rank 0 at step 99 ("),
+            std::string::npos)
+      << f->summary;
+  EXPECT_NE(f->advice.find("traceback"), std::string::npos);
+  EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
+}
+
+TEST(RunEnd, AKillForMemoryIsToldFromAnotherKill) {
+  RunData killed_for_memory = recorded_run({137, "SIGKILL", 1});
+  const auto d1 = run_diagnose(killed_for_memory);
+  const auto* oom = find(d1, "run_failed");
+  ASSERT_NE(oom, nullptr);
+  EXPECT_NE(oom->summary.find("killed by SIGKILL (exit status 137): the kernel's OOM killer"),
+            std::string::npos)
+      << oom->summary;
+  EXPECT_NE(oom->advice.find("ran out of memory"), std::string::npos);
+  RunData killed = recorded_run({137, "SIGKILL", 0});
+  const auto d2 = run_diagnose(killed);
+  const auto* other = find(d2, "run_failed");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->summary.find("OOM"), std::string::npos) << other->summary;
+  EXPECT_NE(other->advice.find("scheduler"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumon::diagnose
