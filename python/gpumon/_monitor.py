@@ -348,7 +348,13 @@ class Monitor:
         # The last one may be a step still waiting for its GPU time (null there).
         return [json.loads(line) for line in self._clock.recent()]
 
-    def _send_oom(self, line):
+    def _send_error(self, exc_type, exc, tb):
+        """Tells the agent the process is ending on an uncaught exception, after the steps
+        queued before it (run_failed, docs/DIAGNOSES.md)."""
+        self._send_now(_error_line(exc_type, exc, tb, self._step_number()))
+
+    def _send_now(self, line):
+        """Sends `line` (an OOM report, an error) at once, after the steps queued before it."""
         if self._client is not None:
             self._flush_outbox()  # the steps before it first
             self._client.send(line)
@@ -540,9 +546,28 @@ def _excepthook(exc_type, exc, tb):
         oom = _oom.find_oom(exc)
         if mon is not None and oom is not None:
             mon.oom_report(oom)  # adds the path as a note before the traceback is printed
+        if mon is not None and mon.active and exc_type is not KeyboardInterrupt:
+            mon._send_error(exc_type, exc, tb)
     except Exception:
         pass
     (_previous_hook or sys.__excepthook__)(exc_type, exc, tb)
+
+
+def _error_line(exc_type, exc, tb, step):
+    """The `error` message for an uncaught exception (docs/python.md "Protocol"): its type, its
+    message (cut to 1000 characters: the line stays under the protocol's 4 KiB), where it was
+    raised (the innermost frame) and the step in progress."""
+    where = None
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None:
+        code = tb.tb_frame.f_code
+        where = "%s:%d in %s" % (os.path.basename(code.co_filename), tb.tb_lineno, code.co_name)
+    message = str(exc)
+    if len(message) > 1000:
+        message = message[:1000] + "..."
+    return json.dumps({"type": "error", "exception": exc_type.__name__, "message": message,
+                       "where": where, "step": step}, ensure_ascii=True)
 
 
 def _watch_uncaught(mon):

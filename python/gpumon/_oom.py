@@ -263,7 +263,7 @@ def report(mon, exc, binary, folder):
         if bundle is None:
             bundle = {"step": mon._step_number(), "requested_bytes": None}
         from gpumon import _gpumon
-        mon._send_oom(_gpumon.oom_line(bundle["step"], bundle["requested_bytes"], mon._device,
+        mon._send_now(_gpumon.oom_line(bundle["step"], bundle["requested_bytes"], mon._device,
                                        path))
     rank = "" if mon._rank is None else " (rank %d)" % mon._rank
     sys.stderr.write("gpumon: CUDA out of memory on %s%s; forensics in %s\n"

@@ -31,6 +31,7 @@ p.add_argument("--style", choices=("plain", "lightning", "hf"), default="plain",
                help="lightning: a batch fetched one ahead, optimizer.step(closure); hf: an LR "
                     "scheduler stepping after the optimizer")
 p.add_argument("--print-weights", action="store_true")
+p.add_argument("--raise-at", type=int, default=0, help="raise RuntimeError after that many steps")
 a = p.parse_args()
 
 
@@ -128,6 +129,8 @@ while done < a.steps:
                 for vx, _ in DataLoader(Slow(), batch_size=4):
                     model(vx)
                     break
+        if done == a.raise_at:
+            raise RuntimeError("planted failure after step %d" % done)
         if done == a.steps:
             break
 if mon is not None:

@@ -92,6 +92,27 @@ def test_the_script_s_own_patches_of_the_same_functions_keep_working(tmp_path):
     assert len(steps) == 5
 
 
+def test_an_uncaught_exception_is_recorded_and_is_a_run_failed_finding(tmp_path):
+    rec = tmp_path / "raised.gpumon"
+    r = subprocess.run([BINARY, "record", "-o", str(rec), "--interval", "100", "--",
+                        sys.executable, SCRIPT, "10", "--raise-at", "4"],
+                       env=base_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "planted failure after step 4" in r.stderr, r.stderr
+    events = subprocess.check_output(
+        [BINARY, "export", str(rec), "--table", "rank_events", "--format", "jsonl"], text=True)
+    errors = [json.loads(line) for line in events.splitlines() if '"error"' in line]
+    assert len(errors) == 1, events
+    detail = errors[0]["detail"]
+    assert detail["exception"] == "RuntimeError" and detail["step"] == 4, detail
+    assert detail["where"].startswith("auto_train.py:"), detail
+    doctor = subprocess.run([BINARY, "doctor", str(rec), "--json"], capture_output=True,
+                            text=True)
+    failed = [f for f in json.loads(doctor.stdout)["findings"] if f["id"] == "run_failed"]
+    assert len(failed) == 1, doctor.stdout
+    assert "exited with status 1" in failed[0]["summary"], failed[0]
+    assert "raised RuntimeError: planted failure after step 4" in failed[0]["summary"], failed[0]
+
+
 def test_no_python_hooks_turns_them_off(tmp_path):
     steps, out, _, _ = record(tmp_path, 5, extra=("--no-python-hooks",))
     assert "done 5" in out and steps == []

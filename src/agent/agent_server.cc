@@ -314,6 +314,8 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     if (sinks_.steps) sinks_.steps->on_step(r);
   } else if (auto* o = std::get_if<Oom>(&m)) {
     event("oom", std::move(o->json));
+  } else if (auto* e = std::get_if<Error>(&m)) {
+    event("error", std::move(e->json));
   } else if (std::holds_alternative<Bye>(m)) {
     c.bye = true;
     event("bye", "{}");

@@ -110,6 +110,16 @@ Message parse_oom(const json& o) {
   return m;
 }
 
+Message parse_error(const json& o) {
+  Error m;
+  const auto exception = opt_text(o, "exception");
+  if (!exception || exception->empty()) throw BadField{"\"exception\" is required"};
+  (void)opt_text(o, "message"), (void)opt_text(o, "where"), (void)opt_int(o, "step");  // types
+  m.exception = *exception;
+  m.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
+  return m;
+}
+
 }  // namespace
 
 std::variant<Message, std::string> parse_message(std::string_view line) {
@@ -124,6 +134,7 @@ std::variant<Message, std::string> parse_message(std::string_view line) {
     if (t == "step") return parse_step(o);
     if (t == "hello") return parse_hello(o);
     if (t == "oom") return parse_oom(o);
+    if (t == "error") return parse_error(o);
     if (t == "bye") return Message(Bye{});
     return Message(Unknown{t});
   } catch (const BadField& e) {

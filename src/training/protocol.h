@@ -29,6 +29,13 @@ struct Oom {
   std::string json;  ///< the message, compact
 };
 
+/// An exception that ended the process (the Python client's excepthook): `exception` (its
+/// type) is required; message, where and step are kept in the detail as sent.
+struct Error {
+  std::string exception;
+  std::string json;  ///< the message, compact
+};
+
 struct Bye {};
 struct Unknown {
   std::string type;
@@ -36,7 +43,7 @@ struct Unknown {
 
 /// A step message carries the step's timing and allocator fields; its identity (pid, rank,
 /// device) comes from the connection's hello.
-using Message = std::variant<Hello, Step, Oom, Bye, Unknown>;
+using Message = std::variant<Hello, Step, Oom, Error, Bye, Unknown>;
 
 /// Parses one line (without its '\n'). The message, or why it is refused.
 std::variant<Message, std::string> parse_message(std::string_view line);

@@ -70,6 +70,17 @@ TEST(AgentProtocol, HelloOomByeAndUnknown) {
   EXPECT_EQ(std::get<Unknown>(message_of(R"({"type":"later"})")).type, "later");
 }
 
+TEST(AgentProtocol, AnErrorCarriesTheExceptionAndKeepsTheMessage) {
+  const auto e = std::get<Error>(message_of(
+      R"({"type":"error","exception":"ValueError","message":"bad","where":"t.py:3","step":7})"));
+  EXPECT_EQ(e.exception, "ValueError");
+  EXPECT_EQ(e.json, R"({"exception":"ValueError","message":"bad","step":7,"type":"error","where":"t.py:3"})");
+  EXPECT_EQ(error_of(R"({"type":"error"})"), "\"exception\" is required");
+  EXPECT_EQ(error_of(R"({"type":"error","exception":3})"), "\"exception\" must be a string");
+  EXPECT_EQ(error_of(R"({"type":"error","exception":"E","step":"x"})"),
+            "\"step\" must be an integer");
+}
+
 TEST(AgentProtocol, RefusesMalformedMessages) {
   EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"type":"step")").find("not JSON"), std::string::npos);  // cut off

@@ -1,34 +1,65 @@
 // SPDX-License-Identifier: MIT
-// run_failed: the command `gpumon record` ran did not end well (docs/DIAGNOSES.md): it exited
-// with a status other than 0, or a signal killed it, and with SIGKILL whether the kernel's OOM
-// killer killed a process in gpumon's memory cgroup meanwhile (host memory ran out). The last
-// step each rank recorded says how far the training got.
+// run_failed: the run did not end well (docs/DIAGNOSES.md): the command `gpumon record` ran
+// exited with a status other than 0, or a signal killed it (and whether the kernel's OOM killer
+// killed a process in gpumon's memory cgroup meanwhile: host memory ran out), or a training
+// process said it is ending on an uncaught exception (an `error` rank event). The last step each
+// rank recorded says how far the training got.
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "diagnose/rules/rules.h"
 #include "record/recording_types.h"
 
 namespace gpumon::diagnose {
 
+namespace {
+
+// "rank 0 raised ValueError: bad value (train.py:42 in step_fn) at step 7", from the error
+// events the Python client sends for an uncaught exception (docs/python.md "Protocol").
+std::string raised(const RunView& v) {
+  std::string said;
+  for (const auto& e : v.run.rank_events) {
+    if (e.kind != "error") continue;
+    const auto detail = nlohmann::json::parse(e.detail, nullptr, false);
+    if (!detail.is_object()) continue;
+    const std::string exception = detail.value("exception", "");
+    if (exception.empty() || exception == "KeyboardInterrupt") continue;  // stopped, not failed
+    std::string one = (e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid)) +
+                      " raised " + exception;
+    if (const auto m = detail.value("message", ""); !m.empty())
+      one += ": " + (m.size() > 200 ? m.substr(0, 200) + "..." : m);
+    if (const auto w = detail.value("where", ""); !w.empty()) one += " (" + w + ")";
+    if (const auto s = detail.find("step"); s != detail.end() && s->is_number_integer())
+      one += " at step " + std::to_string(s->get<std::int64_t>());
+    said += (said.empty() ? "" : "; ") + one;
+  }
+  return said;
+}
+
+}  // namespace
+
 void check_run_end(const RunView& v, const Thresholds& /*t*/, std::vector<Finding>& out) {
   const auto& end = v.run.command_end;
-  if (!end || (end->exit_status == 0 && end->signal.empty())) return;
+  const bool command_failed = end && (end->exit_status != 0 || !end->signal.empty());
+  const std::string exceptions = raised(v);
+  if (!command_failed && exceptions.empty()) return;
   Finding f;
   f.id = "run_failed";
   f.severity = Severity::kCritical;
   f.confidence = 1;
   f.title = "Run failed";
-  const bool oom_killed = end->oom_kills && *end->oom_kills > 0;
-  if (!end->signal.empty()) {
+  const bool oom_killed = command_failed && end->oom_kills && *end->oom_kills > 0;
+  if (command_failed && !end->signal.empty()) {
     f.summary = "the command was killed by " + end->signal + " (exit status " +
                 std::to_string(end->exit_status) + ")";
     if (oom_killed)
       f.summary += ": the kernel's OOM killer killed " + std::to_string(*end->oom_kills) +
                    " process(es) in its memory cgroup during the run (host memory ran out)";
-  } else {
+  } else if (command_failed) {
     f.summary = "the command exited with status " + std::to_string(end->exit_status);
   }
+  if (!exceptions.empty()) f.summary += (f.summary.empty() ? "" : "; ") + exceptions;
   // How far it got: each rank's last step.
   std::string last;
   for (const auto& r : v.ranks) {
@@ -42,13 +73,13 @@ void check_run_end(const RunView& v, const Thresholds& /*t*/, std::vector<Findin
     widen_range(f, std::llround(s.t_end_s * 1000), std::llround(s.t_end_s * 1000));
   }
   f.summary += last.empty() ? "; no training step was recorded" : "; last steps: " + last;
-  f.add("exit_status", static_cast<double>(end->exit_status));
-  if (end->oom_kills) f.add("oom_kills", static_cast<double>(*end->oom_kills));
+  if (end) f.add("exit_status", static_cast<double>(end->exit_status));
+  if (end && end->oom_kills) f.add("oom_kills", static_cast<double>(*end->oom_kills));
   f.advice = oom_killed
                  ? "the host ran out of memory: lower DataLoader num_workers or prefetch_factor, "
                    "look for a growing Dataset or cache in the training process, or ask the "
                    "scheduler for more memory; `dmesg | grep -i oom` names the process killed"
-             : !end->signal.empty()
+             : command_failed && !end->signal.empty()
                  ? "something sent the signal: a scheduler's time or memory limit, a preemption, "
                    "or a person; the scheduler's log and `dmesg` say which"
                  : "read the command's output for the error (its traceback); the findings before "

@@ -56,5 +56,27 @@ TEST(RunEnd, AKillForMemoryIsToldFromAnotherKill) {
   EXPECT_NE(other->advice.find("scheduler"), std::string::npos);
 }
 
+// Without gpumon record (an agent, serve): the exception a rank sent is the finding.
+TEST(RunEnd, AnUncaughtExceptionARankSentIsAFailure) {
+  RunData run;
+  run.kind = RunData::Kind::kRecording;
+  add_gpu(run, 0, 300);
+  add_rank(run, 10, 0, 1, 100, 0.2);
+  run.rank_events.push_back({1, 10, 0, "error",
+                             R"({"type":"error","exception":"ValueError","message":"bad value",)"
+                             R"("where":"train.py:42 in step_fn","step":99})"});
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "run_failed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary.find("rank 0 raised ValueError: bad value (train.py:42 in step_fn) at step "
+                            "99; last steps: rank 0 at step 99"),
+            std::string::npos)
+      << f->summary;
+  RunData stopped;  // Ctrl-C is the user's choice, not a failure
+  add_rank(stopped, 10, 0, 1, 100, 0.2);
+  stopped.rank_events.push_back({1, 10, 0, "error", R"({"exception":"KeyboardInterrupt"})"});
+  EXPECT_EQ(find(run_diagnose(stopped), "run_failed"), nullptr);
+}
+
 }  // namespace
 }  // namespace gpumon::diagnose
