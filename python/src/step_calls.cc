@@ -106,7 +106,8 @@ void require_weakref(const py::object& monitor) {
 
 // ---- mon.step() ----
 
-constexpr const char* kStepCapsule = "gpumon._gpumon.step_call";
+// The capsule that owns the StepCall of mon.step()'s function and of the hooks' wait_call.
+constexpr const char* kCallCapsule = "gpumon._gpumon.step_call";
 
 // Owns a reference to each object.
 struct StepCall {
@@ -133,7 +134,7 @@ struct StepCall {
 };
 
 GPUMON_HOT PyObject* step(PyObject* self, PyObject* /*unused*/) {
-  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kStepCapsule));
+  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kCallCapsule));
   if (s == nullptr) return nullptr;
   if (!s->clock->active()) return Py_NewRef(s->null_ctx);
   run(*s->clock, s->monitor, [](client::StepClock& c) { c.step_deferred(); });
@@ -146,12 +147,10 @@ PyMethodDef kStepDef = {
 
 // ---- the zero-code hooks' data wait (gpumon/_auto.py) ----
 
-constexpr const char* kWaitCapsule = "gpumon._gpumon.wait_call";
-
 // The hooks time a batch themselves (the loader's iterator keeps its identity, so no TimedIter)
 // and hand the seconds over here: a pybind11 method would cost a cold step microseconds.
 GPUMON_HOT PyObject* add_wait(PyObject* self, PyObject* seconds_obj) {
-  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kWaitCapsule));
+  auto* s = static_cast<StepCall*>(PyCapsule_GetPointer(self, kCallCapsule));
   if (s == nullptr) return nullptr;
   const double seconds = PyFloat_AsDouble(seconds_obj);
   if (seconds == -1.0 && PyErr_Occurred() != nullptr) return nullptr;  // not a number: TypeError
@@ -304,37 +303,32 @@ PyType_Slot kScopeSlots[] = {
 PyType_Spec kScopeSpec = {"gpumon._gpumon.StepScope", sizeof(ClockObject), 0, kClockObjectFlags,
                           kScopeSlots};
 
-}  // namespace
-
-py::object step_call(const py::object& clock, const py::object& ctx, const py::object& null_ctx,
-                     const py::object& monitor) {
+// The C function `def` over a StepCall, which a capsule owns and the function holds.
+py::object call_over(PyMethodDef& def, const py::object& clock, const py::object& ctx,
+                     const py::object& null_ctx, const py::object& monitor) {
   PyStepClock* c = clock_of(clock);
   require_weakref(monitor);
   auto call = std::make_unique<StepCall>(clock, c, ctx, null_ctx, monitor);
-  PyObject* capsule = PyCapsule_New(call.get(), kStepCapsule, [](PyObject* cap) {
-    delete static_cast<StepCall*>(PyCapsule_GetPointer(cap, kStepCapsule));
+  PyObject* capsule = PyCapsule_New(call.get(), kCallCapsule, [](PyObject* cap) {
+    delete static_cast<StepCall*>(PyCapsule_GetPointer(cap, kCallCapsule));
   });
   if (capsule == nullptr) throw py::error_already_set();
   call.release();  // the capsule owns it
   py::object owner = py::reinterpret_steal<py::object>(capsule);
-  PyObject* fn = PyCFunction_New(&kStepDef, capsule);
+  PyObject* fn = PyCFunction_New(&def, capsule);
   if (fn == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(fn);
 }
 
+}  // namespace
+
+py::object step_call(const py::object& clock, const py::object& ctx, const py::object& null_ctx,
+                     const py::object& monitor) {
+  return call_over(kStepDef, clock, ctx, null_ctx, monitor);
+}
+
 py::object wait_call(const py::object& clock, const py::object& monitor) {
-  PyStepClock* c = clock_of(clock);
-  require_weakref(monitor);
-  auto call = std::make_unique<StepCall>(clock, c, py::none(), py::none(), monitor);
-  PyObject* capsule = PyCapsule_New(call.get(), kWaitCapsule, [](PyObject* cap) {
-    delete static_cast<StepCall*>(PyCapsule_GetPointer(cap, kWaitCapsule));
-  });
-  if (capsule == nullptr) throw py::error_already_set();
-  call.release();  // the capsule owns it
-  py::object owner = py::reinterpret_steal<py::object>(capsule);
-  PyObject* fn = PyCFunction_New(&kWaitDef, capsule);
-  if (fn == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(fn);
+  return call_over(kWaitDef, clock, py::none(), py::none(), monitor);
 }
 
 py::object timed_iter(const py::object& clock, const py::object& iterator,
