@@ -170,7 +170,8 @@ void note_command_end(node::NodePipeline& pipeline, int status,
   }
   const auto after = host::cgroup_oom_kills();
   if (oom_kills_before && after && *after >= *oom_kills_before)
-    pipeline.set_recording_end_meta("command_oom_kills", std::to_string(*after - *oom_kills_before));
+    pipeline.set_recording_end_meta("command_oom_kills",
+                                    std::to_string(*after - *oom_kills_before));
 }
 
 }  // namespace

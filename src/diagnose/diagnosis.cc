@@ -79,9 +79,10 @@ void check_steps_lost(const RunData& run, Diagnosis& d) {
   for (const auto& [pid, lost] : by_pid) {
     total += lost.second;
     if (!who.empty()) who += ", ";
-    who += std::to_string(lost.second) + " of " +
-           (lost.first ? "rank " + std::to_string(*lost.first) + " (pid " + std::to_string(pid) + ")"
-                       : "pid " + std::to_string(pid));
+    who +=
+        std::to_string(lost.second) + " of " +
+        (lost.first ? "rank " + std::to_string(*lost.first) + " (pid " + std::to_string(pid) + ")"
+                    : "pid " + std::to_string(pid));
     if (lost.first)
       f.ranks.push_back(*lost.first);
     else

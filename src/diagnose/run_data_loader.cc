@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <cstdlib>
+#include <deque>
 #include <map>
 
 #include "diagnose/throttle.h"

@@ -49,7 +49,8 @@ std::string_view xid_class_name(XidClass c) {
 
 std::string describe_xid(std::uint64_t code) {
   const XidInfo x = xid_info(code);
-  if (x.meaning.empty()) return "XID " + std::to_string(code) + " (unknown: see NVIDIA's XID catalog)";
+  if (x.meaning.empty())
+    return "XID " + std::to_string(code) + " (unknown: see NVIDIA's XID catalog)";
   return "XID " + std::to_string(code) + ": " + std::string(x.meaning) + " (" +
          std::string(xid_class_name(x.xid_class)) + ")";
 }

@@ -15,8 +15,9 @@ namespace gpumon::host {
 
 /// The count, or nullopt where no memory cgroup file is readable (no cgroup, a container that
 /// hides it).
-std::optional<std::uint64_t> cgroup_oom_kills(const std::string& proc_self_cgroup = "/proc/self/cgroup",
-                                              const std::string& cgroup_root = "/sys/fs/cgroup");
+std::optional<std::uint64_t> cgroup_oom_kills(
+    const std::string& proc_self_cgroup = "/proc/self/cgroup",
+    const std::string& cgroup_root = "/sys/fs/cgroup");
 
 /// The `oom_kill` value in the text of memory.events or memory.oom_control; nullopt without one.
 std::optional<std::uint64_t> parse_oom_kill(const std::string& text);

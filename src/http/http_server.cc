@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "http/http_server.h"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include <arpa/inet.h>
-
 #include <cstdarg>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <vector>
 

@@ -6,11 +6,11 @@
 
 #include <atomic>
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "http/http_server.h"
 #include "http/listen_address.h"

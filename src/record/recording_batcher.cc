@@ -150,8 +150,7 @@ std::string RecordingBatcher::failure(int rc, std::string_view what) {
          sqlite_message + ")";
 }
 
-std::string RecordingBatcher::finish(
-    const std::vector<std::pair<std::string, std::string>>& meta) {
+std::string RecordingBatcher::finish(const std::vector<std::pair<std::string, std::string>>& meta) {
   const int rc = store_->finish(to_unix_ms(std::chrono::system_clock::now()), meta);
   if (rc != SQLITE_OK) return failure(rc, "closing the recording failed");
   return {};

@@ -2,7 +2,6 @@
 // Files that are not good recordings: each gives a clear message, never a crash.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -167,8 +166,8 @@ TEST(RecordingDamage, ADamagedFrameInTheWalIsSaid) {
   const std::string copy = dir.file("damaged.gpumon");
   testing::write_file(copy, testing::read_file(path));
   std::string wal = testing::read_file(path + "-wal");
-  const std::size_t page = (std::size_t{static_cast<unsigned char>(wal[10])} << 8) |
-                           static_cast<unsigned char>(wal[11]);
+  const std::size_t page =
+      (std::size_t{static_cast<unsigned char>(wal[10])} << 8) | static_cast<unsigned char>(wal[11]);
   const std::size_t frame_bytes = 24 + page;
   wal[32 + (frames / 2) * frame_bytes + 24 + page / 2] ^= 0x5A;
   testing::write_file(copy + "-wal", wal);
@@ -179,10 +178,10 @@ TEST(RecordingDamage, ADamagedFrameInTheWalIsSaid) {
   EXPECT_EQ(intact->warning(), "");
   auto damaged = RecordingReader::open(copy, error);
   ASSERT_NE(damaged, nullptr) << error;
-  EXPECT_NE(damaged->warning().find("its -wal file is damaged at frame " +
-                                    std::to_string(frames / 2 + 1) + " of " +
-                                    std::to_string(frames)),
-            std::string::npos)
+  EXPECT_NE(
+      damaged->warning().find("its -wal file is damaged at frame " +
+                              std::to_string(frames / 2 + 1) + " of " + std::to_string(frames)),
+      std::string::npos)
       << damaged->warning();
   EXPECT_EQ(read_everything(copy).find("error"), std::string::npos);  // what is left reads
 }

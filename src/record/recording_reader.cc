@@ -79,13 +79,13 @@ std::string wal_warning(const std::string& path) {
     return "the recording was not closed and its -wal file is damaged" + lost;
   // A damaged frame further in: SQLite replays the frames before it and drops the rest.
   const detail::WalScan scan = detail::scan_wal(path + "-wal");
-  if (!scan.header_ok)
-    return "the recording was not closed and its -wal file is damaged" + lost;
+  if (!scan.header_ok) return "the recording was not closed and its -wal file is damaged" + lost;
   if (scan.damaged)
     return "the recording was not closed and its -wal file is damaged at frame " +
            std::to_string(scan.valid + 1) + " of " + std::to_string(scan.valid + scan.lost_frames) +
            ": it holds what was checkpointed into the main file and the commits before that frame; "
-           "the " + std::to_string(scan.lost_frames) + " frames from it on are lost";
+           "the " +
+           std::to_string(scan.lost_frames) + " frames from it on are lost";
   return {};
 }
 

@@ -39,7 +39,7 @@ namespace gpumon::record {
 namespace detail {
 class RecordingBatcher;
 class StepShares;
-}
+}  // namespace detail
 
 struct RecordingOptions {
   std::string path;
@@ -51,7 +51,7 @@ struct RecordingOptions {
   std::size_t queue_capacity = 4096;  ///< ticks + events + process lists waiting to be written
   /// Training steps waiting to be written: 4 s of 8 ranks x 1000 steps/s, ~10 MB at most.
   std::size_t step_queue_capacity = 32768;
-  std::size_t chunk_max_ticks = 600;  ///< a GPU's chunk closes after this many ticks...
+  std::size_t chunk_max_ticks = 600;        ///< a GPU's chunk closes after this many ticks...
   std::chrono::seconds chunk_max_span{60};  ///< ...or this much wall time
 };
 
@@ -111,8 +111,9 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   void enqueue(Full&& full, Push&& push) noexcept;
   void run();
   /// Writes one batch (the last when `closing`); the error that stops the recording, or empty.
-  std::string write_batch(Batch& batch, bool closing,
-                          const std::vector<std::pair<std::string, std::string>>& end_meta) noexcept;
+  std::string write_batch(
+      Batch& batch, bool closing,
+      const std::vector<std::pair<std::string, std::string>>& end_meta) noexcept;
 
   RecordingOptions options_;
   std::unique_ptr<detail::RecordingBatcher> batcher_;  // owned by the writer thread once it runs
@@ -125,7 +126,7 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<std::uint64_t> ticks_written_{0};
   std::atomic<std::uint64_t> steps_written_{0};
-  std::string error_;  // guarded by mu_
+  std::string error_;                                          // guarded by mu_
   std::vector<std::pair<std::string, std::string>> end_meta_;  // guarded by mu_
   std::thread thread_;
 };

@@ -69,8 +69,9 @@ std::vector<training::RankEvent> StepShares::take_losses(std::int64_t time_ms, b
     loss.reported_ms = time_ms;
     ++it;
   }
-  std::sort(events.begin(), events.end(),
-            [](const training::RankEvent& a, const training::RankEvent& b) { return a.pid < b.pid; });
+  std::sort(
+      events.begin(), events.end(),
+      [](const training::RankEvent& a, const training::RankEvent& b) { return a.pid < b.pid; });
   return events;
 }
 

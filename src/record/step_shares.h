@@ -46,18 +46,18 @@ class StepShares {
 
   struct Loss {
     std::optional<std::int64_t> rank;
-    std::uint64_t over_share = 0;  // refused at its share while the queue had room
-    std::uint64_t queue_full = 0;  // refused because the whole queue was full
-    std::size_t share = 0;         // its share when last refused
+    std::uint64_t over_share = 0;             // refused at its share while the queue had room
+    std::uint64_t queue_full = 0;             // refused because the whole queue was full
+    std::size_t share = 0;                    // its share when last refused
     std::optional<std::int64_t> reported_ms;  // the last steps_lost event
   };
 
   std::size_t capacity_;
   std::size_t queued_total_ = 0;
-  std::size_t queued_absent_ = 0;  // processes with steps queued that are not present_
-  std::unordered_set<std::int64_t> present_;                 // hello'd, not gone
-  std::unordered_map<std::int64_t, std::size_t> queued_;     // per pid, since the last take
-  std::unordered_map<std::int64_t, Loss> losses_;  // per pid that lost steps
+  std::size_t queued_absent_ = 0;             // processes with steps queued that are not present_
+  std::unordered_set<std::int64_t> present_;  // hello'd, not gone
+  std::unordered_map<std::int64_t, std::size_t> queued_;  // per pid, since the last take
+  std::unordered_map<std::int64_t, Loss> losses_;         // per pid that lost steps
 };
 
 }  // namespace gpumon::record::detail

@@ -32,7 +32,7 @@ TEST(StepShares, AFloodingProcessFillsOnlyItsShare) {
   shares.on_rank_event(event(1, "hello"));
   shares.on_rank_event(event(2, "hello"));
   EXPECT_EQ(admitted(shares, 1, 1000), 50);  // the flood, first
-  EXPECT_EQ(admitted(shares, 2, 50), 50);     // the other process still has its whole share
+  EXPECT_EQ(admitted(shares, 2, 50), 50);    // the other process still has its whole share
   const auto lost = shares.take_losses(1234, false);
   ASSERT_EQ(lost.size(), 1U);
   EXPECT_EQ(lost[0].pid, 1);

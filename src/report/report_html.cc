@@ -20,7 +20,6 @@ std::string esc(std::string_view s) {
   return html_text(s);
 }
 
-
 std::string iso(std::optional<std::int64_t> ms) {
   return ms ? record::format_iso_ms(*ms) : "n/a";
 }

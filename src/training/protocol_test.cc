@@ -74,7 +74,9 @@ TEST(AgentProtocol, AnErrorCarriesTheExceptionAndKeepsTheMessage) {
   const auto e = std::get<Error>(message_of(
       R"({"type":"error","exception":"ValueError","message":"bad","where":"t.py:3","step":7})"));
   EXPECT_EQ(e.exception, "ValueError");
-  EXPECT_EQ(e.json, R"({"exception":"ValueError","message":"bad","step":7,"type":"error","where":"t.py:3"})");
+  EXPECT_EQ(
+      e.json,
+      R"({"exception":"ValueError","message":"bad","step":7,"type":"error","where":"t.py:3"})");
   EXPECT_EQ(error_of(R"({"type":"error"})"), "\"exception\" is required");
   EXPECT_EQ(error_of(R"({"type":"error","exception":3})"), "\"exception\" must be a string");
   EXPECT_EQ(error_of(R"({"type":"error","exception":"E","step":"x"})"),

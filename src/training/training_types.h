@@ -64,8 +64,9 @@ struct RankEvent {
   std::int64_t time_ms = 0;  ///< agent's wall clock
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank;
-  std::string kind;  ///< "hello", "bye", "oom", "error", "disconnect", "dropped" (bad input), "steps_lost"
-  std::string detail;  ///< the message as compact JSON ({} for a disconnect)
+  std::string
+      kind;  ///< "hello", "bye", "oom", "error", "disconnect", "dropped" (bad input), "steps_lost"
+  std::string detail;                         ///< the message as compact JSON ({} for a disconnect)
   std::optional<Hello> hello = std::nullopt;  ///< kind "hello": the typed message (rank_event())
 };
 

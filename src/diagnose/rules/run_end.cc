@@ -25,8 +25,9 @@ std::string raised(const RunView& v) {
     if (!detail.is_object()) continue;
     const std::string exception = detail.value("exception", "");
     if (exception.empty() || exception == "KeyboardInterrupt") continue;  // stopped, not failed
-    std::string one = (e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid)) +
-                      " raised " + exception;
+    std::string one =
+        (e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid)) + " raised " +
+        exception;
     if (const auto m = detail.value("message", ""); !m.empty())
       one += ": " + (m.size() > 200 ? m.substr(0, 200) + "..." : m);
     if (const auto w = detail.value("where", ""); !w.empty()) one += " (" + w + ")";
