@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpu/metric_catalog.h"
 #include "host/proc_files.h"
 #include "host/user_names.h"
 #include "sampler/sample_errors.h"
@@ -51,7 +52,7 @@ double to_us(MonoClock::duration d) {
 
 }  // namespace
 
-Sampler::Sampler(std::unique_ptr<GpuBackend> backend, SamplerConfig config,
+Sampler::Sampler(std::shared_ptr<GpuBackend> backend, SamplerConfig config,
                  std::shared_ptr<Clock> clock)
     : backend_(std::move(backend)),
       config_(config),
@@ -100,17 +101,30 @@ void Sampler::start() {
   if (stop_.requested()) throw std::logic_error("sampler: start() after stop()");
   started_ = true;
   if (config_.events) {
-    // Before the thread starts, so only this thread touches the backend here.
+    // Before the threads start, so only this thread touches the backend here.
     event_stream_ = backend_->watch_events([this](const GpuEvent& e) { queue_event(e); });
     stats_.events_watched = event_stream_ != nullptr;
   }
+  auto functions = std::make_shared<detail::TaskFunctions>();
+  for (const TaskState& t : tasks_) functions->push_back(t.task.run);
+  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+    readers_.push_back(std::make_unique<detail::GpuReader>(gpu, backend_, functions, clock_));
+  }
+  reader_cpu_s_.assign(device_count_, 0);
   thread_ = std::thread([this] { run(); });
 }
 
 void Sampler::stop() {
   std::lock_guard join_lock(join_mutex_);
   stop_.request();
+  {
+    std::lock_guard lock(wake_mutex_);
+    if (waiting_) waiting_->interrupt();
+  }
   if (thread_.joinable()) thread_.join();
+  // The final tick waited for the readers (config_.stop_timeout): one still busy is inside a
+  // hung call and is left to end when it returns.
+  for (auto& r : readers_) r->finish(std::chrono::steady_clock::now());
   event_stream_.reset();  // waits until its callback can no longer run
 }
 
@@ -155,9 +169,14 @@ void Sampler::run() noexcept {
   std::uint64_t k = 0;
   while (true) {
     const MonoClock::time_point started = clock_->now();
+    // The readers get until a tenth of an interval before the next slot (a whole interval less
+    // a tenth when this tick started late), so publishing ends before the next tick is due.
+    const MonoClock::time_point deadline =
+        std::max<MonoClock::time_point>(t0 + (k + 1) * interval, started + interval) -
+        interval / 10;
     bool dropped = false;  // stopped mid-tick: nothing was published, so it is not counted
     try {
-      dropped = !tick(started, stats, TickKind::kScheduled);
+      dropped = !tick(started, deadline, stats, TickKind::kScheduled);
     } catch (...) {
       ++stats.exceptions;
     }
@@ -168,7 +187,6 @@ void Sampler::run() noexcept {
     stats.last_tick = started;
     stats.last_tick_duration_us = to_us(took);
     stats.max_tick_duration_us = std::max(stats.max_tick_duration_us, to_us(took));
-    stats.thread_cpu_s = thread_cpu_seconds();
     ++k;
     if (t0 + k * interval < finished) {  // overran: skip the slots already gone, stay aligned
       const auto next_k = static_cast<std::uint64_t>((finished - t0) / interval) + 1;
@@ -180,12 +198,25 @@ void Sampler::run() noexcept {
   }
   // The final tick: the counters read at the run's edges (energy) are read once more, so their
   // readings span the run up to now. It also passes on the events that came after the last
-  // tick (an XID just before the run ended), so a recording that stops keeps them.
+  // tick (an XID just before the run ended), so a recording that stops keeps them. It first
+  // waits for the jobs of the tick stop() dropped; both waits end by one deadline.
+  const MonoClock::time_point deadline = clock_->now() + config_.stop_timeout;
   const bool final_tick =
       std::any_of(tasks_.begin(), tasks_.end(), [](const TaskState& t) { return t.task.edges; });
   try {
+    std::vector<detail::GpuReader*> busy;  // handed work by the dropped tick, not yet done
+    for (unsigned gpu = 0; gpu < unpublished_.size(); ++gpu) {
+      if (unpublished_[gpu] && !readers_[gpu]->idle()) busy.push_back(readers_[gpu].get());
+    }
+    if (!busy.empty()) {
+      auto latch = std::make_shared<detail::TickLatch>(busy.size());
+      for (detail::GpuReader* r : busy) {
+        if (!r->rebind(latch)) latch->count_down();  // finished meanwhile
+      }
+      wait_for(latch, deadline, TickKind::kFinal);
+    }
     if (final_tick) {
-      tick(clock_->now(), stats, TickKind::kFinal);
+      tick(clock_->now(), deadline, stats, TickKind::kFinal);
       ++stats.ticks;
     } else {
       deliver_queued_events(stats);
@@ -197,6 +228,8 @@ void Sampler::run() noexcept {
 }
 
 void Sampler::publish_stats(SamplerStats& stats) {
+  stats.thread_cpu_s = thread_cpu_seconds();
+  for (const double s : reader_cpu_s_) stats.thread_cpu_s += s;
   std::lock_guard lock(mutex_);
   stats.tasks.clear();
   for (TaskState& t : tasks_) {
@@ -208,7 +241,8 @@ void Sampler::publish_stats(SamplerStats& stats) {
   stats_ = stats;
 }
 
-bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind) {
+bool Sampler::tick(MonoClock::time_point now, MonoClock::time_point deadline, SamplerStats& stats,
+                   TickKind kind) {
   const bool final = kind == TickKind::kFinal;
   TickSample tick = std::move(spare_);
   tick.gpus.clear();
@@ -217,27 +251,70 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind
   std::vector<ProcessSnapshot> snapshots;
   bool details_read = false;
   deliver_queued_events(stats);
+  // A reader still inside an earlier tick's call gets nothing new: its GPU is published stale.
+  // One that finished late has its job booked (the schedule, the statistics); its sample,
+  // older than this tick, is dropped.
+  std::vector<char> handed(device_count_, 0);
+  std::size_t count = 0;
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick
-    // (the final tick, which comes after stop, reads every GPU).
-    if (!final && stop_.requested()) return false;
-    GpuTickOutput out;
-    out.sample.index = gpu;
-    for (std::size_t t = 0; t < tasks_.size(); ++t) {
-      TaskState& task = tasks_[t];
-      if (!is_due(task, t, gpu, now, kind)) continue;
-      if (t > 0 && out.sample.lost) break;  // the metrics task found it lost: nothing to ask
-      const bool ok = run_task(task, gpu, out, stats);
-      if (final) continue;
-      if (task.task.edges) task.edge_due[gpu] = 0;  // read (or failed): not retried every tick
-      if (task.task.once) {
-        task.done[gpu] = ok && !out.sample.lost;
-        details_read = details_read || ok;
-      } else if (task.period.count() > 0) {
-        update_period(task);  // the cost just measured may stretch it
-        while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
-      }
+    if (!readers_[gpu]->idle()) continue;
+    if (const auto late = readers_[gpu]->take()) {
+      details_read = account(*late, gpu, now, kind, stats, /*late=*/true) || details_read;
     }
+    handed[gpu] = 1;
+    ++count;
+  }
+  // A tick whose calls are expected to be slow (the first: every GPU's static details) gets
+  // twice what one thread would take at the tasks' estimated costs: a GPU is stale when its
+  // reader is late beyond that, not merely slower than the interval.
+  if (clock_->concurrent_readers()) {
+    const auto latch = std::make_shared<detail::TickLatch>(count);
+    MonoClock::duration expected{0};
+    for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+      if (handed[gpu]) expected += dispatch(gpu, now, kind, latch);
+    }
+    if (!final) deadline = std::max(deadline, now + 2 * expected);
+    wait_for(latch, deadline, kind);
+  } else {
+    for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+      if (!handed[gpu] || (!final && stop_.requested())) continue;
+      const auto latch = std::make_shared<detail::TickLatch>(1);
+      dispatch(gpu, now, kind, latch);
+      wait_for(latch, deadline, kind);
+    }
+  }
+  // Stopped while the readers worked: drop the tick (the final tick, which comes after stop,
+  // waits for these readers, then reads every GPU whose reader is free).
+  if (!final && stop_.requested()) {
+    unpublished_ = std::move(handed);
+    return false;
+  }
+  stats.stale_gpus.clear();
+  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+    std::optional<detail::ReaderResult> result;
+    std::optional<detail::ReaderBusy> busy;
+    if (handed[gpu]) result = readers_[gpu]->take();
+    if (!result) {
+      busy = readers_[gpu]->busy();
+      if (!busy && handed[gpu]) result = readers_[gpu]->take();  // finished just now
+    }
+    if (!result) {
+      DeviceSample s;
+      s.index = gpu;
+      s.wall_time = tick.wall_time;
+      s.mono_time = now;
+      set_all_missing(s, Missing::kStale);
+      const MonoClock::time_point since = busy ? busy->since : now;
+      std::string call;
+      if (busy) call = busy->call != nullptr ? busy->call : tasks_[busy->task].task.name;
+      s.stale = StaleCall{std::move(call), since};
+      const MonoClock::duration age = std::max(clock_->now() - since, MonoClock::duration(0));
+      stats.stale_gpus.push_back({gpu, s.stale->call, to_us(age) / 1e6});
+      tick.gpus.push_back(std::move(s));
+      continue;
+    }
+    details_read = account(*result, gpu, now, kind, stats, /*late=*/false) || details_read;
+    GpuTickOutput& out = result->out;
     stats.nvml_errors += count_errors(out.sample);
     if (out.processes) {
       if (!*out.processes) {
@@ -260,8 +337,11 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind
     if (lost_[gpu]) stats.lost_gpus.push_back(gpu);
   }
   if (details_read) {
-    std::vector<DeviceStatic> devices;
-    for (unsigned i = 0; i < device_count_; ++i) devices.push_back(backend_->device(i));
+    // A GPU's static facts change only inside its own calls: read those of the idle readers.
+    std::vector<DeviceStatic> devices = this->devices();
+    for (unsigned i = 0; i < device_count_; ++i) {
+      if (readers_[i]->idle()) devices[i] = backend_->device(i);
+    }
     std::lock_guard lock(mutex_);
     devices_ = std::move(devices);
   }
@@ -269,6 +349,33 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind
   spare_ = history_.push(std::move(tick));
   if (!snapshots.empty()) publish_processes(snapshots, stats);
   return true;
+}
+
+MonoClock::duration Sampler::dispatch(unsigned gpu, MonoClock::time_point now, TickKind kind,
+                                      const std::shared_ptr<detail::TickLatch>& latch) {
+  std::vector<std::size_t> due;
+  MonoClock::duration expected{0};
+  for (std::size_t t = 0; t < tasks_.size(); ++t) {
+    if (!is_due(tasks_[t], t, gpu, now, kind)) continue;
+    due.push_back(t);
+    expected += tasks_[t].task.estimated_cost;
+  }
+  readers_[gpu]->submit(std::move(due), latch, now);
+  return expected;
+}
+
+void Sampler::wait_for(const std::shared_ptr<detail::TickLatch>& latch,
+                       MonoClock::time_point deadline, TickKind kind) {
+  if (kind == TickKind::kScheduled) {
+    {
+      std::lock_guard lock(wake_mutex_);
+      waiting_ = latch;
+    }
+    if (stop_.requested()) latch->interrupt();  // stop() came before waiting_ was set
+  }
+  clock_->wait_for_readers(deadline, latch->done());
+  std::lock_guard lock(wake_mutex_);
+  waiting_.reset();
 }
 
 bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
@@ -279,21 +386,36 @@ bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
   return now >= task.next_due[gpu];
 }
 
-bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats) {
-  const MonoClock::time_point before = clock_->now();
-  bool ok = true;
-  try {
-    task.task.run(*backend_, gpu, out);
-  } catch (...) {
-    ++task.stats.exceptions;
-    ++stats.exceptions;
-    ok = false;
+bool Sampler::account(const detail::ReaderResult& result, unsigned gpu, MonoClock::time_point now,
+                      TickKind kind, SamplerStats& stats, bool late) {
+  bool once_ran = false;
+  for (const detail::TaskRun& run : result.runs) {
+    TaskState& task = tasks_[run.task];
+    task.stats.max_cost_us = std::max(task.stats.max_cost_us, run.cost_us);
+    if (late) {
+      // A hang, not what the call costs: kept out of the mean that paces the task (a 60 s hang
+      // would stretch its period for every GPU).
+      ++task.stats.late;
+    } else {
+      ++task.stats.runs;
+      task.total_cost_us += run.cost_us;
+    }
+    if (!run.ok) {
+      ++task.stats.exceptions;
+      ++stats.exceptions;
+    }
+    if (kind == TickKind::kFinal) continue;
+    if (task.task.edges) task.edge_due[gpu] = 0;  // read (or failed): not retried every tick
+    if (task.task.once) {
+      task.done[gpu] = run.ok && !run.lost;
+      once_ran = once_ran || run.ok;
+    } else if (task.period.count() > 0) {
+      update_period(task);  // the cost just measured may stretch it
+      while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
+    }
   }
-  const double cost = to_us(clock_->now() - before);
-  ++task.stats.runs;
-  task.total_cost_us += cost;
-  task.stats.max_cost_us = std::max(task.stats.max_cost_us, cost);
-  return ok;
+  reader_cpu_s_[gpu] = result.thread_cpu_s;
+  return once_ran;
 }
 
 void Sampler::update_period(TaskState& task) {

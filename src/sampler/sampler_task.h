@@ -4,7 +4,8 @@
 // processes) are built by make_builtin_tasks(); later readers (GPM, the driver's sample
 // buffers, process utilization) are more Tasks given to Sampler::add_task().
 //
-// Thread-safety: a task's function runs on the sampler thread only, with the backend.
+// Thread-safety: a task's function runs on the reader thread of the GPU it reads (one call at a
+// time per GPU, several GPUs at once), with the backend; it must not touch other GPUs' state.
 #pragma once
 
 #include <chrono>
