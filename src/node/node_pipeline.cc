@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "node/node_pipeline.h"
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 
 #include "agent/socket_path.h"
@@ -159,6 +161,22 @@ void NodePipeline::start() {
 }
 
 void NodePipeline::poll() {
+  if (sampler_) {
+    std::vector<unsigned> stale;
+    for (const StaleGpu& g : sampler_->stats().stale_gpus) {
+      stale.push_back(g.gpu);
+      if (std::find(reported_stale_.begin(), reported_stale_.end(), g.gpu) != reported_stale_.end())
+        continue;
+      say("GPU " + std::to_string(g.gpu) + ": " + (g.call.empty() ? "an NVML call" : g.call) +
+          " has not returned for " + std::to_string(std::lround(g.for_s)) +
+          " s; its readings are missing until it does (the other GPUs carry on)");
+    }
+    for (const unsigned gpu : reported_stale_) {
+      if (std::find(stale.begin(), stale.end(), gpu) == stale.end())
+        say("GPU " + std::to_string(gpu) + " answers again");
+    }
+    reported_stale_ = std::move(stale);
+  }
 #ifdef GPUMON_HAVE_RECORD
   if (recording_ && !reported_record_stop_) {
     if (const record::RecordingStatus st = recording_->writer->status(); st.stopped) {
