@@ -4,7 +4,7 @@
 // one.
 //
 // Thread-safety: StopSignal is safe from any thread. A Clock is called by the sampler thread
-// (now, wall_now, sleep_until, wait_for_readers) and by its GPU readers (now); implementations
+// (now, wall_now, sleep_until, wait_for_readers) and by its reader threads (now); implementations
 // say what else may call them.
 #pragma once
 
@@ -55,14 +55,10 @@ class Clock {
   /// Returns at `deadline` (at once when it has passed) or as soon as `stop` is requested;
   /// true when stop was requested.
   virtual bool sleep_until(MonoClock::time_point deadline, StopSignal& stop) = 0;
-  /// Waits until `done` is requested (the GPUs' readers finished) or `deadline`; true when done.
+  /// Waits until `done` is requested (the tick's reader finished) or `deadline`; true when done.
   virtual bool wait_for_readers(MonoClock::time_point deadline, StopSignal& done) {
     return sleep_until(deadline, done);
   }
-  /// Whether the GPUs' readers may run at the same time. A clock that the calls themselves move
-  /// (a test's FakeClock, charged by a fake backend) answers false: the sampler then hands the
-  /// GPUs their work one after the other, so every call sees the time one thread would.
-  virtual bool concurrent_readers() const { return true; }
 };
 
 /// std::chrono::steady_clock and system_clock. Safe from any thread.

@@ -28,10 +28,12 @@ struct GpuReader::State {
   bool quit = false;
   bool in_progress = false;  // handed over and not yet finished
   bool queued = false;       // handed over, not yet picked up by the thread
-  std::vector<std::size_t> job;
+  bool cancelled = false;    // the job in progress reads nothing more
+  std::vector<GpuJob> jobs;
   std::shared_ptr<TickLatch> latch;
   ReaderBusy busy;
-  std::optional<ReaderResult> result;
+  std::vector<GpuResult> results;
+  double thread_cpu_s = 0;
   std::atomic<const char*> call{nullptr};  // written by the backend on the reader thread
 };
 
@@ -45,47 +47,57 @@ double thread_cpu_seconds() {
 
 }  // namespace
 
-GpuReader::GpuReader(unsigned gpu, std::shared_ptr<GpuBackend> backend,
+GpuReader::GpuReader(std::shared_ptr<GpuBackend> backend,
                      std::shared_ptr<const TaskFunctions> tasks, std::shared_ptr<Clock> clock)
     : state_(std::make_shared<State>()) {
   // Everything the thread touches is owned by the lambda: see the header.
-  thread_ = std::thread([gpu, state = state_, backend = std::move(backend),
-                         tasks = std::move(tasks), clock = std::move(clock)] {
+  thread_ = std::thread([state = state_, backend = std::move(backend), tasks = std::move(tasks),
+                         clock = std::move(clock)] {
     backend->note_calls_in(&state->call);
     while (true) {
-      std::vector<std::size_t> job;
+      std::vector<GpuJob> jobs;
       {
         std::unique_lock lock(state->mutex);
         state->cv.wait(lock, [&] { return state->quit || state->queued; });
         if (!state->queued) return;  // quit with nothing handed over
         state->queued = false;
-        job.swap(state->job);
+        jobs.swap(state->jobs);
       }
-      ReaderResult r;
-      r.out.sample.index = gpu;
-      for (const std::size_t t : job) {
-        if (!r.runs.empty() && r.out.sample.lost) break;  // found lost: nothing more to ask
-        const MonoClock::time_point before = clock->now();
-        {
-          std::lock_guard lock(state->mutex);
-          state->busy = {t, before};
+      for (GpuJob& job : jobs) {
+        GpuResult r;
+        r.gpu = job.gpu;
+        r.out.sample.index = job.gpu;
+        bool cancelled = false;
+        for (const std::size_t t : job.tasks) {
+          if (!r.runs.empty() && r.out.sample.lost) break;  // found lost: nothing more to ask
+          const MonoClock::time_point before = clock->now();
+          {
+            std::lock_guard lock(state->mutex);
+            cancelled = state->cancelled;
+            if (cancelled) break;
+            state->busy = {job.gpu, t, before};
+          }
+          TaskRun run{t};
+          try {
+            (*tasks)[t](*backend, job.gpu, r.out);
+          } catch (...) {
+            run.ok = false;
+          }
+          run.lost = r.out.sample.lost;
+          run.cost_us = std::chrono::duration<double, std::micro>(clock->now() - before).count();
+          r.runs.push_back(run);
         }
-        TaskRun run{t};
-        try {
-          (*tasks)[t](*backend, gpu, r.out);
-        } catch (...) {
-          run.ok = false;
-        }
-        run.lost = r.out.sample.lost;
-        run.cost_us = std::chrono::duration<double, std::micro>(clock->now() - before).count();
-        r.runs.push_back(run);
+        std::lock_guard lock(state->mutex);
+        if (!r.runs.empty()) state->results.push_back(std::move(r));
+        if (cancelled || state->cancelled) break;
       }
-      r.thread_cpu_s = thread_cpu_seconds();
+      const double cpu = thread_cpu_seconds();
       std::shared_ptr<TickLatch> latch;
       {
         std::lock_guard lock(state->mutex);
-        state->result = std::move(r);
+        state->thread_cpu_s = cpu;
         state->in_progress = false;
+        state->cancelled = false;
         latch.swap(state->latch);
       }
       state->cv.notify_all();
@@ -98,18 +110,18 @@ GpuReader::~GpuReader() {
   finish(std::chrono::steady_clock::time_point::min());
 }
 
-void GpuReader::submit(std::vector<std::size_t> tasks, std::shared_ptr<TickLatch> latch,
+void GpuReader::submit(std::vector<GpuJob> jobs, std::shared_ptr<TickLatch> latch,
                        MonoClock::time_point now) {
   {
     std::lock_guard lock(state_->mutex);
-    state_->busy = {tasks.empty() ? 0 : tasks.front(), now};
-    state_->job = std::move(tasks);
+    state_->busy = {jobs.empty() ? 0 : jobs.front().gpu, 0, now};
+    state_->jobs = std::move(jobs);
     state_->latch = std::move(latch);
     state_->queued = true;
     state_->in_progress = true;
-    state_->result.reset();
+    state_->cancelled = false;
   }
-  state_->cv.notify_all();
+  state_->cv.notify_one();
 }
 
 bool GpuReader::idle() const {
@@ -132,11 +144,21 @@ bool GpuReader::rebind(const std::shared_ptr<TickLatch>& latch) {
   return true;
 }
 
-std::optional<ReaderResult> GpuReader::take() {
+std::vector<GpuResult> GpuReader::take() {
   std::lock_guard lock(state_->mutex);
-  std::optional<ReaderResult> r;
-  r.swap(state_->result);
+  std::vector<GpuResult> r;
+  r.swap(state_->results);
   return r;
+}
+
+void GpuReader::cancel() {
+  std::lock_guard lock(state_->mutex);
+  if (state_->in_progress) state_->cancelled = true;
+}
+
+double GpuReader::thread_cpu_s() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->thread_cpu_s;
 }
 
 void GpuReader::finish(std::chrono::steady_clock::time_point deadline) {
@@ -146,6 +168,7 @@ void GpuReader::finish(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(state_->mutex);
     const bool picked_up = state_->in_progress && !state_->queued;
     state_->quit = true;
+    state_->cancelled = true;
     if (picked_up) {
       // It is inside a call: wait for it, but only until the deadline.
       state_->cv.wait_until(lock, deadline, [&] { return !state_->in_progress; });

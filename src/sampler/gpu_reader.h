@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-// GpuReader: the thread that makes one GPU's NVML calls. Each tick the sampler hands every idle
-// reader the tasks due for its GPU, waits for them until the tick's deadline, and publishes; a
-// reader still inside a call then makes only its own GPU stale, never the others late.
+// GpuReader: a thread that makes NVML calls for the sampler. Each tick the sampler hands one
+// reader every GPU's due tasks and waits for it until the tick's deadline. A reader that is
+// still inside a call then stays with that GPU, cancelled: it drops the GPUs it has not begun
+// and ends its job when the call returns; the next tick goes to another reader (the sampler
+// keeps a pool). So a hung call makes its GPU stale without holding the others, and a tick
+// costs one hand-over, not one per GPU.
 //
 // Ownership: the reader's thread shares ownership of the backend, the task functions, the clock
 // and the reader's state, so a thread left inside a hung call (finish() detaches it) touches
@@ -40,6 +43,13 @@ class TickLatch {
   StopSignal done_;
 };
 
+/// One GPU's share of a job: its due tasks, in order (after the first, none runs once the
+/// sample is marked lost).
+struct GpuJob {
+  unsigned gpu = 0;
+  std::vector<std::size_t> tasks;
+};
+
 /// One task a reader ran.
 struct TaskRun {
   std::size_t task = 0;  ///< task number
@@ -48,14 +58,16 @@ struct TaskRun {
   double cost_us = 0;    ///< clock time around the call
 };
 
-struct ReaderResult {
+/// What a reader read for one GPU.
+struct GpuResult {
+  unsigned gpu = 0;
   GpuTickOutput out;
   std::vector<TaskRun> runs;
-  double thread_cpu_s = 0;  ///< the reader thread's CPU time when the job ended
 };
 
 /// What a reader is inside now.
 struct ReaderBusy {
+  unsigned gpu = 0;
   std::size_t task = 0;
   MonoClock::time_point since{};  ///< when that task's call started (or the job was handed)
   const char* call = nullptr;     ///< the backend function it is inside, when the backend notes it
@@ -63,24 +75,28 @@ struct ReaderBusy {
 
 class GpuReader {
  public:
-  GpuReader(unsigned gpu, std::shared_ptr<GpuBackend> backend,
-            std::shared_ptr<const TaskFunctions> tasks, std::shared_ptr<Clock> clock);
+  GpuReader(std::shared_ptr<GpuBackend> backend, std::shared_ptr<const TaskFunctions> tasks,
+            std::shared_ptr<Clock> clock);
   ~GpuReader();  ///< finish() with no wait
   GpuReader(const GpuReader&) = delete;
   GpuReader& operator=(const GpuReader&) = delete;
 
-  /// Hands over `tasks` (task numbers in order; after the first, none runs once the sample is
-  /// marked lost); `latch` is counted down when they are done. Only when idle().
-  void submit(std::vector<std::size_t> tasks, std::shared_ptr<TickLatch> latch,
+  /// Hands over `jobs`, read in order; `latch` is counted down when they are done. Only when
+  /// idle().
+  void submit(std::vector<GpuJob> jobs, std::shared_ptr<TickLatch> latch,
               MonoClock::time_point now);
-  /// No job in progress (a finished one may wait in take()).
+  /// No job in progress (finished GPUs may wait in take()).
   bool idle() const;
-  /// The job in progress, if any: the task it is inside and since when.
+  /// The job in progress, if any: the GPU and task it is inside and since when.
   std::optional<ReaderBusy> busy() const;
   /// Makes the job in progress count down `latch` instead of its own; false when idle.
   bool rebind(const std::shared_ptr<TickLatch>& latch);
-  /// The finished job's result, once.
-  std::optional<ReaderResult> take();
+  /// The GPUs finished since the previous take(), in order.
+  std::vector<GpuResult> take();
+  /// Ends the job in progress once the call it is inside returns: nothing more is read.
+  void cancel();
+  /// The thread's CPU time (CLOCK_THREAD_CPUTIME_ID) when its newest job ended.
+  double thread_cpu_s() const;
   /// Ends the thread: joins it when idle or when its job ends by `deadline` (steady clock),
   /// else leaves it inside its call (detached) to end on its own when the call returns.
   void finish(std::chrono::steady_clock::time_point deadline);

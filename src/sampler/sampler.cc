@@ -107,10 +107,8 @@ void Sampler::start() {
   }
   auto functions = std::make_shared<detail::TaskFunctions>();
   for (const TaskState& t : tasks_) functions->push_back(t.task.run);
-  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    readers_.push_back(std::make_unique<detail::GpuReader>(gpu, backend_, functions, clock_));
-  }
-  reader_cpu_s_.assign(device_count_, 0);
+  functions_ = std::move(functions);
+  hung_on_.assign(device_count_, -1);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -124,7 +122,7 @@ void Sampler::stop() {
   if (thread_.joinable()) thread_.join();
   // The final tick waited for the readers (config_.stop_timeout): one still busy is inside a
   // hung call and is left to end when it returns.
-  for (auto& r : readers_) r->finish(std::chrono::steady_clock::now());
+  for (Reader& r : readers_) r.reader->finish(std::chrono::steady_clock::now());
   event_stream_.reset();  // waits until its callback can no longer run
 }
 
@@ -199,24 +197,25 @@ void Sampler::run() noexcept {
   // The final tick: the counters read at the run's edges (energy) are read once more, so their
   // readings span the run up to now. It also passes on the events that came after the last
   // tick (an XID just before the run ended), so a recording that stops keeps them. It first
-  // waits for the jobs of the tick stop() dropped; both waits end by one deadline.
-  const MonoClock::time_point deadline = clock_->now() + config_.stop_timeout;
+  // waits for the jobs of the tick stop() dropped, as long as that tick would have (a reader
+  // late beyond it is stale, not worth the wait); each wait has half of stop_timeout at most.
+  const MonoClock::duration half = config_.stop_timeout / 2;
+  const MonoClock::time_point drain_deadline =
+      std::min(unpublished_deadline_, clock_->now() + half);
   const bool final_tick =
       std::any_of(tasks_.begin(), tasks_.end(), [](const TaskState& t) { return t.task.edges; });
   try {
-    std::vector<detail::GpuReader*> busy;  // handed work by the dropped tick, not yet done
-    for (unsigned gpu = 0; gpu < unpublished_.size(); ++gpu) {
-      if (unpublished_[gpu] && !readers_[gpu]->idle()) busy.push_back(readers_[gpu].get());
-    }
-    if (!busy.empty()) {
-      auto latch = std::make_shared<detail::TickLatch>(busy.size());
-      for (detail::GpuReader* r : busy) {
-        if (!r->rebind(latch)) latch->count_down();  // finished meanwhile
-      }
-      wait_for(latch, deadline, TickKind::kFinal);
+    if (unpublished_ >= 0) {
+      Reader& r = readers_[static_cast<std::size_t>(unpublished_)];
+      auto latch = std::make_shared<detail::TickLatch>(1);
+      if (!r.reader->rebind(latch)) latch->count_down();  // finished meanwhile
+      wait_for(latch, drain_deadline, TickKind::kFinal);
+      bool details = false;
+      collect(r, clock_->now(), TickKind::kFinal, stats, details);  // booked, not published
     }
     if (final_tick) {
-      tick(clock_->now(), deadline, stats, TickKind::kFinal);
+      const MonoClock::time_point now = clock_->now();
+      tick(now, now + half, stats, TickKind::kFinal);
       ++stats.ticks;
     } else {
       deliver_queued_events(stats);
@@ -229,7 +228,7 @@ void Sampler::run() noexcept {
 
 void Sampler::publish_stats(SamplerStats& stats) {
   stats.thread_cpu_s = thread_cpu_seconds();
-  for (const double s : reader_cpu_s_) stats.thread_cpu_s += s;
+  for (const Reader& r : readers_) stats.thread_cpu_s += r.reader->thread_cpu_s();
   std::lock_guard lock(mutex_);
   stats.tasks.clear();
   for (TaskState& t : tasks_) {
@@ -251,96 +250,77 @@ bool Sampler::tick(MonoClock::time_point now, MonoClock::time_point deadline, Sa
   std::vector<ProcessSnapshot> snapshots;
   bool details_read = false;
   deliver_queued_events(stats);
-  // A reader still inside an earlier tick's call gets nothing new: its GPU is published stale.
-  // One that finished late has its job booked (the schedule, the statistics); its sample,
-  // older than this tick, is dropped.
-  std::vector<char> handed(device_count_, 0);
-  std::size_t count = 0;
+  // Readers back from a hung call: their GPU rejoins; what they read is booked as late.
+  for (Reader& r : readers_) {
+    if (r.hung_gpu < 0 || !r.reader->idle()) continue;
+    for (const detail::GpuResult& late : r.reader->take()) {
+      details_read = account(late, now, kind, stats, /*late=*/true) || details_read;
+    }
+    hung_on_[static_cast<unsigned>(r.hung_gpu)] = -1;
+    r.hung_gpu = -1;
+  }
+  // One reader reads every GPU whose call has returned, in order. A tick whose calls are
+  // expected to be slow (the first: every GPU's static details) gets twice their estimated
+  // cost: a GPU is stale when its call is late beyond that, not merely slower than the interval.
+  std::vector<detail::GpuJob> jobs;
+  MonoClock::duration expected{0};
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    if (!readers_[gpu]->idle()) continue;
-    if (const auto late = readers_[gpu]->take()) {
-      details_read = account(*late, gpu, now, kind, stats, /*late=*/true) || details_read;
+    if (hung_on_[gpu] >= 0) continue;
+    detail::GpuJob job{gpu, {}};
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      if (!is_due(tasks_[t], t, gpu, now, kind)) continue;
+      job.tasks.push_back(t);
+      expected += tasks_[t].task.estimated_cost;
     }
-    handed[gpu] = 1;
-    ++count;
+    jobs.push_back(std::move(job));
   }
-  // A tick whose calls are expected to be slow (the first: every GPU's static details) gets
-  // twice what one thread would take at the tasks' estimated costs: a GPU is stale when its
-  // reader is late beyond that, not merely slower than the interval.
-  if (clock_->concurrent_readers()) {
-    const auto latch = std::make_shared<detail::TickLatch>(count);
-    MonoClock::duration expected{0};
-    for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-      if (handed[gpu]) expected += dispatch(gpu, now, kind, latch);
-    }
-    if (!final) deadline = std::max(deadline, now + 2 * expected);
-    wait_for(latch, deadline, kind);
-  } else {
-    for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-      if (!handed[gpu] || (!final && stop_.requested())) continue;
-      const auto latch = std::make_shared<detail::TickLatch>(1);
-      dispatch(gpu, now, kind, latch);
-      wait_for(latch, deadline, kind);
-    }
-  }
-  // Stopped while the readers worked: drop the tick (the final tick, which comes after stop,
-  // waits for these readers, then reads every GPU whose reader is free).
+  if (!final) deadline = std::max(deadline, now + 2 * expected);
+  const std::size_t used = idle_reader();
+  Reader& reader = readers_[used];
+  const auto latch = std::make_shared<detail::TickLatch>(1);
+  reader.reader->submit(std::move(jobs), latch, now);
+  wait_for(latch, deadline, kind);
+  // Stopped while the reader worked: drop the tick (the final tick, which comes after stop,
+  // waits for this reader, then reads every GPU whose call has returned).
   if (!final && stop_.requested()) {
-    unpublished_ = std::move(handed);
+    unpublished_ = static_cast<int>(used);
+    unpublished_deadline_ = deadline;
     return false;
   }
+  std::vector<detail::GpuResult> results = collect(reader, now, kind, stats, details_read);
   stats.stale_gpus.clear();
+  std::size_t next = 0;  // results are in GPU order
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    std::optional<detail::ReaderResult> result;
-    std::optional<detail::ReaderBusy> busy;
-    if (handed[gpu]) result = readers_[gpu]->take();
-    if (!result) {
-      busy = readers_[gpu]->busy();
-      if (!busy && handed[gpu]) result = readers_[gpu]->take();  // finished just now
-    }
-    if (!result) {
-      DeviceSample s;
-      s.index = gpu;
-      s.wall_time = tick.wall_time;
-      s.mono_time = now;
-      set_all_missing(s, Missing::kStale);
-      const MonoClock::time_point since = busy ? busy->since : now;
-      std::string call;
-      if (busy) call = busy->call != nullptr ? busy->call : tasks_[busy->task].task.name;
-      s.stale = StaleCall{std::move(call), since};
-      const MonoClock::duration age = std::max(clock_->now() - since, MonoClock::duration(0));
-      stats.stale_gpus.push_back({gpu, s.stale->call, to_us(age) / 1e6});
-      tick.gpus.push_back(std::move(s));
+    if (next < results.size() && results[next].gpu == gpu) {
+      publish_gpu(results[next++], tick, snapshots, stats);
       continue;
     }
-    details_read = account(*result, gpu, now, kind, stats, /*late=*/false) || details_read;
-    GpuTickOutput& out = result->out;
-    stats.nvml_errors += count_errors(out.sample);
-    if (out.processes) {
-      if (!*out.processes) {
-        if (out.processes->why() == Missing::kError) ++stats.nvml_errors;
-      } else {
-        snapshots.push_back({gpu, tick.wall_time, out.processes->value()});
-        for (GpuProcess& p : snapshots.back().processes) p.gpu_index = gpu;
-      }
-    }
-    if (static_cast<bool>(lost_[gpu]) != out.sample.lost) {
-      lost_[gpu] = out.sample.lost;
-      emit({gpu, out.sample.lost ? GpuEvent::Kind::kLost : GpuEvent::Kind::kRecovered, 0,
-            tick.wall_time, now},
-           stats);
-    }
-    tick.gpus.push_back(std::move(out.sample));
+    // Not read this tick: inside a call that has not returned (stale), or not reached because
+    // another GPU's call held the reader (left out of the tick, as a GPU not due is).
+    if (hung_on_[gpu] < 0) continue;
+    const std::optional<detail::ReaderBusy> busy =
+        readers_[static_cast<std::size_t>(hung_on_[gpu])].reader->busy();
+    if (!busy) continue;  // returned just now: booked next tick
+    DeviceSample s;
+    s.index = gpu;
+    s.wall_time = tick.wall_time;
+    s.mono_time = now;
+    set_all_missing(s, Missing::kStale);
+    s.stale =
+        StaleCall{busy->call != nullptr ? busy->call : tasks_[busy->task].task.name, busy->since};
+    const MonoClock::duration age = std::max(clock_->now() - busy->since, MonoClock::duration(0));
+    stats.stale_gpus.push_back({gpu, s.stale->call, to_us(age) / 1e6});
+    tick.gpus.push_back(std::move(s));
   }
   stats.lost_gpus.clear();
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
     if (lost_[gpu]) stats.lost_gpus.push_back(gpu);
   }
   if (details_read) {
-    // A GPU's static facts change only inside its own calls: read those of the idle readers.
+    // A GPU's static facts change only inside its own calls: skip those still inside one.
     std::vector<DeviceStatic> devices = this->devices();
     for (unsigned i = 0; i < device_count_; ++i) {
-      if (readers_[i]->idle()) devices[i] = backend_->device(i);
+      if (hung_on_[i] < 0) devices[i] = backend_->device(i);
     }
     std::lock_guard lock(mutex_);
     devices_ = std::move(devices);
@@ -351,17 +331,53 @@ bool Sampler::tick(MonoClock::time_point now, MonoClock::time_point deadline, Sa
   return true;
 }
 
-MonoClock::duration Sampler::dispatch(unsigned gpu, MonoClock::time_point now, TickKind kind,
-                                      const std::shared_ptr<detail::TickLatch>& latch) {
-  std::vector<std::size_t> due;
-  MonoClock::duration expected{0};
-  for (std::size_t t = 0; t < tasks_.size(); ++t) {
-    if (!is_due(tasks_[t], t, gpu, now, kind)) continue;
-    due.push_back(t);
-    expected += tasks_[t].task.estimated_cost;
+std::size_t Sampler::idle_reader() {
+  for (std::size_t i = 0; i < readers_.size(); ++i) {
+    if (readers_[i].hung_gpu < 0 && readers_[i].reader->idle()) return i;
   }
-  readers_[gpu]->submit(std::move(due), latch, now);
-  return expected;
+  readers_.push_back({std::make_unique<detail::GpuReader>(backend_, functions_, clock_), -1});
+  return readers_.size() - 1;
+}
+
+std::vector<detail::GpuResult> Sampler::collect(Reader& r, MonoClock::time_point now, TickKind kind,
+                                                SamplerStats& stats, bool& details_read) {
+  std::vector<detail::GpuResult> results = r.reader->take();
+  if (!r.reader->idle()) {
+    // Inside a call past the deadline: the reader stays with that GPU until the call returns,
+    // and reads nothing more.
+    r.reader->cancel();
+    if (const std::optional<detail::ReaderBusy> busy = r.reader->busy()) {
+      r.hung_gpu = static_cast<int>(busy->gpu);
+      hung_on_[busy->gpu] = static_cast<int>(&r - readers_.data());
+    }
+    for (detail::GpuResult& g : r.reader->take()) results.push_back(std::move(g));
+  }
+  for (const detail::GpuResult& g : results) {
+    details_read = account(g, now, kind, stats, /*late=*/false) || details_read;
+  }
+  return results;
+}
+
+void Sampler::publish_gpu(detail::GpuResult& result, TickSample& tick,
+                          std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats) {
+  const unsigned gpu = result.gpu;
+  GpuTickOutput& out = result.out;
+  stats.nvml_errors += count_errors(out.sample);
+  if (out.processes) {
+    if (!*out.processes) {
+      if (out.processes->why() == Missing::kError) ++stats.nvml_errors;
+    } else {
+      snapshots.push_back({gpu, tick.wall_time, out.processes->value()});
+      for (GpuProcess& p : snapshots.back().processes) p.gpu_index = gpu;
+    }
+  }
+  if (static_cast<bool>(lost_[gpu]) != out.sample.lost) {
+    lost_[gpu] = out.sample.lost;
+    emit({gpu, out.sample.lost ? GpuEvent::Kind::kLost : GpuEvent::Kind::kRecovered, 0,
+          tick.wall_time, tick.mono_time},
+         stats);
+  }
+  tick.gpus.push_back(std::move(out.sample));
 }
 
 void Sampler::wait_for(const std::shared_ptr<detail::TickLatch>& latch,
@@ -386,8 +402,9 @@ bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
   return now >= task.next_due[gpu];
 }
 
-bool Sampler::account(const detail::ReaderResult& result, unsigned gpu, MonoClock::time_point now,
-                      TickKind kind, SamplerStats& stats, bool late) {
+bool Sampler::account(const detail::GpuResult& result, MonoClock::time_point now, TickKind kind,
+                      SamplerStats& stats, bool late) {
+  const unsigned gpu = result.gpu;
   bool once_ran = false;
   for (const detail::TaskRun& run : result.runs) {
     TaskState& task = tasks_[run.task];
@@ -414,7 +431,6 @@ bool Sampler::account(const detail::ReaderResult& result, unsigned gpu, MonoCloc
       while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
     }
   }
-  reader_cpu_s_[gpu] = result.thread_cpu_s;
   return once_ran;
 }
 

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Sampler: the scheduler of the GPU reads and the only publisher. Its thread wakes on a
-// drift-free schedule (tick k at t0 + k * interval), hands the tasks due for each GPU to that
-// GPU's reader thread (gpu_reader.h: one thread per GPU owns its NVML calls), waits for them
-// until the tick's deadline (a tenth of an interval before the next tick), and publishes each
-// TickSample to history() and to the registered sinks, GpuEvents (lost / recovered) to events()
-// and the sinks, and ProcessSnapshots to the sinks. A GPU whose reader is still inside a call
-// at the deadline is published stale (DeviceSample::stale, every reading Missing::kStale) and
-// gets no new work until the call returns; the other GPUs keep their schedule.
+// drift-free schedule (tick k at t0 + k * interval), hands the tasks due for every GPU to a
+// reader thread (gpu_reader.h), waits for it until the tick's deadline (a tenth of an interval
+// before the next tick), and publishes each TickSample to history() and to the registered
+// sinks, GpuEvents (lost / recovered) to events() and the sinks, and ProcessSnapshots to the
+// sinks. A reader still inside a call at the deadline stays with that GPU, which is published
+// stale (DeviceSample::stale, every reading Missing::kStale) and gets no new work until the
+// call returns; the next tick goes to another reader, so the other GPUs keep their schedule.
 // See docs/sampler.md for the schedule and the reasons behind each rate.
 //
 // Thread-safety: configure (add_sink, add_task) before start(); after that every public
@@ -80,16 +80,26 @@ class Sampler {
   /// it was published (never a final one).
   bool tick(MonoClock::time_point now, MonoClock::time_point deadline, SamplerStats& stats,
             TickKind kind);
-  /// Hands GPU `gpu`'s due tasks to its reader; returns their estimated cost.
-  MonoClock::duration dispatch(unsigned gpu, MonoClock::time_point now, TickKind kind,
-                               const std::shared_ptr<detail::TickLatch>& latch);
+  struct Reader {
+    std::unique_ptr<detail::GpuReader> reader;
+    int hung_gpu = -1;  // the GPU whose call it is inside past a deadline (cancelled), or -1
+  };
+  /// A reader that is free, made when there is none.
+  std::size_t idle_reader();
+  /// Takes what `r` read and books it; a reader still inside a call is cancelled and left with
+  /// that GPU (hung_on_). Returns the GPUs read, in order.
+  std::vector<detail::GpuResult> collect(Reader& r, MonoClock::time_point now, TickKind kind,
+                                         SamplerStats& stats, bool& details_read);
+  /// Adds one GPU's reading to `tick` (processes, errors, lost/recovered events).
+  void publish_gpu(detail::GpuResult& result, TickSample& tick,
+                   std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats);
   /// Waits for `latch` until `deadline`, woken early by stop() unless this is the final tick.
   void wait_for(const std::shared_ptr<detail::TickLatch>& latch, MonoClock::time_point deadline,
                 TickKind kind);
   /// Books a reader's finished job: task statistics and schedule. True when a once task ran.
   /// `late`: the job finished after its tick was published (its GPU was stale).
-  bool account(const detail::ReaderResult& result, unsigned gpu, MonoClock::time_point now,
-               TickKind kind, SamplerStats& stats, bool late);
+  bool account(const detail::GpuResult& result, MonoClock::time_point now, TickKind kind,
+               SamplerStats& stats, bool late);
   /// Whether task number `index` reads `gpu` in this tick.
   bool is_due(const TaskState& task, std::size_t index, unsigned gpu, MonoClock::time_point now,
               TickKind kind) const;
@@ -117,9 +127,11 @@ class Sampler {
   RingBuffer<GpuEvent> events_;
 
   // Sampler thread only (the readers are created by start() and finished by stop()).
-  std::vector<std::unique_ptr<detail::GpuReader>> readers_;
-  std::vector<double> reader_cpu_s_;  // each reader's CPU time at its newest finished job
-  std::vector<char> unpublished_;     // GPUs handed work by a tick that stop() dropped
+  std::shared_ptr<const detail::TaskFunctions> functions_;  // the tasks' run, for the readers
+  std::vector<Reader> readers_;  // one reads each tick; the others are inside hung calls
+  std::vector<int> hung_on_;     // per GPU: the reader inside its call past a deadline, or -1
+  int unpublished_ = -1;         // the reader of a tick that stop() dropped
+  MonoClock::time_point unpublished_deadline_{};  // and that tick's deadline
   std::vector<char> lost_;
   TickSample spare_;  // the tick evicted from history_, reused for its allocations
   TaskStats host_stats_;

@@ -52,7 +52,6 @@ class FakeClock final : public Clock {
     done.wait();
     return true;
   }
-  bool concurrent_readers() const override { return false; }
 
   /// Moves time forward by `d` (a backend call's cost).
   void advance(MonoClock::duration d) {
