@@ -2,7 +2,7 @@
 #include "node/node_pipeline.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdio>
 #include <mutex>
 
 #include "agent/socket_path.h"
@@ -162,18 +162,26 @@ void NodePipeline::start() {
 
 void NodePipeline::poll() {
   if (sampler_) {
-    std::vector<unsigned> stale;
-    for (const StaleGpu& g : sampler_->stats().stale_gpus) {
-      stale.push_back(g.gpu);
-      if (std::find(reported_stale_.begin(), reported_stale_.end(), g.gpu) != reported_stale_.end())
+    std::vector<StaleGpu> stale = sampler_->stats().stale_gpus;
+    const auto find = [](std::vector<StaleGpu>& in, unsigned gpu) {
+      return std::find_if(in.begin(), in.end(), [&](const StaleGpu& g) { return g.gpu == gpu; });
+    };
+    for (StaleGpu& g : stale) {
+      const auto known = find(reported_stale_, g.gpu);
+      if (known != reported_stale_.end()) {
+        g.for_s = std::max(g.for_s, known->for_s);
         continue;
+      }
       say("GPU " + std::to_string(g.gpu) + ": " + (g.call.empty() ? "an NVML call" : g.call) +
-          " has not returned for " + std::to_string(std::lround(g.for_s)) +
-          " s; its readings are missing until it does (the other GPUs carry on)");
+          " has not returned in time; its readings are missing until it does (the other GPUs "
+          "carry on)");
     }
-    for (const unsigned gpu : reported_stale_) {
-      if (std::find(stale.begin(), stale.end(), gpu) == stale.end())
-        say("GPU " + std::to_string(gpu) + " answers again");
+    for (const StaleGpu& g : reported_stale_) {
+      if (find(stale, g.gpu) != stale.end()) continue;
+      char took[32];
+      std::snprintf(took, sizeof took, "%.1f", g.for_s);
+      say("GPU " + std::to_string(g.gpu) + " answers again (" +
+          (g.call.empty() ? "the call" : g.call) + " ran at least " + took + " s)");
     }
     reported_stale_ = std::move(stale);
   }

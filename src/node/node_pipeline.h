@@ -118,7 +118,7 @@ class NodePipeline {
   bool started_ = false;
   bool stopped_ = false;
   bool reported_record_stop_ = false;
-  std::vector<unsigned> reported_stale_;  // GPUs said stale by poll(), until they answer
+  std::vector<StaleGpu> reported_stale_;  // GPUs said stale by poll(), until they answer
 };
 
 }  // namespace gpumon::node
