@@ -167,11 +167,12 @@ void Sampler::run() noexcept {
   std::uint64_t k = 0;
   while (true) {
     const MonoClock::time_point started = clock_->now();
-    // The readers get until a tenth of an interval before the next slot (a whole interval less
-    // a tenth when this tick started late), so publishing ends before the next tick is due.
-    const MonoClock::time_point deadline =
-        std::max<MonoClock::time_point>(t0 + (k + 1) * interval, started + interval) -
-        interval / 10;
+    // The reader gets until a tenth of an interval before the next slot (a whole interval less
+    // a tenth when this tick started late), so publishing ends before the next tick is due, but
+    // at least min_reader_wait.
+    const MonoClock::time_point deadline = std::max<MonoClock::time_point>(
+        {t0 + (k + 1) * interval - interval / 10, started + interval - interval / 10,
+         started + config_.min_reader_wait});
     bool dropped = false;  // stopped mid-tick: nothing was published, so it is not counted
     try {
       dropped = !tick(started, deadline, stats, TickKind::kScheduled);

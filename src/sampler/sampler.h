@@ -2,12 +2,12 @@
 // Sampler: the scheduler of the GPU reads and the only publisher. Its thread wakes on a
 // drift-free schedule (tick k at t0 + k * interval), hands the tasks due for every GPU to a
 // reader thread (gpu_reader.h), waits for it until the tick's deadline (a tenth of an interval
-// before the next tick), and publishes each TickSample to history() and to the registered
-// sinks, GpuEvents (lost / recovered) to events() and the sinks, and ProcessSnapshots to the
-// sinks. A reader still inside a call at the deadline stays with that GPU, which is published
-// stale (DeviceSample::stale, every reading Missing::kStale) and gets no new work until the
-// call returns; the next tick goes to another reader, so the other GPUs keep their schedule.
-// See docs/sampler.md for the schedule and the reasons behind each rate.
+// before the next tick, at least SamplerConfig::min_reader_wait), and publishes each TickSample to
+// history() and to the registered sinks, GpuEvents (lost / recovered) to events() and the sinks,
+// and ProcessSnapshots to the sinks. A reader still inside a call at the deadline stays with that
+// GPU, which is published stale (DeviceSample::stale, every reading Missing::kStale) and gets no
+// new work until the call returns; the next tick goes to another reader, so the other GPUs keep
+// their schedule. See docs/sampler.md for the schedule and the reasons behind each rate.
 //
 // Thread-safety: configure (add_sink, add_task) before start(); after that every public
 // member is safe from any thread. Nothing throws out of the sampler's threads: task, sink and

@@ -73,6 +73,10 @@ struct SamplerConfig {
   /// A slow task (one with a period) is stretched so that its measured cost over all GPUs
   /// stays under this share of one core: period >= cost per GPU * GPUs / share.
   double slow_task_cpu_share = 0.05;
+  /// The least a tick waits for its reader before it publishes a GPU whose call has not
+  /// returned as stale: a busy machine's scheduling delays are not hangs. Otherwise a tick waits
+  /// until a tenth of an interval before the next one, so this matters above 10 Hz only.
+  std::chrono::milliseconds min_reader_wait{50};
   /// The longest stop() waits for the GPUs' calls in progress and the final tick together; a
   /// reader still inside a hung NVML call after that is left behind (Sampler::stop()).
   std::chrono::milliseconds stop_timeout{2000};

@@ -32,6 +32,7 @@ void validate(const SamplerConfig& config) {
     fail("slow task CPU share must be in (0, 1]");
   }
   if (config.stop_timeout.count() <= 0) fail("stop timeout must be > 0");
+  if (config.min_reader_wait.count() < 0) fail("minimum reader wait must be >= 0");
 }
 
 std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {
