@@ -3,8 +3,9 @@
 // through this interface; NvmlBackend implements it over NVML (real or fake library), and tests
 // may implement it directly.
 //
-// Thread-safety: calls for one GPU come from one thread at a time (the sampler's reader of that
-// GPU); calls for different GPUs may run at once, so state shared between GPUs is guarded.
+// Thread-safety: calls for one GPU come from one thread at a time; calls for different GPUs may
+// run at once (the sampler's reader left inside a hung call beside the one reading the others),
+// so state shared between GPUs is guarded.
 // system(), device_count() and device(i) between calls for GPU i are safe from any thread.
 #pragma once
 

@@ -122,7 +122,7 @@ struct SamplerStats {
   MonoClock::time_point last_tick{};
   double last_tick_duration_us = 0;
   double max_tick_duration_us = 0;
-  /// CPU time of the sampler thread plus its GPU readers' (CLOCK_THREAD_CPUTIME_ID each, a
+  /// CPU time of the sampler thread plus its readers' (CLOCK_THREAD_CPUTIME_ID each, a
   /// reader's as of its newest finished job).
   double thread_cpu_s = 0;
   std::vector<unsigned> lost_gpus;
