@@ -56,6 +56,7 @@ class Clock {
   /// true when stop was requested.
   virtual bool sleep_until(MonoClock::time_point deadline, StopSignal& stop) = 0;
   /// Waits until `done` is requested (the tick's reader finished) or `deadline`; true when done.
+  /// A clock that jumps to its deadlines (a test's) must override it, or every reader is late.
   virtual bool wait_for_readers(MonoClock::time_point deadline, StopSignal& done) {
     return sleep_until(deadline, done);
   }
