@@ -40,6 +40,7 @@ std::string_view missing_token(Missing why) {
     case Missing::kNoPermission: return "denied";
     case Missing::kGpuLost: return "lost";
     case Missing::kError: return "err";
+    case Missing::kStale: return "stale";
   }
   return "err";
 }

@@ -126,6 +126,16 @@ StyledLine lost_gpu_cells(const GpuSnapshot& g) {
   return line.add("  (see `dmesg | grep -i xid`)", Tone::kDim);
 }
 
+StyledLine stale_gpu_cells(const DeviceSample& s) {
+  StyledLine line("NOT RESPONDING", Tone::kBad);
+  if (!s.stale) return line;
+  const double for_s =
+      std::max(0.0, std::chrono::duration<double>(s.mono_time - s.stale->since).count());
+  const std::string call = s.stale->call.empty() ? "an NVML call" : s.stale->call;
+  line.add(fmt::format("  {} has not returned for {:.0f} s", call, for_s));
+  return line.add("  (the driver may be hung: try `nvidia-smi`)", Tone::kDim);
+}
+
 std::string gpu_name(const DeviceStatic& d) {
   if (!d.name && (d.name.why() == Missing::kGpuLost || d.open_error)) return "";
   return reading_text(d.name, [](const std::string& n) { return n; });

@@ -49,6 +49,10 @@ StyledLine throttle_cells(const DeviceSample& s);
 /// the bus id names the board to pull; the XID (when the live view saw one, with its meaning
 /// from gpu/xid.h) and the kernel log say why.
 StyledLine lost_gpu_cells(const GpuSnapshot& g);
+/// "NOT RESPONDING  nvmlDeviceGetTemperature has not returned for 12 s  (the driver may be
+/// hung: try `nvidia-smi`)": a stale sample (DeviceSample::stale), aged at the sample's tick.
+/// Not lost: the GPU may answer again.
+StyledLine stale_gpu_cells(const DeviceSample& s);
 
 /// The GPU's name, or its missing token; empty for a GPU lost or not opened before its name was
 /// read (its row says GPU LOST or CANNOT OPEN already).

@@ -2,7 +2,8 @@
 """The real `gpumon` on the fake NVML under the signals a shared machine sends
 (src/util/stop_signals.h): SIGHUP (a dropped terminal or SSH session) stops `serve` and
 `agent` as SIGTERM does; `record -- CMD` passes it on to CMD and records until CMD exits; a
-file-size limit (`ulimit -f`) stops the recording with a message instead of killing gpumon.
+file-size limit (`ulimit -f`) stops the recording with a message instead of killing gpumon;
+SIGTERM stops `agent` and `serve` within 5 s while an NVML call hangs.
 Each ends with the recording closed (end_time) and no socket left behind. And kill -9, which
 nothing catches: the main file, copied without its -wal, still holds the recording.
 Standard library only.
@@ -20,6 +21,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "util", "testing"))
 from wait_for import wait_for  # noqa: E402
@@ -103,6 +105,34 @@ def test_hup_stops(gpumon, env, d, command, extra):
     check(rc == 0, "%s: SIGHUP gave rc %s, not a clean stop (0): %s" % (command, rc, r.stderr()))
     check("end_time" in meta(rec), command + ": the recording was not closed (no end_time)")
     check(not os.path.exists(sock), command + ": the socket was left behind")
+
+
+HUNG_SCENARIO = """{"device_template": {}, "repeat_devices": 2, "devices": [{}, {"latency_us":
+    {"nvmlDeviceGetTemperature": {"us": 60000000, "mode": "sleep"}}}]}"""
+
+
+def test_term_with_hung_call(gpumon, env, d, command, extra):
+    """GPU 1's temperature call sleeps a minute from the first tick on: GPU 0 is still recorded
+    every tick, and SIGTERM stops the command within 5 s (systemd's stop timeout is 20 s)."""
+    scenario = os.path.join(d, "hung.json")
+    with open(scenario, "w") as f:
+        f.write(HUNG_SCENARIO)
+    rec = os.path.join(d, command + "-hung.gpumon")
+    sock = os.path.join(d, command + "-hung.sock")
+    r = Run(gpumon, dict(env, GPUMON_FAKE_SCENARIO=scenario), d, command + "-hung",
+            [command, "--interval", "100", *extra(rec, sock)])
+    check(wait_for(lambda: chunk_ticks(rec, gpu=0) >= 20),
+          command + ": GPU 0 was not sampled while GPU 1 hung: " + r.stderr())
+    check(wait_for(lambda: "GPU 1: nvmlDeviceGetTemperature has not returned" in r.stderr()),
+          command + ": the hung call was not logged: " + r.stderr())
+    start = time.monotonic()
+    r.proc.send_signal(signal.SIGTERM)
+    rc = r.wait()
+    took = time.monotonic() - start
+    check(rc == 0, "%s: SIGTERM with a hung call gave rc %s: %s" % (command, rc, r.stderr()))
+    check(took <= 5, "%s: SIGTERM with a hung call took %.1f s to stop (at most 5)" % (command, took))
+    check("end_time" in meta(rec), command + ": the hung run's recording was not closed")
+    check(not os.path.exists(sock), command + ": the hung run's socket was left behind")
 
 
 def test_record_passes_hup_on(gpumon, env, d):
@@ -199,6 +229,12 @@ def main():
             test_hup_stops(a.gpumon, env, d, "serve",
                            lambda rec, sock: ["--listen", "127.0.0.1:0", "--record", rec,
                                               "--agent-socket", sock])
+        test_term_with_hung_call(a.gpumon, env, d, "agent",
+                                 lambda rec, sock: ["-o", rec, "--socket", sock])
+        if not a.no_serve:
+            test_term_with_hung_call(a.gpumon, env, d, "serve",
+                                     lambda rec, sock: ["--listen", "127.0.0.1:0", "--record",
+                                                        rec, "--agent-socket", sock])
         test_record_passes_hup_on(a.gpumon, env, d)
         test_record_file_size_limit(a.gpumon, env, d)
         test_killed_recording_main_file(a.gpumon, env, d)

@@ -45,6 +45,7 @@ StyledLine block_head(const GpuSnapshot& g, std::size_t name_width, const Thresh
   line.add(fmt::format("GPU {:<2} ", g.info.index), Tone::kBold);
   line.add(fit_width(gpu_name(g.info), kMaxNameWidth), Tone::kBold).pad_to(7 + name_width + 2);
   if (s.lost) return line.append(lost_gpu_cells(g));
+  if (s.stale) return line.append(stale_gpu_cells(s));
   if (g.info.open_error) {
     line.add("CANNOT OPEN", Tone::kBad).add("  (" + *g.info.open_error + ")", Tone::kDim);
     return line;
@@ -105,6 +106,10 @@ StyledLine compact_line(const GpuSnapshot& g, const GpuHistories& h, std::size_t
   if (s.lost) {
     const std::string name = gpu_name(g.info);
     return line.add(name.empty() ? "" : name + "  ", Tone::kBold).append(lost_gpu_cells(g));
+  }
+  if (s.stale) {
+    const std::string name = gpu_name(g.info);
+    return line.add(name.empty() ? "" : name + "  ", Tone::kBold).append(stale_gpu_cells(s));
   }
   if (g.info.open_error) return line.add("CANNOT OPEN: " + *g.info.open_error, Tone::kBad);
   add_cell(line, percent_cell(s.utilization_gpu_pct), 6);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "cli/test_snapshots.h"
+#include "gpu/metric_catalog.h"
 
 namespace gpumon::cli {
 namespace {
@@ -159,6 +160,25 @@ TEST_F(WatchViewTest, LostGpuInItsBlock) {
   options_.height = 8;  // compact: one line per GPU, naming the board too
   lines = render_watch_frame(s, history_, options_);
   EXPECT_EQ(count_prefix(lines, " 1 NVIDIA H200  GPU LOST  00000000:18:00.0  XID 79"), 1U);
+}
+
+TEST_F(WatchViewTest, StaleGpuSaysWhichCallHasNotReturned) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), healthy_gpu(1)};
+  DeviceSample& stale = s.gpus[1].sample;
+  set_all_missing(stale, Missing::kStale);  // as the sampler publishes it
+  stale.stale = StaleCall{"nvmlDeviceGetTemperature", stale.mono_time - std::chrono::seconds(12)};
+  options_.width = 140;
+  options_.height = 30;
+  auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines,
+                         "GPU 1  NVIDIA H200  NOT RESPONDING  nvmlDeviceGetTemperature has not "
+                         "returned for 12 s  (the driver may be hung: try `nvidia-smi`)"),
+            1U);
+  for (const std::string& l : lines) EXPECT_EQ(l.find("LOST"), std::string::npos) << l;
+  options_.height = 8;  // compact: one line per GPU
+  lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, " 1 NVIDIA H200  NOT RESPONDING  nvmlDeviceGetTemperature"), 1U);
 }
 
 TEST_F(WatchViewTest, GpuThatCannotBeOpenedInItsBlock) {

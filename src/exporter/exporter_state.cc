@@ -65,11 +65,16 @@ void ExporterState::on_tick(const TickSample& tick) {
     GpuState& g = gpu_locked(s.index);
     g.seen = true;
     g.lost = s.lost;
+    g.stale_call.reset();
+    if (s.stale) {
+      g.stale_call = s.stale->call;
+      g.stale_for_s = std::max(0.0, seconds(tick.mono_time - s.stale->since));
+    }
     for (const MetricInfo& m : metric_catalog()) {
       const auto i = static_cast<std::size_t>(m.id);
       std::optional<double> v = metric_value(s, m.id);
-      if (s.lost && m.id != MetricId::kLost) {
-        g.values[i].reset();  // a lost GPU's last values would read as current
+      if ((s.lost || s.stale) && m.id != MetricId::kLost) {
+        g.values[i].reset();  // a lost or stale GPU's last values would read as current
       } else if (v && !std::isnan(*v)) {
         g.values[i] = v;
         g.value_time[i] = tick.mono_time;

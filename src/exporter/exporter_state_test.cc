@@ -123,6 +123,30 @@ TEST(ExporterState, ALostGpuKeepsOnlyItsLostFlag) {
   EXPECT_TRUE(json::parse(f.state->current_json())["gpus"][1]["lost"].get<bool>());
 }
 
+TEST(ExporterState, AStaleGpuSaysWhichCallHasNotReturnedAndDropsItsValues) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0), sample(1)});
+  DeviceSample stale;
+  stale.index = 1;
+  set_all_missing(stale, Missing::kStale);
+  stale.stale = StaleCall{"nvmlDeviceGetTemperature", f.clock->now() - seconds(9)};
+  f.tick(seconds(1), {sample(0), stale});  // the call started 10 s before this tick
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "gpumon_gpu_stale{gpu=\"1\"} 1\n")) << body;
+  EXPECT_TRUE(has(body, "gpumon_gpu_stale{gpu=\"0\"} 0\n"));
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_stale_call_seconds{gpu=\"1\",call=\"nvmlDeviceGetTemperature\"} 10\n"));
+  EXPECT_FALSE(has(body, "gpumon_gpu_stale_call_seconds{gpu=\"0\""));
+  EXPECT_TRUE(has(body, "gpumon_gpu_lost{gpu=\"1\"} 0\n"));  // stale is not lost
+  EXPECT_FALSE(has(body, "gpumon_gpu_utilization_ratio{gpu=\"1\"}"));
+  const json gpu = json::parse(f.state->current_json())["gpus"][1];
+  EXPECT_EQ(gpu["stale"]["call"], "nvmlDeviceGetTemperature");
+  EXPECT_EQ(gpu["stale"]["for_s"], 10.0);
+  f.tick(seconds(1), {sample(0), sample(1)});  // the call returned
+  EXPECT_TRUE(has(f.metrics(), "gpumon_gpu_stale{gpu=\"1\"} 0\n"));
+  EXPECT_TRUE(json::parse(f.state->current_json())["gpus"][1]["stale"].is_null());
+}
+
 TEST(ExporterState, CountsXidAndEccEvents) {
   ExporterOptions o;
   o.dcgm_compat = true;

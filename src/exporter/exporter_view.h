@@ -45,6 +45,10 @@ struct ExporterOptions {
 struct GpuState {
   bool seen = false;  ///< appeared in at least one tick
   bool lost = false;  ///< lost in the newest tick that had it
+  /// Stale in the newest tick (its reader inside a call that has not returned): the call, and
+  /// how long it had run at that tick (seconds).
+  std::optional<std::string> stale_call;
+  double stale_for_s = 0;
   /// Newest known value of every catalog metric, in catalog units; nullopt when missing or
   /// older than the staleness limit.
   std::array<std::optional<double>, kMetricCount> values{};

@@ -34,6 +34,11 @@ json gpu_current(const ExporterView& v, unsigned index) {
   o["gpu"] = index;
   o["name"] = d != nullptr ? text_or_null(d->name) : json(nullptr);
   o["lost"] = g != nullptr && g->lost;
+  if (g != nullptr && g->stale_call) {
+    o["stale"] = {{"call", *g->stale_call}, {"for_s", g->stale_for_s}};
+  } else {
+    o["stale"] = nullptr;
+  }
   json metrics = json::object();
   for (const MetricInfo& m : metric_catalog()) {
     metrics[std::string(m.name)] =

@@ -106,6 +106,27 @@ void render_clock_events(const ExporterView& v, ExpositionWriter& w) {
   }
 }
 
+// Stale is not lost: the GPU's reader is inside an NVML call that has not returned (a hung
+// driver call), so its values are dropped until the call returns.
+void render_stale(const ExporterView& v, ExpositionWriter& w) {
+  w.family("gpumon_gpu_stale",
+           "1 while an NVML call on the GPU has not returned (its values are missing), else 0",
+           kGauge);
+  for (unsigned i = 0; i < v.gpus.size(); ++i) {
+    const GpuState* g = v.gpu(i);
+    if (g != nullptr) w.sample({{"gpu", std::to_string(i)}}, g->stale_call ? 1 : 0);
+  }
+  w.family("gpumon_gpu_stale_call_seconds",
+           "How long the call a stale GPU is inside has run, seconds; call = the NVML function "
+           "(or the sampler's task when the backend cannot name it)",
+           kGauge);
+  for (unsigned i = 0; i < v.gpus.size(); ++i) {
+    const GpuState* g = v.gpu(i);
+    if (g == nullptr || !g->stale_call) continue;
+    w.sample({{"gpu", std::to_string(i)}, {"call", *g->stale_call}}, g->stale_for_s);
+  }
+}
+
 void render_events(const ExporterView& v, ExpositionWriter& w) {
   w.family("gpumon_gpu_xid_errors_total",
            "XID errors since gpumon started, by XID and its class (application, hardware, "
@@ -190,6 +211,7 @@ void render_native_gpus(const ExporterView& v, const ExporterOptions& o, Exposit
       w.sample({{"gpu", std::to_string(d.index)}}, d.max_sm_clock_mhz.value() * 1e6);
     }
   }
+  render_stale(v, w);
   render_clock_events(v, w);
   render_events(v, w);
   render_processes(v, w);

@@ -78,7 +78,7 @@ TEST_F(FakeNvmlPerf, PcieThroughputCountersAndEccRegistration) {
   EXPECT_EQ(kb, 5120U);
   // An out-of-range counter, passed the way a C caller could (the fake takes unsigned int).
   using RawPcie = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, unsigned int*);
-  const auto raw_pcie = reinterpret_cast<RawPcie>(fn().device_get_pcie_throughput);
+  const auto raw_pcie = reinterpret_cast<RawPcie>(fn().device_get_pcie_throughput.pointer());
   EXPECT_EQ(raw_pcie(device(0), 9U, &kb), NVML_ERROR_INVALID_ARGUMENT);
   nvmlEventSet_t set = nullptr;
   ASSERT_EQ(fn().event_set_create(&set), NVML_SUCCESS);

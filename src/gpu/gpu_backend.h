@@ -3,9 +3,13 @@
 // through this interface; NvmlBackend implements it over NVML (real or fake library), and tests
 // may implement it directly.
 //
-// Thread-safety: a backend is used from one thread at a time (the one that owns NVML).
+// Thread-safety: calls for one GPU come from one thread at a time; calls for different GPUs may
+// run at once (the sampler's reader left inside a hung call beside the one reading the others),
+// so state shared between GPUs is guarded.
+// system(), device_count() and device(i) between calls for GPU i are safe from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -84,6 +88,11 @@ class GpuBackend {
     (void)on_event;
     return nullptr;
   }
+  /// From now on the calling thread's calls note the driver function they are inside in `slot`
+  /// (a symbol such as "nvmlDeviceGetTemperature", nullptr between calls), which any thread
+  /// may read to name a call that has not returned. `slot` must outlive the thread's calls.
+  /// The default notes nothing.
+  virtual void note_calls_in(std::atomic<const char*>* slot) { (void)slot; }
   /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
   virtual PcieThroughput pcie_throughput(unsigned index) {
     (void)index;

@@ -60,12 +60,21 @@ enum ClockEventReason : std::uint64_t {
 /// Short names of the active reasons ("sw_power_cap", "hw_thermal_slowdown"), in bit order.
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask);
 
+/// A call that has not returned: what it is and since when.
+struct StaleCall {
+  std::string call;  ///< the NVML function when the backend knows it, else the sampler's task
+  std::chrono::steady_clock::time_point since{};  ///< when the call started
+};
+
 /// One reading of one GPU's dynamic state. Fields not requested stay kNotAvailable.
 struct DeviceSample {
   unsigned index = 0;
   std::chrono::system_clock::time_point wall_time{};
   std::chrono::steady_clock::time_point mono_time{};
   bool lost = false;  ///< the GPU is lost (nvml::is_gpu_lost): every reading is kGpuLost
+  /// Set by the sampler when this GPU's reader was still inside an earlier call as the tick was
+  /// published: every reading is Missing::kStale. Not lost: the GPU may answer again.
+  std::optional<StaleCall> stale;
 
   Reading<unsigned> utilization_gpu_pct;     ///< kernel-active % over NVML's 1/6-1 s window
   Reading<unsigned> utilization_memory_pct;  ///< memory-controller busy %

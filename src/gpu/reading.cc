@@ -10,6 +10,7 @@ std::string_view to_string(Missing why) {
     case Missing::kNoPermission: return "insufficient permissions";
     case Missing::kGpuLost: return "GPU is lost";
     case Missing::kError: return "error";
+    case Missing::kStale: return "stale (an NVML call has not returned)";
   }
   return "error";
 }

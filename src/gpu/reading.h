@@ -16,6 +16,9 @@ enum class Missing : std::uint8_t {
   kNoPermission,  ///< "[Insufficient Permissions]"
   kGpuLost,       ///< the GPU fell off the bus ("[GPU is lost]")
   kError,         ///< any other NVML error ("[Unknown Error]")
+  /// The GPU's reader was still inside an earlier NVML call when the tick was published
+  /// (DeviceSample::stale says which call and since when): a hung call, not a lost GPU.
+  kStale,
 };
 
 std::string_view to_string(Missing why);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "node/node_pipeline.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <mutex>
 
 #include "agent/socket_path.h"
@@ -159,6 +161,30 @@ void NodePipeline::start() {
 }
 
 void NodePipeline::poll() {
+  if (sampler_) {
+    std::vector<StaleGpu> stale = sampler_->stats().stale_gpus;
+    const auto find = [](std::vector<StaleGpu>& in, unsigned gpu) {
+      return std::find_if(in.begin(), in.end(), [&](const StaleGpu& g) { return g.gpu == gpu; });
+    };
+    for (StaleGpu& g : stale) {
+      const auto known = find(reported_stale_, g.gpu);
+      if (known != reported_stale_.end()) {
+        g.for_s = std::max(g.for_s, known->for_s);
+        continue;
+      }
+      say("GPU " + std::to_string(g.gpu) + ": " + (g.call.empty() ? "an NVML call" : g.call) +
+          " has not returned in time; its readings are missing until it does (the other GPUs "
+          "carry on)");
+    }
+    for (const StaleGpu& g : reported_stale_) {
+      if (find(stale, g.gpu) != stale.end()) continue;
+      char took[32];
+      std::snprintf(took, sizeof took, "%.1f", g.for_s);
+      say("GPU " + std::to_string(g.gpu) + " answers again (" +
+          (g.call.empty() ? "the call" : g.call) + " ran at least " + took + " s)");
+    }
+    reported_stale_ = std::move(stale);
+  }
 #ifdef GPUMON_HAVE_RECORD
   if (recording_ && !reported_record_stop_) {
     if (const record::RecordingStatus st = recording_->writer->status(); st.stopped) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "agent/agent_server.h"
 #include "diagnose/live/live_diagnoser.h"
@@ -77,7 +78,8 @@ class NodePipeline {
   /// agent socket if not open yet (a failure to listen is a warning here).
   void start();
   /// Call every few hundred ms from the command's loop: says once when the recording stopped
-  /// (disk full...).
+  /// (disk full...), and once when a GPU turns stale (an NVML call on it has not returned:
+  /// which, for how long) and when it answers again.
   void poll();
   /// Live diagnoses, agent socket (no step after it), sampler, then the recording is closed.
   /// Idempotent.
@@ -118,6 +120,7 @@ class NodePipeline {
   bool started_ = false;
   bool stopped_ = false;
   bool reported_record_stop_ = false;
+  std::vector<StaleGpu> reported_stale_;  // GPUs said stale by poll(), until they answer
 };
 
 }  // namespace gpumon::node

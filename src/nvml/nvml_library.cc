@@ -55,7 +55,8 @@ std::unique_ptr<NvmlLibrary> NvmlLibrary::load(std::string path, LoadError* erro
     void* sym = nullptr;                                                                      \
     const int index = resolve(handle, {__VA_ARGS__}, &sym);                                   \
     std::initializer_list<const char*> names = {__VA_ARGS__};                                 \
-    lib->fn_.member = reinterpret_cast<decltype(lib->fn_.member)>(sym);                       \
+    lib->fn_.member = {reinterpret_cast<decltype(lib->fn_.member)::Pointer>(sym),             \
+                       index >= 0 ? names.begin()[index] : nullptr};                          \
     lib->symbols_.push_back(                                                                  \
         {#member, index >= 0 ? std::string(names.begin()[index]) : std::string(), required}); \
     if (index < 0 && (required))                                                              \

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 // NvmlLibrary: the one place that loads NVML. It dlopen()s libnvidia-ml.so.1 (or the path in
 // GPUMON_NVML_LIBRARY), resolves every entry point of nvml_entry_points.inc with its versioned
-// fallbacks, and exposes them as plain function pointers. Nothing is linked at build time.
+// fallbacks, and exposes them as callable entry points (a function pointer and its symbol).
+// Nothing is linked at build time.
 //
 // Thread-safety: load() is not thread-safe; after it returns, the table is immutable and may be
-// read from any thread. NVML itself is thread-safe, but gpumon calls it from one thread.
+// read from any thread. NVML itself is thread-safe; gpumon calls it from one reader thread per
+// GPU (the sampler's), each noting the call it is inside in its CallSlot.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,10 +20,49 @@
 
 namespace gpumon::nvml {
 
-/// Pointers to NVML entry points. A missing optional entry point is nullptr.
+/// Where a thread notes the NVML symbol it is inside while a call runs (nullptr between calls),
+/// so another thread can name a call that has not returned. Written by its thread, read by any.
+using CallSlot = std::atomic<const char*>;
+
+/// The calling thread's slot (nullptr: its calls note nothing, the default).
+inline constinit thread_local CallSlot* t_call_slot = nullptr;
+
+/// One NVML entry point: its function (nullptr when missing) and the symbol that resolved.
+/// Calling it notes the symbol in the thread's CallSlot for the call's duration (two relaxed
+/// stores; one thread-local read without a slot).
+template <typename F>
+class EntryPoint;
+template <typename R, typename... A>
+class EntryPoint<R(A...)> {
+ public:
+  using Pointer = R (*)(A...);
+  EntryPoint() = default;
+  EntryPoint(Pointer fn, const char* symbol) : fn_(fn), symbol_(symbol) {}
+
+  R operator()(A... args) const {
+    CallSlot* slot = t_call_slot;
+    if (slot == nullptr) return fn_(args...);
+    slot->store(symbol_, std::memory_order_relaxed);
+    const struct Clear {
+      CallSlot* slot;
+      ~Clear() { slot->store(nullptr, std::memory_order_relaxed); }
+    } clear{slot};
+    return fn_(args...);
+  }
+  const char* symbol() const { return symbol_; }
+  /// The function itself, called without noting it (a test passing what the types forbid).
+  Pointer pointer() const { return fn_; }
+  friend bool operator==(const EntryPoint& e, std::nullptr_t) { return e.fn_ == nullptr; }
+
+ private:
+  Pointer fn_ = nullptr;
+  const char* symbol_ = nullptr;  // a literal of nvml_entry_points.inc
+};
+
+/// NVML entry points. A missing optional entry point compares equal to nullptr.
 struct NvmlFunctions {
-#define GPUMON_NVML_REQUIRED(member, ret, params, ...) ret(*member) params = nullptr;
-#define GPUMON_NVML_OPTIONAL(member, ret, params, ...) ret(*member) params = nullptr;
+#define GPUMON_NVML_REQUIRED(member, ret, params, ...) EntryPoint<ret params> member;
+#define GPUMON_NVML_OPTIONAL(member, ret, params, ...) EntryPoint<ret params> member;
 #include "nvml/nvml_entry_points.inc"
 #undef GPUMON_NVML_REQUIRED
 #undef GPUMON_NVML_OPTIONAL

@@ -51,6 +51,7 @@ std::string_view missing_token(Missing why) {
     case Missing::kNoPermission: return "[Insufficient Permissions]";
     case Missing::kGpuLost: return "[GPU is lost]";
     case Missing::kError: return "[Unknown Error]";
+    case Missing::kStale: return "[Timeout]";
   }
   return "[Unknown Error]";
 }
@@ -62,6 +63,7 @@ std::string_view missing_json_name(Missing why) {
     case Missing::kNoPermission: return "no_permission";
     case Missing::kGpuLost: return "gpu_lost";
     case Missing::kError: return "error";
+    case Missing::kStale: return "stale";
   }
   return "error";
 }

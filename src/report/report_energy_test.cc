@@ -34,6 +34,9 @@ class ScenarioClock final : public Clock {
     hooks_.set_time(std::chrono::duration<double>(clock_.now() - t0_).count());
     return stopped;
   }
+  bool wait_for_readers(MonoClock::time_point deadline, StopSignal& done) override {
+    return clock_.wait_for_readers(deadline, done);  // the fake clock's: no deadline
+  }
   gpumon::testing::FakeClock& fake() { return clock_; }
   MonoClock::time_point t0() const { return t0_; }
   bool hooked() const { return hooks_.set_time != nullptr; }

@@ -4,7 +4,8 @@
 // one.
 //
 // Thread-safety: StopSignal is safe from any thread. A Clock is called by the sampler thread
-// (now, wall_now, sleep_until); implementations say what else may call them.
+// (now, wall_now, sleep_until, wait_for_readers) and by its reader threads (now); implementations
+// say what else may call them.
 #pragma once
 
 #include <chrono>
@@ -54,6 +55,11 @@ class Clock {
   /// Returns at `deadline` (at once when it has passed) or as soon as `stop` is requested;
   /// true when stop was requested.
   virtual bool sleep_until(MonoClock::time_point deadline, StopSignal& stop) = 0;
+  /// Waits until `done` is requested (the tick's reader finished) or `deadline`; true when done.
+  /// A clock that jumps to its deadlines (a test's) must override it, or every reader is late.
+  virtual bool wait_for_readers(MonoClock::time_point deadline, StopSignal& done) {
+    return sleep_until(deadline, done);
+  }
 };
 
 /// std::chrono::steady_clock and system_clock. Safe from any thread.

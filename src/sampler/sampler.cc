@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpu/metric_catalog.h"
 #include "host/proc_files.h"
 #include "host/user_names.h"
 #include "sampler/sample_errors.h"
@@ -51,7 +52,7 @@ double to_us(MonoClock::duration d) {
 
 }  // namespace
 
-Sampler::Sampler(std::unique_ptr<GpuBackend> backend, SamplerConfig config,
+Sampler::Sampler(std::shared_ptr<GpuBackend> backend, SamplerConfig config,
                  std::shared_ptr<Clock> clock)
     : backend_(std::move(backend)),
       config_(config),
@@ -100,17 +101,28 @@ void Sampler::start() {
   if (stop_.requested()) throw std::logic_error("sampler: start() after stop()");
   started_ = true;
   if (config_.events) {
-    // Before the thread starts, so only this thread touches the backend here.
+    // Before the threads start, so only this thread touches the backend here.
     event_stream_ = backend_->watch_events([this](const GpuEvent& e) { queue_event(e); });
     stats_.events_watched = event_stream_ != nullptr;
   }
+  auto functions = std::make_shared<detail::TaskFunctions>();
+  for (const TaskState& t : tasks_) functions->push_back(t.task.run);
+  functions_ = std::move(functions);
+  hung_on_.assign(device_count_, -1);
   thread_ = std::thread([this] { run(); });
 }
 
 void Sampler::stop() {
   std::lock_guard join_lock(join_mutex_);
   stop_.request();
+  {
+    std::lock_guard lock(wake_mutex_);
+    if (waiting_) waiting_->interrupt();
+  }
   if (thread_.joinable()) thread_.join();
+  // The final tick waited for the readers (config_.stop_timeout): one still busy is inside a
+  // hung call and is left to end when it returns.
+  for (Reader& r : readers_) r.reader->finish(std::chrono::steady_clock::now());
   event_stream_.reset();  // waits until its callback can no longer run
 }
 
@@ -155,9 +167,15 @@ void Sampler::run() noexcept {
   std::uint64_t k = 0;
   while (true) {
     const MonoClock::time_point started = clock_->now();
+    // The reader gets until a tenth of an interval before the next slot (a whole interval less
+    // a tenth when this tick started late), so publishing ends before the next tick is due, but
+    // at least min_reader_wait.
+    const MonoClock::time_point deadline = std::max<MonoClock::time_point>(
+        {t0 + (k + 1) * interval - interval / 10, started + interval - interval / 10,
+         started + config_.min_reader_wait});
     bool dropped = false;  // stopped mid-tick: nothing was published, so it is not counted
     try {
-      dropped = !tick(started, stats, TickKind::kScheduled);
+      dropped = !tick(started, deadline, stats, TickKind::kScheduled);
     } catch (...) {
       ++stats.exceptions;
     }
@@ -168,7 +186,6 @@ void Sampler::run() noexcept {
     stats.last_tick = started;
     stats.last_tick_duration_us = to_us(took);
     stats.max_tick_duration_us = std::max(stats.max_tick_duration_us, to_us(took));
-    stats.thread_cpu_s = thread_cpu_seconds();
     ++k;
     if (t0 + k * interval < finished) {  // overran: skip the slots already gone, stay aligned
       const auto next_k = static_cast<std::uint64_t>((finished - t0) / interval) + 1;
@@ -180,12 +197,26 @@ void Sampler::run() noexcept {
   }
   // The final tick: the counters read at the run's edges (energy) are read once more, so their
   // readings span the run up to now. It also passes on the events that came after the last
-  // tick (an XID just before the run ended), so a recording that stops keeps them.
+  // tick (an XID just before the run ended), so a recording that stops keeps them. It first
+  // waits for the jobs of the tick stop() dropped, as long as that tick would have (a reader
+  // late beyond it is stale, not worth the wait); each wait has half of stop_timeout at most.
+  const MonoClock::duration half = config_.stop_timeout / 2;
+  const MonoClock::time_point drain_deadline =
+      std::min(unpublished_deadline_, clock_->now() + half);
   const bool final_tick =
       std::any_of(tasks_.begin(), tasks_.end(), [](const TaskState& t) { return t.task.edges; });
   try {
+    if (unpublished_ >= 0) {
+      Reader& r = readers_[static_cast<std::size_t>(unpublished_)];
+      auto latch = std::make_shared<detail::TickLatch>(1);
+      if (!r.reader->rebind(latch)) latch->count_down();  // finished meanwhile
+      wait_for(latch, drain_deadline, TickKind::kFinal);
+      bool details = false;
+      collect(r, clock_->now(), TickKind::kFinal, stats, details);  // booked, not published
+    }
     if (final_tick) {
-      tick(clock_->now(), stats, TickKind::kFinal);
+      const MonoClock::time_point now = clock_->now();
+      tick(now, now + half, stats, TickKind::kFinal);
       ++stats.ticks;
     } else {
       deliver_queued_events(stats);
@@ -197,6 +228,8 @@ void Sampler::run() noexcept {
 }
 
 void Sampler::publish_stats(SamplerStats& stats) {
+  stats.thread_cpu_s = thread_cpu_seconds();
+  for (const Reader& r : readers_) stats.thread_cpu_s += r.reader->thread_cpu_s();
   std::lock_guard lock(mutex_);
   stats.tasks.clear();
   for (TaskState& t : tasks_) {
@@ -208,7 +241,8 @@ void Sampler::publish_stats(SamplerStats& stats) {
   stats_ = stats;
 }
 
-bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind) {
+bool Sampler::tick(MonoClock::time_point now, MonoClock::time_point deadline, SamplerStats& stats,
+                   TickKind kind) {
   const bool final = kind == TickKind::kFinal;
   TickSample tick = std::move(spare_);
   tick.gpus.clear();
@@ -217,51 +251,78 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind
   std::vector<ProcessSnapshot> snapshots;
   bool details_read = false;
   deliver_queued_events(stats);
+  // Readers back from a hung call: their GPU rejoins; what they read is booked as late.
+  for (Reader& r : readers_) {
+    if (r.hung_gpu < 0 || !r.reader->idle()) continue;
+    for (const detail::GpuResult& late : r.reader->take()) {
+      details_read = account(late, now, kind, stats, /*late=*/true) || details_read;
+    }
+    hung_on_[static_cast<unsigned>(r.hung_gpu)] = -1;
+    r.hung_gpu = -1;
+  }
+  // One reader reads every GPU whose call has returned, in order. A tick whose calls are
+  // expected to be slow (the first: every GPU's static details) gets twice their estimated
+  // cost: a GPU is stale when its call is late beyond that, not merely slower than the interval.
+  std::vector<detail::GpuJob> jobs;
+  MonoClock::duration expected{0};
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
-    // Many GPUs with slow calls can make a tick long: stop between GPUs, dropping the tick
-    // (the final tick, which comes after stop, reads every GPU).
-    if (!final && stop_.requested()) return false;
-    GpuTickOutput out;
-    out.sample.index = gpu;
+    if (hung_on_[gpu] >= 0) continue;
+    detail::GpuJob job{gpu, {}};
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
-      TaskState& task = tasks_[t];
-      if (!is_due(task, t, gpu, now, kind)) continue;
-      if (t > 0 && out.sample.lost) break;  // the metrics task found it lost: nothing to ask
-      const bool ok = run_task(task, gpu, out, stats);
-      if (final) continue;
-      if (task.task.edges) task.edge_due[gpu] = 0;  // read (or failed): not retried every tick
-      if (task.task.once) {
-        task.done[gpu] = ok && !out.sample.lost;
-        details_read = details_read || ok;
-      } else if (task.period.count() > 0) {
-        update_period(task);  // the cost just measured may stretch it
-        while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
-      }
+      if (!is_due(tasks_[t], t, gpu, now, kind)) continue;
+      job.tasks.push_back(t);
+      expected += tasks_[t].task.estimated_cost;
     }
-    stats.nvml_errors += count_errors(out.sample);
-    if (out.processes) {
-      if (!*out.processes) {
-        if (out.processes->why() == Missing::kError) ++stats.nvml_errors;
-      } else {
-        snapshots.push_back({gpu, tick.wall_time, out.processes->value()});
-        for (GpuProcess& p : snapshots.back().processes) p.gpu_index = gpu;
-      }
+    jobs.push_back(std::move(job));
+  }
+  if (!final) deadline = std::max(deadline, now + 2 * expected);
+  const std::size_t used = idle_reader();
+  Reader& reader = readers_[used];
+  const auto latch = std::make_shared<detail::TickLatch>(1);
+  reader.reader->submit(std::move(jobs), latch, now);
+  wait_for(latch, deadline, kind);
+  // Stopped while the reader worked: drop the tick (the final tick, which comes after stop,
+  // waits for this reader, then reads every GPU whose call has returned).
+  if (!final && stop_.requested()) {
+    unpublished_ = static_cast<int>(used);
+    unpublished_deadline_ = deadline;
+    return false;
+  }
+  std::vector<detail::GpuResult> results = collect(reader, now, kind, stats, details_read);
+  stats.stale_gpus.clear();
+  std::size_t next = 0;  // results are in GPU order
+  for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
+    if (next < results.size() && results[next].gpu == gpu) {
+      publish_gpu(results[next++], tick, snapshots, stats);
+      continue;
     }
-    if (static_cast<bool>(lost_[gpu]) != out.sample.lost) {
-      lost_[gpu] = out.sample.lost;
-      emit({gpu, out.sample.lost ? GpuEvent::Kind::kLost : GpuEvent::Kind::kRecovered, 0,
-            tick.wall_time, now},
-           stats);
-    }
-    tick.gpus.push_back(std::move(out.sample));
+    // Not read this tick: inside a call that has not returned (stale), or not reached because
+    // another GPU's call held the reader (left out of the tick, as a GPU not due is).
+    if (hung_on_[gpu] < 0) continue;
+    const std::optional<detail::ReaderBusy> busy =
+        readers_[static_cast<std::size_t>(hung_on_[gpu])].reader->busy();
+    if (!busy) continue;  // returned just now: booked next tick
+    DeviceSample s;
+    s.index = gpu;
+    s.wall_time = tick.wall_time;
+    s.mono_time = now;
+    set_all_missing(s, Missing::kStale);
+    s.stale =
+        StaleCall{busy->call != nullptr ? busy->call : tasks_[busy->task].task.name, busy->since};
+    const MonoClock::duration age = std::max(clock_->now() - busy->since, MonoClock::duration(0));
+    stats.stale_gpus.push_back({gpu, s.stale->call, to_us(age) / 1e6});
+    tick.gpus.push_back(std::move(s));
   }
   stats.lost_gpus.clear();
   for (unsigned gpu = 0; gpu < device_count_; ++gpu) {
     if (lost_[gpu]) stats.lost_gpus.push_back(gpu);
   }
   if (details_read) {
-    std::vector<DeviceStatic> devices;
-    for (unsigned i = 0; i < device_count_; ++i) devices.push_back(backend_->device(i));
+    // A GPU's static facts change only inside its own calls: skip those still inside one.
+    std::vector<DeviceStatic> devices = this->devices();
+    for (unsigned i = 0; i < device_count_; ++i) {
+      if (hung_on_[i] < 0) devices[i] = backend_->device(i);
+    }
     std::lock_guard lock(mutex_);
     devices_ = std::move(devices);
   }
@@ -269,6 +330,69 @@ bool Sampler::tick(MonoClock::time_point now, SamplerStats& stats, TickKind kind
   spare_ = history_.push(std::move(tick));
   if (!snapshots.empty()) publish_processes(snapshots, stats);
   return true;
+}
+
+std::size_t Sampler::idle_reader() {
+  for (std::size_t i = 0; i < readers_.size(); ++i) {
+    if (readers_[i].hung_gpu < 0 && readers_[i].reader->idle()) return i;
+  }
+  readers_.push_back({std::make_unique<detail::GpuReader>(backend_, functions_, clock_), -1});
+  return readers_.size() - 1;
+}
+
+std::vector<detail::GpuResult> Sampler::collect(Reader& r, MonoClock::time_point now, TickKind kind,
+                                                SamplerStats& stats, bool& details_read) {
+  std::vector<detail::GpuResult> results = r.reader->take();
+  if (!r.reader->idle()) {
+    // Inside a call past the deadline: the reader stays with that GPU until the call returns,
+    // and reads nothing more.
+    r.reader->cancel();
+    if (const std::optional<detail::ReaderBusy> busy = r.reader->busy()) {
+      r.hung_gpu = static_cast<int>(busy->gpu);
+      hung_on_[busy->gpu] = static_cast<int>(&r - readers_.data());
+    }
+    for (detail::GpuResult& g : r.reader->take()) results.push_back(std::move(g));
+  }
+  for (const detail::GpuResult& g : results) {
+    details_read = account(g, now, kind, stats, /*late=*/false) || details_read;
+  }
+  return results;
+}
+
+void Sampler::publish_gpu(detail::GpuResult& result, TickSample& tick,
+                          std::vector<ProcessSnapshot>& snapshots, SamplerStats& stats) {
+  const unsigned gpu = result.gpu;
+  GpuTickOutput& out = result.out;
+  stats.nvml_errors += count_errors(out.sample);
+  if (out.processes) {
+    if (!*out.processes) {
+      if (out.processes->why() == Missing::kError) ++stats.nvml_errors;
+    } else {
+      snapshots.push_back({gpu, tick.wall_time, out.processes->value()});
+      for (GpuProcess& p : snapshots.back().processes) p.gpu_index = gpu;
+    }
+  }
+  if (static_cast<bool>(lost_[gpu]) != out.sample.lost) {
+    lost_[gpu] = out.sample.lost;
+    emit({gpu, out.sample.lost ? GpuEvent::Kind::kLost : GpuEvent::Kind::kRecovered, 0,
+          tick.wall_time, tick.mono_time},
+         stats);
+  }
+  tick.gpus.push_back(std::move(out.sample));
+}
+
+void Sampler::wait_for(const std::shared_ptr<detail::TickLatch>& latch,
+                       MonoClock::time_point deadline, TickKind kind) {
+  if (kind == TickKind::kScheduled) {
+    {
+      std::lock_guard lock(wake_mutex_);
+      waiting_ = latch;
+    }
+    if (stop_.requested()) latch->interrupt();  // stop() came before waiting_ was set
+  }
+  clock_->wait_for_readers(deadline, latch->done());
+  std::lock_guard lock(wake_mutex_);
+  waiting_.reset();
 }
 
 bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
@@ -279,21 +403,36 @@ bool Sampler::is_due(const TaskState& task, std::size_t index, unsigned gpu,
   return now >= task.next_due[gpu];
 }
 
-bool Sampler::run_task(TaskState& task, unsigned gpu, GpuTickOutput& out, SamplerStats& stats) {
-  const MonoClock::time_point before = clock_->now();
-  bool ok = true;
-  try {
-    task.task.run(*backend_, gpu, out);
-  } catch (...) {
-    ++task.stats.exceptions;
-    ++stats.exceptions;
-    ok = false;
+bool Sampler::account(const detail::GpuResult& result, MonoClock::time_point now, TickKind kind,
+                      SamplerStats& stats, bool late) {
+  const unsigned gpu = result.gpu;
+  bool once_ran = false;
+  for (const detail::TaskRun& run : result.runs) {
+    TaskState& task = tasks_[run.task];
+    task.stats.max_cost_us = std::max(task.stats.max_cost_us, run.cost_us);
+    if (late) {
+      // A hang, not what the call costs: kept out of the mean that paces the task (a 60 s hang
+      // would stretch its period for every GPU).
+      ++task.stats.late;
+    } else {
+      ++task.stats.runs;
+      task.total_cost_us += run.cost_us;
+    }
+    if (!run.ok) {
+      ++task.stats.exceptions;
+      ++stats.exceptions;
+    }
+    if (kind == TickKind::kFinal) continue;
+    if (task.task.edges) task.edge_due[gpu] = 0;  // read (or failed): not retried every tick
+    if (task.task.once) {
+      task.done[gpu] = run.ok && !run.lost;
+      once_ran = once_ran || run.ok;
+    } else if (task.period.count() > 0) {
+      update_period(task);  // the cost just measured may stretch it
+      while (task.next_due[gpu] <= now) task.next_due[gpu] += task.period;
+    }
   }
-  const double cost = to_us(clock_->now() - before);
-  ++task.stats.runs;
-  task.total_cost_us += cost;
-  task.stats.max_cost_us = std::max(task.stats.max_cost_us, cost);
-  return ok;
+  return once_ran;
 }
 
 void Sampler::update_period(TaskState& task) {

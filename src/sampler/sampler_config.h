@@ -73,6 +73,13 @@ struct SamplerConfig {
   /// A slow task (one with a period) is stretched so that its measured cost over all GPUs
   /// stays under this share of one core: period >= cost per GPU * GPUs / share.
   double slow_task_cpu_share = 0.05;
+  /// The least a tick waits for its reader before it publishes a GPU whose call has not
+  /// returned as stale: a busy machine's scheduling delays are not hangs. Otherwise a tick waits
+  /// until a tenth of an interval before the next one, so this matters above 10 Hz only.
+  std::chrono::milliseconds min_reader_wait{50};
+  /// The longest stop() waits for the GPUs' calls in progress and the final tick together; a
+  /// reader still inside a hung NVML call after that is left behind (Sampler::stop()).
+  std::chrono::milliseconds stop_timeout{2000};
 };
 
 /// Throws std::invalid_argument, naming the setting, when `config` is out of range.
@@ -85,10 +92,20 @@ std::size_t history_ticks(const SamplerConfig& config, unsigned gpus);
 struct TaskStats {
   std::string name;
   std::chrono::microseconds period{0};  ///< as scheduled now (0: every tick)
-  std::uint64_t runs = 0;               ///< calls, one per GPU per due tick
+  std::uint64_t runs = 0;               ///< calls, one per GPU per due tick, late ones apart
   double mean_cost_us = 0;              ///< injected-clock time around one call
   double max_cost_us = 0;
+  /// Calls that returned after their tick was published (their GPU was stale): counted in
+  /// max_cost_us only, so a hang does not stretch the task's period.
+  std::uint64_t late = 0;
   std::uint64_t exceptions = 0;  ///< calls that threw (caught)
+};
+
+/// A GPU whose reader has not returned from a call: published with every reading kStale.
+struct StaleGpu {
+  unsigned gpu = 0;
+  std::string call;  ///< StaleCall::call: the NVML function or the sampler's task
+  double for_s = 0;  ///< how long the call had run at the newest tick
 };
 
 /// Thread-safety: a copy, returned by Sampler::stats().
@@ -105,8 +122,11 @@ struct SamplerStats {
   MonoClock::time_point last_tick{};
   double last_tick_duration_us = 0;
   double max_tick_duration_us = 0;
-  double thread_cpu_s = 0;  ///< CPU time of the sampler thread (CLOCK_THREAD_CPUTIME_ID)
+  /// CPU time of the sampler thread plus its readers' (CLOCK_THREAD_CPUTIME_ID each, a
+  /// reader's as of its newest finished job).
+  double thread_cpu_s = 0;
   std::vector<unsigned> lost_gpus;
+  std::vector<StaleGpu> stale_gpus;  ///< at the newest tick, by GPU index
   std::vector<TaskStats> tasks;
 };
 

@@ -31,6 +31,8 @@ void validate(const SamplerConfig& config) {
   if (!(config.slow_task_cpu_share > 0 && config.slow_task_cpu_share <= 1)) {
     fail("slow task CPU share must be in (0, 1]");
   }
+  if (config.stop_timeout.count() <= 0) fail("stop timeout must be > 0");
+  if (config.min_reader_wait.count() < 0) fail("minimum reader wait must be >= 0");
 }
 
 std::vector<Task> make_builtin_tasks(const SamplerConfig& config) {

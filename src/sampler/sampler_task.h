@@ -4,7 +4,9 @@
 // processes) are built by make_builtin_tasks(); later readers (GPM, the driver's sample
 // buffers, process utilization) are more Tasks given to Sampler::add_task().
 //
-// Thread-safety: a task's function runs on the sampler thread only, with the backend.
+// Thread-safety: a task's function runs on one of the sampler's reader threads, with the
+// backend: one call at a time for a GPU, but a reader left inside a hung call on one GPU runs
+// beside the reader of the others, so a task must not touch other GPUs' state.
 #pragma once
 
 #include <chrono>

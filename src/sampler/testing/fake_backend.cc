@@ -65,8 +65,12 @@ DeviceSample FakeBackend::sample(unsigned index, MetricSet what) {
   s.memory_used_bytes = value_or_error(MetricGroup::kMemory, std::uint64_t{1} << 30);
   s.temperature_gpu_c = value_or_error(MetricGroup::kTemperature, 60U);
   s.power_draw_w = value_or_error(MetricGroup::kPower, 400.0);
-  if (what.has(MetricGroup::kEnergy)) energy_mj_ += 1000;
-  s.energy_mj = value_or_error(MetricGroup::kEnergy, energy_mj_);
+  std::uint64_t energy_mj = 0;
+  if (what.has(MetricGroup::kEnergy)) {
+    std::lock_guard lock(mutex_);  // shared by every GPU's reader
+    energy_mj = energy_mj_ += 1000;
+  }
+  s.energy_mj = value_or_error(MetricGroup::kEnergy, energy_mj);
   return s;
 }
 

@@ -3,8 +3,8 @@
 // clock's time, charges a configurable cost to that clock (so the sampler "measures" it),
 // and GPUs can be lost over time windows, answer errors or throw. Test-only.
 //
-// Thread-safety: configure before the sampler starts; calls() and the sampler's calls may
-// then run concurrently (a mutex guards the log).
+// Thread-safety: configure before the sampler starts; calls() and the sampler's calls (from
+// several GPU readers) may then run concurrently (a mutex guards the log and the energy).
 #pragma once
 
 #include <map>
@@ -58,10 +58,10 @@ class FakeBackend final : public GpuBackend {
   std::multimap<unsigned, std::pair<MonoClock::time_point, MonoClock::time_point>> lost_;
   MetricSet errors_;
   MetricSet throws_;
-  std::uint64_t energy_mj_ = 0;
 
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // guards what follows
   std::vector<Call> calls_;
+  std::uint64_t energy_mj_ = 0;
 };
 
 }  // namespace gpumon::testing
