@@ -10,6 +10,7 @@ weights exactly (float.hex), for the bit-identical check.
 """
 import argparse
 import os
+import sys
 import time
 
 import torch
@@ -142,4 +143,6 @@ if a.print_weights:
     print("losses", " ".join(float(v).hex() for v in losses))
     for name, t in model.state_dict().items():
         print(name, " ".join(float(v).hex() for v in t.flatten().tolist()))
-print("done", done, "rank", os.environ.get("RANK", "-"), flush=True)
+sys.stdout.flush()
+# One write: the ranks of a launcher share the pipe, and a print's pieces could interleave.
+os.write(1, ("done %d rank %s\n" % (done, os.environ.get("RANK", "-"))).encode())

@@ -18,7 +18,7 @@ namespace {
 TEST(WatchSource, LostGpuKeepsTheXidItRaised) {
   fake::testing::FakeScenario env("gpu-lost", 4.5);
   std::ostringstream out, err;
-  const Console console{out, err};
+  const Console console{out, err, -1, -1, nullptr, ""};
   auto source = WatchSource::open(0.05, console);
   ASSERT_NE(source, nullptr) << err.str();
   host::DiskProcFiles files(std::string(GPUMON_TESTDATA_DIR) + "/proc");
