@@ -69,15 +69,8 @@ std::string wal_warning(const std::string& path) {
   struct stat wal {};
   if (::stat((path + "-wal").c_str(), &wal) != 0 || wal.st_size == 0)
     return "the recording was not closed and its -wal file is missing" + lost;
-  unsigned char wal_header[4] = {};
-  FILE* f = std::fopen((path + "-wal").c_str(), "rb");
-  const std::size_t n = f != nullptr ? std::fread(wal_header, 1, sizeof wal_header, f) : 0;
-  if (f != nullptr) std::fclose(f);
-  // The WAL's magic number, big-endian: 0x377f0682 or 0x377f0683.
-  if (n != sizeof wal_header || wal_header[0] != 0x37 || wal_header[1] != 0x7f ||
-      wal_header[2] != 0x06 || (wal_header[3] & 0xFE) != 0x82)
-    return "the recording was not closed and its -wal file is damaged" + lost;
-  // A damaged frame further in: SQLite replays the frames before it and drops the rest.
+  // A bad header (magic number, page size, checksum), or a damaged frame further in: SQLite
+  // replays the frames before it and drops the rest.
   const detail::WalScan scan = detail::scan_wal(path + "-wal");
   if (!scan.header_ok) return "the recording was not closed and its -wal file is damaged" + lost;
   if (scan.damaged)

@@ -57,7 +57,6 @@ WalScan scan_wal(const std::string& wal_path) {
   std::vector<unsigned char> frame(kFrameHeaderBytes + page_size);
   bool broken = false;
   while (std::fread(frame.data(), 1, frame.size(), f.get()) == frame.size()) {
-    ++scan.frames;
     const bool ours =
         big_endian(frame.data() + 8) == salt1 && big_endian(frame.data() + 12) == salt2;
     if (broken) {

@@ -15,7 +15,6 @@ namespace gpumon::record::detail {
 
 struct WalScan {
   bool header_ok = false;         ///< magic, page size and header checksum are right
-  std::uint64_t frames = 0;       ///< frames the file holds (whole ones, any generation)
   std::uint64_t valid = 0;        ///< frames before the first that does not check out
   bool damaged = false;           ///< that first one has this WAL's salts: damage, not leftovers
   std::uint64_t lost_frames = 0;  ///< with `damaged`: frames of this generation from it on
