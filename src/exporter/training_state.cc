@@ -99,7 +99,7 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
         e->rank.device = ev.hello->device;
         e->rank.pci_bus_id = ev.hello->pci_bus_id;
       }
-    } else if (ev.kind == "bye" || ev.kind == "disconnect" || ev.kind == "dropped") {
+    } else if (ev.left()) {
       auto it = entries_.find(ev.pid);
       if (it == entries_.end()) return;
       if (it->second.rank.connected) {

@@ -31,7 +31,7 @@ void StepShares::on_rank_event(const training::RankEvent& event) {
   const bool queued = queued_.contains(event.pid);
   if (event.kind == "hello") {
     if (present_.insert(event.pid).second && queued) --queued_absent_;
-  } else if (event.kind == "bye" || event.kind == "disconnect" || event.kind == "dropped") {
+  } else if (event.left()) {
     if (present_.erase(event.pid) != 0 && queued) ++queued_absent_;
   }
 }
@@ -48,12 +48,12 @@ std::vector<training::RankEvent> StepShares::take_losses(std::int64_t time_ms, b
     Loss& loss = it->second;
     const std::uint64_t steps = loss.over_share + loss.queue_full;
     const bool due = final || !loss.reported_ms || time_ms - *loss.reported_ms >= kLossReportMs;
-    if (steps == 0 || !due) {
-      // Nothing lost since it was last reported, for a period: it is forgotten.
-      if (steps == 0 && (final || time_ms - *loss.reported_ms >= kLossReportMs))
-        it = losses_.erase(it);
-      else
-        ++it;
+    if (!due) {
+      ++it;
+      continue;
+    }
+    if (steps == 0) {  // nothing lost since it was last reported, for a period: forgotten
+      it = losses_.erase(it);
       continue;
     }
     const std::string reason =

@@ -64,10 +64,13 @@ struct RankEvent {
   std::int64_t time_ms = 0;  ///< agent's wall clock
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank;
-  std::string
-      kind;  ///< "hello", "bye", "oom", "error", "disconnect", "dropped" (bad input), "steps_lost"
+  /// "hello", "bye", "oom", "error", "disconnect", "dropped" (bad input), "steps_lost"
+  std::string kind;
   std::string detail;                         ///< the message as compact JSON ({} for a disconnect)
   std::optional<Hello> hello = std::nullopt;  ///< kind "hello": the typed message (rank_event())
+
+  /// The process is gone from the agent: it said bye, disconnected, or was dropped.
+  bool left() const { return kind == "bye" || kind == "disconnect" || kind == "dropped"; }
 };
 
 /// A consumer of the training side: the recording, the exporter's training state, the live

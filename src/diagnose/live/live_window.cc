@@ -140,7 +140,7 @@ void LiveWindow::prune() {
   for (const auto& e : rank_events_) left.insert(e.pid);
   while (!rank_events_.empty() && rank_events_.front().time_ms < cutoff) {
     const auto& e = rank_events_.front();
-    if (e.kind == "bye" || e.kind == "disconnect" || e.kind == "dropped") {
+    if (e.left()) {
       bool later = false;  // a later event of the same pid keeps it alive
       for (std::size_t i = 1; i < rank_events_.size() && !later; ++i)
         later = rank_events_[i].pid == e.pid;
