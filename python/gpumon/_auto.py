@@ -116,6 +116,7 @@ def _on_torch(torch):
     _wrap_loader(data.DataLoader, data.dataloader._BaseDataLoaderIter, torch.is_grad_enabled)
 
 
+@_guard("making the Monitor")
 def _make_monitor():
     """Makes the hooks' Monitor at their first use, unless they stand back."""
     global _mon, _step, _add_wait
@@ -136,7 +137,7 @@ def _optimizer_stepped(optimizer, args=None, kwargs=None):
     if step is None:
         if _off or _mon is not None:
             return
-        _first_batch()
+        _make_monitor()
         step = _step
         if step is None:
             return
@@ -226,7 +227,7 @@ def _wrap_loader(loader_class, iterator_class, grad_enabled):
         if _step is None:
             if _off or _mon is not None:
                 return next_(self)
-            _first_batch()
+            _make_monitor()
             if _step is None:
                 return next_(self)
         if not grad_enabled():
@@ -251,8 +252,3 @@ def _epoch_began():
             _add_wait(_wait)
             _wait = 0.0
         _mon._epoch_start()
-
-
-@_guard("a DataLoader")
-def _first_batch():
-    _make_monitor()
