@@ -15,6 +15,12 @@ namespace gpumon::diagnose {
 
 namespace {
 
+// A text field of a recorded detail; "" when absent or not text (a recording is input too).
+std::string text_of(const nlohmann::json& detail, const char* key) {
+  const auto it = detail.find(key);
+  return it != detail.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 // "rank 0 raised ValueError: bad value (train.py:42 in step_fn) at step 7", from the error
 // events the Python client sends for an uncaught exception (docs/python.md "Protocol").
 std::string raised(const RunView& v) {
@@ -23,14 +29,14 @@ std::string raised(const RunView& v) {
     if (e.kind != "error") continue;
     const auto detail = nlohmann::json::parse(e.detail, nullptr, false);
     if (!detail.is_object()) continue;
-    const std::string exception = detail.value("exception", "");
+    const std::string exception = text_of(detail, "exception");
     if (exception.empty() || exception == "KeyboardInterrupt") continue;  // stopped, not failed
     std::string one =
         (e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid)) + " raised " +
         exception;
-    if (const auto m = detail.value("message", ""); !m.empty())
+    if (const auto m = text_of(detail, "message"); !m.empty())
       one += ": " + (m.size() > 200 ? m.substr(0, 200) + "..." : m);
-    if (const auto w = detail.value("where", ""); !w.empty()) one += " (" + w + ")";
+    if (const auto w = text_of(detail, "where"); !w.empty()) one += " (" + w + ")";
     if (const auto s = detail.find("step"); s != detail.end() && s->is_number_integer())
       one += " at step " + std::to_string(s->get<std::int64_t>());
     said += (said.empty() ? "" : "; ") + one;

@@ -76,6 +76,14 @@ TEST(RunEnd, AnUncaughtExceptionARankSentIsAFailure) {
   add_rank(stopped, 10, 0, 1, 100, 0.2);
   stopped.rank_events.push_back({1, 10, 0, "error", R"({"exception":"KeyboardInterrupt"})"});
   EXPECT_EQ(find(run_diagnose(stopped), "run_failed"), nullptr);
+  RunData odd;  // a recording is input too: fields of the wrong type are skipped, never thrown
+  add_rank(odd, 10, 0, 1, 100, 0.2);
+  odd.rank_events.push_back({1, 10, 0, "error", R"({"exception":"E","message":3,"where":[1]})"});
+  odd.rank_events.push_back({2, 10, 0, "error", R"({"exception":{}})"});
+  const auto d3 = run_diagnose(odd);
+  const auto* f3 = find(d3, "run_failed");
+  ASSERT_NE(f3, nullptr);
+  EXPECT_NE(f3->summary.find("rank 0 raised E; last steps"), std::string::npos) << f3->summary;
 }
 
 }  // namespace
