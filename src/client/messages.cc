@@ -54,6 +54,14 @@ void append_mem(std::string& out, const AllocatorStats& m) {
   out += '}';
 }
 
+// The fields naming the device: the hello's, and the whole of a `device` message.
+void append_device_fields(std::string& out, const HelloFields& h) {
+  append_opt_text(out, "torch_version", h.torch_version);
+  append_opt_text(out, "device", h.device);
+  append_opt_text(out, "pci_bus_id", h.pci_bus_id);
+  append_opt_text(out, "device_uuid", h.device_uuid);
+}
+
 }  // namespace
 
 std::string hello_message(const HelloFields& h) {
@@ -63,10 +71,7 @@ std::string hello_message(const HelloFields& h) {
   append_opt_int(out, "local_rank", h.local_rank);
   append_opt_int(out, "world_size", h.world_size);
   append_opt_text(out, "hostname", h.hostname);
-  append_opt_text(out, "torch_version", h.torch_version);
-  append_opt_text(out, "device", h.device);
-  append_opt_text(out, "pci_bus_id", h.pci_bus_id);
-  append_opt_text(out, "device_uuid", h.device_uuid);
+  append_device_fields(out, h);
   append_opt_text(out, "cuda_visible_devices", h.cuda_visible_devices);
   append_opt_text(out, "cuda_device_order", h.cuda_device_order);
   out += '}';
@@ -75,10 +80,7 @@ std::string hello_message(const HelloFields& h) {
 
 std::string device_message(const HelloFields& h) {
   std::string out = "{\"type\":\"device\"";
-  append_opt_text(out, "torch_version", h.torch_version);
-  append_opt_text(out, "device", h.device);
-  append_opt_text(out, "pci_bus_id", h.pci_bus_id);
-  append_opt_text(out, "device_uuid", h.device_uuid);
+  append_device_fields(out, h);
   out += '}';
   return out;
 }

@@ -88,11 +88,7 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
         f.add("gpu" + std::to_string(gpu) + "_mean_util_pct", *u);
       }
   if (bursty)
-    f.advice =
-        "The loader keeps up most of the time but stalls now and then: a shard or file boundary, "
-        "a slow storage read, workers restarted each epoch (persistent_workers=True) or one "
-        "slow sample; prefetch the next shard in the background, raise prefetch_factor so the "
-        "queue absorbs the burst, and look for the slow samples or files.";
+    f.advice = kBurstyLoaderAdvice;
   else if (v.cpu_only)
     f.advice =
         "Every step waits for its batch: raise DataLoader num_workers (the loader and the "

@@ -58,6 +58,14 @@ std::string fmt_bytes(double bytes);
 /// The time range of several findings' parts.
 void widen_range(Finding& f, std::int64_t t0, std::int64_t t1);
 
+/// What to do about a loader that keeps up most of the time but stalls now and then
+/// (data_loader_stall's "a few long waits", step_pauses' pauses of data wait).
+inline constexpr const char* kBurstyLoaderAdvice =
+    "The loader keeps up most of the time but stalls now and then: a shard or file boundary, a "
+    "slow storage read, workers restarted each epoch (persistent_workers=True) or one slow "
+    "sample; prefetch the next shard in the background, raise prefetch_factor so the queue "
+    "absorbs the burst, and look for the slow samples or files.";
+
 /// A rank's usual step period (the median time between step ends after warm-up, >= 5 steps)
 /// and the silences that count as a hang (hang.cc): `limit` for a rank that resumed or is still
 /// connected, `stopped_limit` for one that left while silent. step_pauses looks below `limit`.

@@ -141,9 +141,7 @@ void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Findin
   f.add("steps", w.steps);
   f.advice =
       where == 0
-          ? "the loader stalls now and then rather than every step: a shard or file boundary, "
-            "a slow storage read, or workers restarted each epoch (persistent_workers=True); "
-            "prefetch the next shard in the background and raise prefetch_factor"
+          ? kBurstyLoaderAdvice
           : (w.period_steps
                  ? std::string("something runs every ") + fmt(*w.period_steps, 0) + " steps: "
                  : std::string("something stops training now and then: ")) +
