@@ -113,6 +113,8 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   check_hang(v, t, d.findings);
   check_hardware(v, t, d.findings);
   check_run_end(v, t, d.findings);
+  check_host_memory_leak(v, t, d.findings);
+  check_cpu_straggler(v, t, d.findings);
   // Rank-less processes are labelled by pid in the rules (a rank number no rank has).
   std::set<std::int64_t> rank_numbers, rankless_pids;
   for (const auto& r : run.ranks)

@@ -64,6 +64,8 @@ void check_multi_gpu(const RunView& v, const Thresholds& t, std::vector<Finding>
 void check_hang(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_run_end(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_host_memory_leak(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_cpu_straggler(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 
 }  // namespace gpumon::diagnose
 
