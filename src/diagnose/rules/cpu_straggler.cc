@@ -124,10 +124,10 @@ void check_cpu_straggler(const RunView& v, const Thresholds& t, std::vector<Find
               "x the CPU time per step of the other ranks (" + fmt(per_step[top] * 1000, 0) +
               " ms vs " + fmt(others_median * 1000, 0) + " ms), the most in " +
               fmt(100 * share, 0) + " % of the windows; the others wait for it in the collectives";
-  f.add("cpu_s_per_step", per_step[top]);
-  f.add("others_cpu_s_per_step", others_median);
+  f.add("cpu_ms_per_step", per_step[top] * 1000);
+  f.add("others_cpu_ms_per_step", others_median * 1000);
   if (std::isfinite(ratio)) f.add("ratio_vs_others", ratio);
-  f.add("slowest_share", share);
+  f.add("most_cpu_share", share);
   f.add("windows", windows);
   f.add("cpu_cores", cores);
   f.advice =

@@ -135,8 +135,8 @@ void check_host_memory_leak(const RunView& v, const Thresholds& t, std::vector<F
   if (minutes)
     f.summary += "; the " + std::string(room_of == "cgroup_limit" ? "memory cgroup" : "host") +
                  " runs out in about " + fmt(*minutes, 1) + " min";
-  f.add("slope_bytes_per_s", worst.slope_bytes_per_s);
-  f.add("growth_bytes", worst.growth_bytes);
+  f.add("growth_bytes_per_s", worst.slope_bytes_per_s);
+  f.add("pss_growth_bytes", worst.growth_bytes);
   f.add("span_s", worst.span_s);
   f.add("first_pss_bytes", worst.first_bytes);
   f.add("last_pss_bytes", worst.last_bytes);

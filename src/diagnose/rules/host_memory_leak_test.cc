@@ -34,10 +34,10 @@ TEST(HostMemoryLeak, SteadyGrowthIsFoundWithAForecast) {
   const auto* f = find(d, "host_memory_leak");
   ASSERT_NE(f, nullptr) << warnings(d);
   EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
-  EXPECT_NEAR(evidence(*f, "slope_bytes_per_s"), 0.072e9, 1e6);
+  EXPECT_NEAR(evidence(*f, "growth_bytes_per_s"), 0.072e9, 1e6);
   // Over the samples after the 10 warm-up steps (1.1 s): 28 s of the 30.
   EXPECT_NEAR(evidence(*f, "span_s"), 28, 1e-9);
-  EXPECT_NEAR(evidence(*f, "growth_bytes"), 28 * 0.072e9, 1e7);
+  EXPECT_NEAR(evidence(*f, "pss_growth_bytes"), 28 * 0.072e9, 1e7);
   // Room at the end: 16 GiB - 2.4 GB, at 72 MB/s.
   EXPECT_NEAR(evidence(*f, "minutes_to_full"), (16 * kGiB - 2.4e9) / 0.072e9 / 60, 0.1);
   EXPECT_EQ(f->severity, Severity::kCritical);  // ~3.4 min left
@@ -106,7 +106,7 @@ TEST(HostMemoryLeak, MissingPssIsNotZero) {
   const auto d = run_diagnose(run);
   const auto* f = find(d, "host_memory_leak");
   ASSERT_NE(f, nullptr) << warnings(d);
-  EXPECT_NEAR(evidence(*f, "slope_bytes_per_s"), 100e6, 1e6);
+  EXPECT_NEAR(evidence(*f, "growth_bytes_per_s"), 100e6, 1e6);
 }
 
 }  // namespace
