@@ -23,7 +23,7 @@ ProcessWatcher::~ProcessWatcher() {
 void ProcessWatcher::on_rank_event(const training::RankEvent& event) {
   std::lock_guard lock(mu_);
   if (event.kind == "hello")
-    ranks_[event.pid] = event.rank;
+    ranks_[event.pid] = {event.rank, event.peer_pid > 0 ? event.peer_pid : event.pid};
   else if (event.left())
     ranks_.erase(event.pid);
 }
@@ -34,18 +34,18 @@ std::size_t ProcessWatcher::watched() const {
 }
 
 void ProcessWatcher::sample_once(std::int64_t now_ms) {
-  std::vector<std::pair<std::int64_t, std::optional<std::int64_t>>> pids;
+  std::vector<std::pair<std::int64_t, Watched>> pids;
   {
     std::lock_guard lock(mu_);
     pids.assign(ranks_.begin(), ranks_.end());
   }
   std::optional<host::HostMemory> host;  // read once per period: the same for every process
-  for (const auto& [pid, rank] : pids) {
-    const auto tree = reader_.read_tree(pid);
-    if (!tree) continue;  // gone, or not in our pid namespace
-    if (!host) host = reader_.read_host(pid);
+  for (const auto& [pid, w] : pids) {
+    const auto tree = reader_.read_tree(w.read_pid);
+    if (!tree) continue;  // gone
+    if (!host) host = reader_.read_host(w.read_pid);
     training::ProcessSample s;
-    s.time_ms = now_ms, s.pid = pid, s.rank = rank;
+    s.time_ms = now_ms, s.pid = pid, s.rank = w.rank;
     s.cpu_s = tree->self.cpu_s;
     s.rss_bytes = tree->self.rss_bytes, s.pss_bytes = tree->self.pss_bytes;
     s.pss_is_rss = tree->self.pss_is_rss || tree->workers_pss_is_rss;

@@ -3,12 +3,14 @@
 // its DataLoader workers) and the host's free memory once a second, and hands each sample to
 // a StepSink (the node's StepFanout: the recording, the exporter, the live diagnoser). It
 // learns the processes from the rank events it is given as a StepSink itself: a hello adds its
-// pid, a bye / disconnect / drop removes it.
+// process, a bye / disconnect / drop removes it.
 //
 // Its own thread does the reads, a few small /proc files per process (docs/PERFORMANCE.md,
 // "Host memory and CPU"), so neither the sampler's NVML readers nor the agent's thread wait
-// on /proc. The pids are those the processes' hellos name: a process in another pid namespace
-// than gpumon (a container beside the agent) is not found (no sample), or is another process.
+// on /proc. It reads the process at the other end of the agent socket (the hello's
+// `peer_pid`, in gpumon's pid namespace, so a rank in a container is found too) and labels the
+// samples with the pid the process gave itself, which its steps carry; a hello without a peer
+// pid is read by its own pid.
 //
 // Thread-safety: on_* from the agent's thread; start/stop/sample_once from one other thread.
 #pragma once
@@ -56,8 +58,12 @@ class ProcessWatcher final : public training::StepSink {
   std::chrono::milliseconds period_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::map<std::int64_t, std::optional<std::int64_t>> ranks_;  // pid -> rank; guarded by mu_
-  bool stopping_ = false;                                      // guarded by mu_
+  struct Watched {
+    std::optional<std::int64_t> rank;
+    std::int64_t read_pid = 0;  // the pid in our namespace
+  };
+  std::map<std::int64_t, Watched> ranks_;  // by the hello's pid; guarded by mu_
+  bool stopping_ = false;                  // guarded by mu_
   std::thread thread_;
 };
 

@@ -68,6 +68,9 @@ struct RankEvent {
   std::string kind;
   std::string detail;                         ///< the message as compact JSON ({} for a disconnect)
   std::optional<Hello> hello = std::nullopt;  ///< kind "hello": the typed message (rank_event())
+  /// kind "hello": the connected process's pid in the agent's own pid namespace (SO_PEERCRED),
+  /// which `pid` (the process's own view) is not inside a container; 0 when unknown.
+  std::int64_t peer_pid = 0;
 
   /// The process is gone from the agent: it said bye, disconnected, or was dropped.
   bool left() const { return kind == "bye" || kind == "disconnect" || kind == "dropped"; }
