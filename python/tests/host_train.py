@@ -9,7 +9,9 @@ workers with --workers > 0): the host-memory leak of issue 21. Each step sleeps 
 leak grows by at most ~10 x M MB/s. --heavy-rank R does --heavy-factor x the compute of the
 other ranks each step (the CPU straggler); the ranks agree each step whether to stop.
 The run lasts until both --min-steps steps and --min-seconds s are done, whatever the speed of
-the machine. Prints "host_train: rank R, N steps".
+the machine, and with --until-finding ID until the agent's live findings (pushed back to the
+process) hold ID too, or --max-seconds have passed. Prints "host_train: live finding ID" when
+it saw it, then "host_train: rank R, N steps".
 """
 import argparse
 import os
@@ -52,6 +54,7 @@ def train(args, rank, world):
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     t0 = time.monotonic()
     steps = 0
+    seen = not args.until_finding
     for x in mon.wrap(loader):
         for _ in range(work * args.matmuls):
             weights = torch.tanh(weights @ weights)
@@ -63,8 +66,12 @@ def train(args, rank, world):
             time.sleep(0.1)  # paces the leak; a DDP run is paced by its compute
         mon.step()
         steps += 1
-        done = torch.tensor([int(steps >= args.min_steps and
-                                 time.monotonic() - t0 >= args.min_seconds)])
+        if not seen and any(f["id"] == args.until_finding for f in mon.findings()):
+            seen = True
+            print("host_train: live finding %s" % args.until_finding, flush=True)
+        elapsed = time.monotonic() - t0
+        done = torch.tensor([int((steps >= args.min_steps and elapsed >= args.min_seconds and seen)
+                                 or elapsed >= args.max_seconds)])
         if world > 1:
             dist.all_reduce(done, op=dist.ReduceOp.MIN)
         if done.item():
@@ -95,6 +102,8 @@ def main():
     p.add_argument("--workers", type=int, default=0)
     p.add_argument("--min-steps", type=int, default=60)
     p.add_argument("--min-seconds", type=float, default=14)
+    p.add_argument("--until-finding", default="", help="run until the live findings hold it")
+    p.add_argument("--max-seconds", type=float, default=90, help="give up waiting for it then")
     p.add_argument("--nprocs", type=int, default=1)
     p.add_argument("--heavy-rank", type=int, default=-1)
     p.add_argument("--heavy-factor", type=int, default=1)

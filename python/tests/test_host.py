@@ -3,7 +3,8 @@
 a CPU run whose Dataset leaks host memory in its DataLoader workers must be a host_memory_leak
 for `gpumon doctor`, the same run without the leak must not; and in a 2-rank gloo DDP run where
 rank 1 does 3x the compute (the all-reduce makes the step times equal), cpu_straggler must name
-rank 1. The scripts run until enough steps and seconds are done: no wall-clock margin here."""
+rank 1. The scripts run until enough steps and seconds are done and, where a finding is expected, until
+the live diagnoser has pushed it to them: no wall-clock margin here."""
 import json
 import os
 import subprocess
@@ -25,17 +26,17 @@ def doctor(tmp_path, name, *args):
                         sys.executable, SCRIPT, *[str(a) for a in args]],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    samples = subprocess.run(
-        [sys.executable, "-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("
-         "'SELECT count(*) FROM process_samples').fetchone()[0])", str(rec)],
-        capture_output=True, text=True, check=True)
-    assert int(samples.stdout) > 0, "no process samples recorded"
+    samples = subprocess.check_output(
+        [BINARY, "export", str(rec), "--table", "process_samples", "--format", "jsonl"], text=True)
+    rows = [json.loads(line) for line in samples.splitlines()]
+    assert rows and all(r["pss_bytes"] > 0 and r["cpu_s"] >= 0 for r in rows), rows[:3]
     d = subprocess.run([BINARY, "doctor", str(rec), "--json"], capture_output=True, text=True)
-    return {f["id"]: f for f in json.loads(d.stdout)["findings"]}, r.stderr
+    return {f["id"]: f for f in json.loads(d.stdout)["findings"]}, r.stdout + r.stderr
 
 
 def test_a_dataset_leaking_in_its_workers_is_a_host_memory_leak(tmp_path):
-    findings, log = doctor(tmp_path, "leak", "--leak-mb", 5, "--workers", 2)
+    findings, log = doctor(tmp_path, "leak", "--leak-mb", 5, "--workers", 2,
+                           "--until-finding", "host_memory_leak")
     assert "host_memory_leak" in findings, sorted(findings)
     f = findings["host_memory_leak"]
     ev = f["evidence"]
@@ -43,7 +44,7 @@ def test_a_dataset_leaking_in_its_workers_is_a_host_memory_leak(tmp_path):
     assert ev["pss_growth_bytes"] >= 256 * 2**20, ev
     assert ev["workers"] == 2 and ev["workers_pss_bytes"] > ev["first_pss_bytes"] / 4, ev
     assert ev["minutes_to_full"] > 0 and ev["limit"] in ("mem_available", "cgroup_limit"), ev
-    assert "host_memory_leak" in log, "the live diagnoser says it while the run goes on"
+    assert "host_train: live finding host_memory_leak" in log, "pushed live to the process"
 
 
 def test_the_same_run_without_the_leak_is_not_one(tmp_path):
@@ -54,10 +55,11 @@ def test_the_same_run_without_the_leak_is_not_one(tmp_path):
 def test_the_rank_doing_three_times_the_compute_is_the_cpu_straggler(tmp_path):
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
-    findings, _ = doctor(tmp_path, "ddp", "--nprocs", 2, "--heavy-rank", 1, "--heavy-factor", 3,
-                         "--min-steps", 50, "--min-seconds", 16)
+    findings, log = doctor(tmp_path, "ddp", "--nprocs", 2, "--heavy-rank", 1, "--heavy-factor", 3,
+                         "--min-steps", 50, "--min-seconds", 16, "--until-finding", "cpu_straggler")
     assert "cpu_straggler" in findings, sorted(findings)
     f = findings["cpu_straggler"]
     assert f["ranks"] == [1], f
     assert f["evidence"]["ratio_vs_others"] >= 2, f["evidence"]
     assert "straggler" not in findings, findings.get("straggler")
+    assert log.count("host_train: live finding cpu_straggler") == 2, log

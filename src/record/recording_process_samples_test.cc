@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <sstream>
+
+#include "record/export_command.h"
 #include "record/recording_reader.h"
 #include "record/recording_writer.h"
 #include "record/test_support.h"
@@ -23,6 +26,14 @@ training::ProcessSample full_sample(std::int64_t n) {
   s.mem_available_bytes = 100000000000, s.mem_total_bytes = 200000000000;
   s.cgroup_limit_bytes = 150000000000, s.cgroup_usage_bytes = 90000000000;
   return s;
+}
+
+int run_export(const std::vector<std::string>& args, std::string& out, std::string& err) {
+  std::ostringstream o, e;
+  const int rc = run_export_command(args, o, e);
+  out = o.str();
+  err = e.str();
+  return rc;
 }
 
 std::string samples_recording(const TempDir& dir) {
@@ -68,6 +79,22 @@ TEST(RecordingProcessSamples, RoundTripExactlyInTimeOrder) {
   EXPECT_FALSE(got[1].rank || got[1].cpu_s || got[1].pss_bytes || got[1].workers_pss_bytes ||
                got[1].mem_available_bytes || got[1].cgroup_limit_bytes);
   EXPECT_EQ(got[2].time_ms, full_sample(3).time_ms);
+}
+
+TEST(RecordingProcessSamples, ExportsCsvWithMissingCellsEmpty) {
+  TempDir dir;
+  const std::string path = samples_recording(dir);
+  std::string out, err;
+  ASSERT_EQ(run_export({path, "--table", "process_samples"}, out, err), kExportOk) << err;
+  EXPECT_EQ(out.substr(0, out.find('\n')),
+            "timestamp,pid,rank,cpu_s,rss_bytes,pss_bytes,pss_is_rss,workers,workers_cpu_s,"
+            "workers_pss_bytes,mem_available_bytes,mem_total_bytes,cgroup_limit_bytes,"
+            "cgroup_usage_bytes");
+  EXPECT_NE(out.find(",4242,3,13.34,3000000000,2500000001,0,4,5.5,800000000,100000000000,"
+                     "200000000000,150000000000,90000000000\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(",99,,,,,1,0,,,,,,\n"), std::string::npos) << out;
 }
 
 TEST(RecordingProcessSamples, AVersionTwoRecordingHasNone) {
