@@ -229,12 +229,15 @@ std::string render_training_json(const ExporterView& v) {
   out["stale_after_seconds"] =
       std::chrono::duration_cast<std::chrono::seconds>(TrainingState::kStaleAfter).count();
   out["ranks"] = std::move(ranks);
-  json host = json::object();
-  host["mem_available_bytes"] = or_null(v.training.host.mem_available_bytes);
-  host["mem_total_bytes"] = or_null(v.training.host.mem_total_bytes);
-  host["cgroup_limit_bytes"] = or_null(v.training.host.cgroup_limit_bytes);
-  host["cgroup_usage_bytes"] = or_null(v.training.host.cgroup_usage_bytes);
-  out["host"] = std::move(host);
+  const HostMemoryState& h = v.training.host;
+  if (h.mem_available_bytes || h.mem_total_bytes || h.cgroup_usage_bytes) {  // once sampled
+    json host = json::object();
+    host["mem_available_bytes"] = or_null(h.mem_available_bytes);
+    host["mem_total_bytes"] = or_null(h.mem_total_bytes);
+    host["cgroup_limit_bytes"] = or_null(h.cgroup_limit_bytes);
+    host["cgroup_usage_bytes"] = or_null(h.cgroup_usage_bytes);
+    out["host"] = std::move(host);
+  }
   return dump_json(out);
 }
 

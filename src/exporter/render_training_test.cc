@@ -165,6 +165,8 @@ TEST(ExporterStateTrainingRender, Json) {
   EXPECT_EQ(o["world_size"], nullptr);  // unknown is null, never 0
   EXPECT_EQ(o["reserved_bytes"], 2048);
   EXPECT_EQ(nlohmann::json::parse(render_training_json(ExporterView{}))["enabled"], false);
+  EXPECT_FALSE(nlohmann::json::parse(render_training_json(v)).contains("host"))
+      << "no host object before a process sample";
 }
 
 TEST(ExporterStateTrainingRender, ProcessAndHostMemoryOnceSampled) {
