@@ -167,23 +167,60 @@ class Monitor:
         # Those calls hand the steps to the client themselves, in C++, and call _housekeeping()
         # only when there is news (python/src/py_step_clock.h, hand_over).
         self._clock.attach(client)
-        mem_fn, timer = None, None
         if torch is not None:
+            self._attach_torch(torch)
+        else:  # started before `import torch`: the device is named when torch appears
+            self._clock.keep_housekeeping(True)
+
+    def _attach_torch(self, torch):
+        """Times steps on the GPU and reads the allocator when CUDA is in use."""
+        self._torch = torch
+        mem_fn, timer = None, None
+        try:
+            if torch.cuda.is_available():
+                timer = _CudaTimer(torch)
+                device = torch.cuda.current_device()
+                self._device_index, self._device = device, "cuda:%d" % device
+                mem_fn = lambda: torch.cuda.memory_stats(device)  # noqa: E731
+        except Exception as e:  # a broken CUDA setup: steps without GPU time
+            timer, mem_fn = None, None
+            _warn_once("cuda", "no GPU step time or allocator stats: %s" % e)
+        if self._device_index is not None:
             try:
-                if torch.cuda.is_available():
-                    timer = _CudaTimer(torch)
-                    device = torch.cuda.current_device()
-                    self._device_index, self._device = device, "cuda:%d" % device
-                    mem_fn = lambda: torch.cuda.memory_stats(device)  # noqa: E731
-            except Exception as e:  # a broken CUDA setup: steps without GPU time
-                timer, mem_fn = None, None
-                _warn_once("cuda", "no GPU step time or allocator stats: %s" % e)
-            if self._device_index is not None:
-                try:
-                    _oom.attach_observer(torch)
-                except Exception as e:
-                    _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
+                _oom.attach_observer(torch)
+            except Exception as e:
+                _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
         self._configure(mem_fn=mem_fn, gpu_timer=timer)
+
+    def _resolve_device(self):
+        """For a Monitor started before `import torch`: once torch is imported and has chosen
+        (CUDA not available: the CPU; else once the script has initialised CUDA, on the device
+        it chose), names the device to the agent (the `device` message, docs/python.md) and
+        times steps on it. Never guesses: until then nothing is sent."""
+        torch = sys.modules.get("torch")
+        if torch is None or not hasattr(torch, "cuda"):
+            return
+        try:
+            if torch.cuda.is_available() and not torch.cuda.is_initialized():
+                return  # the script has not chosen its GPU yet
+        except Exception:
+            pass  # a broken CUDA setup: _hello() names what it can
+        self._clock.keep_housekeeping(False)  # once, whatever happens below
+        self._torch = torch
+        try:
+            from gpumon import _gpumon
+            hello = _hello(torch, _gpumon)
+            set_hello = getattr(self._client, "set_hello", None)  # a test's stand-in may lack it
+            if set_hello is not None:
+                set_hello(hello)  # a reconnection says it at once
+            fields = json.loads(hello)
+            if fields.get("device") is not None:
+                self._send_now(_gpumon.device_line(
+                    fields.get("torch_version"), fields["device"], fields.get("pci_bus_id"),
+                    fields.get("device_uuid")))
+            self._attach_torch(torch)
+        except Exception as e:  # the steps go on without a device
+            _warn_once("device", "the device torch uses is not known: %r" % (e,))
 
     def _configure(self, **changes):
         """Sets mem_fn (returns torch.cuda.memory_stats()), mem_interval, gpu_timer (record() /
@@ -226,6 +263,8 @@ class Monitor:
         try:
             self._clock.finish()
             self._flush_outbox()
+            if self._torch is None:  # a short run may end before its housekeeping named it
+                self._resolve_device()
             self._client.send('{"type":"bye"}')
             self._client.close(1.0)
         except Exception as e:
@@ -331,6 +370,8 @@ class Monitor:
         steps to the client, warns of a lost agent and runs the finding callbacks when the
         agent's findings changed."""
         self._flush_outbox()
+        if self._torch is None and self._client is not None:
+            self._resolve_device()
         if self._finding_callbacks:
             self._check_findings()
 
@@ -546,7 +587,7 @@ def _excepthook(exc_type, exc, tb):
         oom = _oom.find_oom(exc)
         if mon is not None and oom is not None:
             mon.oom_report(oom)  # adds the path as a note before the traceback is printed
-        if mon is not None and mon.active and exc_type is not KeyboardInterrupt:
+        if mon is not None and mon.active:  # KeyboardInterrupt too: a rank stopped (hang)
             mon._send_error(exc_type, exc, tb)
     except Exception:
         pass

@@ -95,6 +95,16 @@ PYBIND11_MODULE(_gpumon, m) {
       py::arg("torch_version") = py::none(), py::arg("device") = py::none(),
       py::arg("pci_bus_id") = py::none(), py::arg("device_uuid") = py::none(),
       "This process's hello: pid, ranks, host and CUDA environment from here, the device given.");
+  m.def(
+      "device_line",
+      [](std::optional<std::string> torch_version, std::optional<std::string> device,
+         std::optional<std::string> pci_bus_id, std::optional<std::string> device_uuid) {
+        return gpumon::client::device_line({std::move(torch_version), std::move(device),
+                                            std::move(pci_bus_id), std::move(device_uuid)});
+      },
+      py::arg("torch_version") = py::none(), py::arg("device") = py::none(),
+      py::arg("pci_bus_id") = py::none(), py::arg("device_uuid") = py::none(),
+      "The `device` message: the device this process resolved after its hello.");
   m.def("same_pci_bus_id", &gpumon::same_pci_bus_id, py::arg("a"), py::arg("b"),
         "True when both parse as PCI bus ids of one device (src/gpu/pci_bus_id.h).");
   // The live findings' identity, as the agent's log and listeners see it.

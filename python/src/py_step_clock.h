@@ -53,6 +53,9 @@ class PyStepClock {
   /// The next hand_over() asks for the Monitor's housekeeping whatever the news (a finding
   /// callback registered after the findings arrived must still see them).
   void ask_housekeeping() { housekeeping_asked_ = true; }
+  /// While on, every hand_over() asks for the Monitor's housekeeping (about once a second): the
+  /// Monitor waits for torch to be imported to name its device.
+  void keep_housekeeping(bool on) { housekeeping_kept_ = on; }
 
  private:
   client::StepClock clock_;
@@ -64,6 +67,7 @@ class PyStepClock {
   std::uint64_t seen_disconnects_ = 0;
   std::uint64_t seen_findings_ = 0;
   bool housekeeping_asked_ = false;
+  bool housekeeping_kept_ = false;
 };
 
 }  // namespace gpumon::python

@@ -123,7 +123,7 @@ bool PyStepClock::hand_over() {
   const std::uint64_t disconnects = client_->disconnects();
   const std::uint64_t findings = client_->findings_seq();
   const bool news = disconnects != seen_disconnects_ || findings != seen_findings_ ||
-                    std::exchange(housekeeping_asked_, false);
+                    std::exchange(housekeeping_asked_, false) || housekeeping_kept_;
   seen_disconnects_ = disconnects;
   seen_findings_ = findings;
   return news;
@@ -172,7 +172,9 @@ void bind_step_clock(py::module_& m) {
       .def("hand_over", &PyStepClock::hand_over,
            "The step calls' hand-over now; True when the Monitor's housekeeping must run too")
       .def("ask_housekeeping", &PyStepClock::ask_housekeeping,
-           "The next hand-over runs the Monitor's housekeeping");
+           "The next hand-over runs the Monitor's housekeeping")
+      .def("keep_housekeeping", &PyStepClock::keep_housekeeping, py::arg("on"),
+           "While on, every hand-over runs the Monitor's housekeeping");
 }
 
 }  // namespace gpumon::python

@@ -53,7 +53,10 @@ def test_findings_reach_the_client_by_poll_and_by_callback(tmp_path):
         assert xid["summary"]
         assert any(f["id"] == "xid" for f in mon.findings()), mon.findings()
         score = mon.health_score()
-        assert isinstance(score, int) and 0 <= score < 100, score
+        assert isinstance(score, int) and 0 <= score <= 100, score
+        # This process trains on the CPU (or names no GPU): the XID is the machine's, not the
+        # run's, and costs it points only when the rank's device is unknown.
+        assert xid["scope"] == "machine" or score < 100, (xid, score)
         raised = [w for w in caught if "on_finding callback raised" in str(w.message)]
         assert len(raised) == 1, [str(w.message) for w in caught]
         mon.close()

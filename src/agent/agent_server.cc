@@ -318,6 +318,11 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     event("oom", std::move(o->json));
   } else if (auto* e = std::get_if<Error>(&m)) {
     event("error", std::move(e->json));
+  } else if (auto* d = std::get_if<DeviceUpdate>(&m)) {
+    apply_device(c.info, *d);  // later steps carry the device too
+    if (sinks_.steps)
+      sinks_.steps->on_rank_event(
+          {wall_ms(), c.info.pid, c.info.rank, "device", c.info.json, c.info});
   } else if (std::holds_alternative<Bye>(m)) {
     c.bye = true;
     event("bye", "{}");

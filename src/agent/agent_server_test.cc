@@ -100,6 +100,32 @@ TEST(AgentServer, EightRanksSendInterleavedSteps) {
   EXPECT_TRUE(eventually([&] { return server->idle_seconds() > 0; }));
 }
 
+TEST(AgentServer, ADeviceNamedAfterTheHelloReachesTheSinksAndLaterSteps) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r);
+  const int fd = raw_connect(dir.file("agent.sock"));
+  ASSERT_GE(fd, 0);
+  put(fd, R"({"type":"hello","pid":1234,"rank":0})"
+          "\n");
+  put(fd, step(0));
+  put(fd, R"({"type":"device","device":"cpu","torch_version":"1.13.1"})"
+          "\n");
+  put(fd, step(1));
+  ASSERT_TRUE(eventually([&] { return r.step_count() == 2; }));
+  const auto steps = r.steps();
+  EXPECT_EQ(steps[0].device, std::nullopt);
+  EXPECT_EQ(steps[1].device, "cpu");
+  ASSERT_EQ(r.count_events("device"), 1U);
+  for (const auto& e : r.events())
+    if (e.kind == "device") {
+      ASSERT_TRUE(e.hello);
+      EXPECT_EQ(e.hello->device, "cpu");
+      EXPECT_EQ(e.hello->pid, 1234);
+    }
+  ::close(fd);
+}
+
 TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
   TempDir dir;
   Received r;

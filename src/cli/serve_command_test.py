@@ -292,7 +292,10 @@ def test_diagnoses(args, failures):
     # The "xid" scenario: XID 13 on GPU 0 at 3 s. serve diagnoses every 5 s.
     serve = Serve(args.gpumon, args.fake_nvml, "xid", ["--interval", "100"])
     serve.wait_listening()
-    rank = Rank(serve.agent_socket, pid=5002, rank=0)
+    # The rank trains on GPU 0: its XID is the run's (on a GPU no rank uses it would be the
+    # machine's state, costing the run no points).
+    bus0 = json.loads(http_get(serve.base + "/api/v1/devices")[2])["gpus"][0]["pci_bus_id"]
+    rank = Rank(serve.agent_socket, pid=5002, rank=0, pci_bus_id=bus0[4:])
     d = {}
 
     def xid_findings():
@@ -303,7 +306,8 @@ def test_diagnoses(args, failures):
     check(found and 0 in found[0]["gpus"] and d["recording"] == "live" and d["health_score"] < 100,
           "/api/v1/diagnoses has the XID on GPU 0: %s" % found, failures)
     body = http_get(serve.base + "/metrics")[2].decode()
-    check(re.search(r'^gpumon_diagnosis_active\{id="xid",severity="\w+",gpu="0"\} 1$', body, re.M)
+    check(re.search(r'^gpumon_diagnosis_active\{id="xid",severity="\w+",gpu="0"(,rank="0")?\} 1$',
+                    body, re.M)
           is not None, "/metrics has gpumon_diagnosis_active for the XID", failures)
     check(re.search(r"^gpumon_health_score \d+$", body, re.M) is not None,
           "/metrics has gpumon_health_score", failures)

@@ -79,6 +79,15 @@ std::string hello_line(const DeviceIdentity& device) {
   return hello_message(h);
 }
 
+std::string device_line(const DeviceIdentity& device) {
+  HelloFields h;
+  h.torch_version = device.torch_version;
+  h.device = device.device;
+  h.pci_bus_id = device.pci_bus_id;
+  h.device_uuid = device.device_uuid;
+  return device_message(h);
+}
+
 std::string oom_line(std::int64_t step, std::optional<std::int64_t> requested_bytes,
                      std::optional<std::string> device, std::optional<std::string> path) {
   return oom_message({step, requested_bytes, std::move(device), std::move(path)});

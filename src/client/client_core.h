@@ -50,6 +50,10 @@ struct DeviceIdentity {
 /// CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER from the environment, and `device`.
 std::string hello_line(const DeviceIdentity& device);
 
+/// The `device` message: the device this process resolved after its hello (it said hello
+/// before importing torch or before choosing its GPU).
+std::string device_line(const DeviceIdentity& device);
+
 /// The OOM report for the agent (step: the step it happened in).
 std::string oom_line(std::int64_t step, std::optional<std::int64_t> requested_bytes,
                      std::optional<std::string> device, std::optional<std::string> path);

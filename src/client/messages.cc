@@ -73,6 +73,16 @@ std::string hello_message(const HelloFields& h) {
   return out;
 }
 
+std::string device_message(const HelloFields& h) {
+  std::string out = "{\"type\":\"device\"";
+  append_opt_text(out, "torch_version", h.torch_version);
+  append_opt_text(out, "device", h.device);
+  append_opt_text(out, "pci_bus_id", h.pci_bus_id);
+  append_opt_text(out, "device_uuid", h.device_uuid);
+  out += '}';
+  return out;
+}
+
 void step_message(const StepFields& s, std::string& out) {
   out.assign("{\"type\":\"step\",\"step\":");
   append_json_int(out, s.step);

@@ -45,6 +45,9 @@ struct StepFields {
 };
 
 std::string hello_message(const HelloFields& h);
+/// The `device` message: the device fields of `h` (torch_version, device, pci_bus_id,
+/// device_uuid), for a process that resolved its device after its hello.
+std::string device_message(const HelloFields& h);
 /// Replaces `out` with the step line (reusing its capacity: no allocation once warm).
 void step_message(const StepFields& s, std::string& out);
 std::string oom_message(const OomFields& o);

@@ -70,6 +70,13 @@ TEST(Messages, NumbersUseADotUnderAGermanLocale) {
   EXPECT_NE(line.find("\"cpu_step_s\":0.5"), std::string::npos) << line;
 }
 
+TEST(Messages, TheDeviceMessageCarriesOnlyTheDeviceFields) {
+  HelloFields h;
+  h.pid = 5, h.rank = 1, h.device = "cuda:0", h.pci_bus_id = "00000000:18:00.0";
+  EXPECT_EQ(device_message(h), R"({"type":"device","torch_version":null,"device":"cuda:0",)"
+                               R"("pci_bus_id":"00000000:18:00.0","device_uuid":null})");
+}
+
 TEST(Messages, HelloEscapesHostileStrings) {
   HelloFields h;
   h.pid = 42;

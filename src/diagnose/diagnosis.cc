@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "diagnose/coverage.h"
 #include "diagnose/rules/rules.h"
 #include "diagnose/stats.h"
 
@@ -115,6 +116,15 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   check_run_end(v, t, d.findings);
   check_host_memory_leak(v, t, d.findings);
   check_cpu_straggler(v, t, d.findings);
+  check_step_pauses(v, t, d.findings);
+  d.not_judged = list_not_judged(v, t);
+  // Findings about GPUs none of the run's ranks uses (not idle_gpu: a GPU the job could use and
+  // leaves idle is the job's) are the machine's state.
+  const auto used = run_gpus(v);
+  for (auto& f : d.findings)
+    f.machine =
+        used && !f.gpus.empty() && f.ranks.empty() && f.id != "idle_gpu" &&
+        std::none_of(f.gpus.begin(), f.gpus.end(), [&](unsigned g) { return used->count(g) > 0; });
   // Rank-less processes are labelled by pid in the rules (a rank number no rank has).
   std::set<std::int64_t> rank_numbers, rankless_pids;
   for (const auto& r : run.ranks)
@@ -143,7 +153,7 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
     const double base = f.severity == Severity::kCritical  ? t.critical_points
                         : f.severity == Severity::kWarning ? t.warning_points
                                                            : 0;
-    f.deduction = static_cast<int>(std::lround(base * f.confidence));
+    f.deduction = f.machine ? 0 : static_cast<int>(std::lround(base * f.confidence));
   }
   std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
     if (a.severity != b.severity) return a.severity > b.severity;

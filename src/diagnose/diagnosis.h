@@ -3,7 +3,9 @@
 // and a health score of 100 minus the deductions (clamped to 0-100), each deduction with its
 // reason. What a recording's data cannot cover is a finding too (`no_data`,
 // `recording_cut_short`, listed first: it qualifies every other), so a score is never read as a
-// clean bill for a run that was not seen. to_json() is the `gpumon doctor --json` object
+// clean bill for a run that was not seen; the checks that could not run are listed with why
+// (`not_judged`), and a finding about a GPU no rank of the run uses is the machine's state
+// (Finding::machine), costing no points. to_json() is the `gpumon doctor --json` object
 // (docs/DIAGNOSES.md); render_text() the terminal form.
 //
 // Thread-safety: pure functions.
@@ -25,6 +27,12 @@ struct Deduction {
   std::string reason;
 };
 
+/// A check that could not run (coverage.h).
+struct NotJudged {
+  std::string check;   ///< the finding ids it would give, comma separated ("memory_leak, ...")
+  std::string reason;  ///< why it could not run, and what would let it
+};
+
 struct Diagnosis {
   std::vector<Finding> findings;
   /// False when a recording holds no GPU sample and no training step: nothing was checked, so
@@ -32,6 +40,8 @@ struct Diagnosis {
   bool scored = true;
   int health_score = 100;
   std::vector<Deduction> deductions;
+  /// The checks that could not run and why: the score covers the others only.
+  std::vector<NotJudged> not_judged;
 };
 
 Diagnosis diagnose(const RunData& run, const Thresholds& thresholds = {});

@@ -31,6 +31,9 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
   j["deductions"] = nlohmann::json::array();
   for (const auto& x : d.deductions)
     j["deductions"].push_back({{"finding", x.finding}, {"points", x.points}, {"reason", x.reason}});
+  j["not_judged"] = nlohmann::json::array();
+  for (const auto& n : d.not_judged)
+    j["not_judged"].push_back({{"check", n.check}, {"reason", n.reason}});
   j["findings"] = nlohmann::json::array();
   for (const auto& f : d.findings) {
     if (f.severity < min_severity) continue;
@@ -53,7 +56,8 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
                         {"ranks", f.ranks},
                         {"pids", f.pids},
                         {"advice", f.advice},
-                        {"deduction", f.deduction}};
+                        {"deduction", f.deduction},
+                        {"scope", f.machine ? "machine" : "run"}};
     j["findings"].push_back(std::move(o));
   }
   return j;
@@ -82,6 +86,8 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
     ++shown;
     o << "\n[" << severity_name(f.severity) << "] " << f.title << " (" << f.id << ", confidence "
       << fmt(f.confidence, 2) << ")\n";
+    if (f.machine)
+      o << "  the machine, not this run: no rank of the run uses these GPUs; no points\n";
     o << "  " << f.summary << "\n";
     bool listed = !f.gpus.empty();
     if (!f.gpus.empty()) o << "  GPUs: " << join(f.gpus);
@@ -99,6 +105,10 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
   }
   if (shown == 0)
     o << "\nno findings" << (min_severity > Severity::kInfo ? " at this severity" : "") << "\n";
+  if (!d.not_judged.empty()) {
+    o << "\nnot judged (the score does not cover these):\n";
+    for (const auto& n : d.not_judged) o << "  - " << n.check << ": " << n.reason << "\n";
+  }
   return o.str();
 }
 

@@ -47,7 +47,7 @@ TEST(Diagnosis, ScoreClampsAtZero) {
 TEST(Diagnosis, JsonFollowsTheContract) {
   RunData run;
   add_gpu(run, 0, 1000);
-  add_rank(run, 10, 0, 1, 500, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.03; });
+  add_rank(run, 10, 0, 1, 1000, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.03; });
   const auto d = run_diagnose(run);
   const auto j = to_json(d, "run.gpumon");
   EXPECT_EQ(j["schema"], 1);

@@ -41,11 +41,22 @@ constexpr std::array kPhrases{
   Phrase{"data_wait_share", "waiting on data {} of the step time", Unit::kShare, "the worst rank"},
   Phrase{"mean_data_wait_ms", "mean data wait {} a step", Unit::kMs},
   Phrase{"mean_step_ms", "mean step time {}", Unit::kMs},
+  Phrase{"median_data_wait_ms", "median data wait {} a step", Unit::kMs},
+  Phrase{"slowest_5pct_wait_share", "the slowest 5 % of steps hold {} of the wait", Unit::kShare},
   Phrase{"steps", "{} steps", Unit::kCount},
   Phrase{"worst_rank", "the worst is rank {}", Unit::kCount},
   Phrase{"ranks_stalled", "{} rank(s) stalled", Unit::kCount},
   Phrase{"mean_util_pct", "mean utilization {}", Unit::kPct},
   // hang
+  // step_pauses
+  Phrase{"pause_share", "pauses took {} of the wall time", Unit::kShare},
+  Phrase{"pauses", "{} pauses", Unit::kCount},
+  Phrase{"median_pause_s", "a pause lasts {}", Unit::kS},
+  Phrase{"usual_step_ms", "a step usually every {}", Unit::kMs},
+  Phrase{"period_steps", "one pause every {} steps", Unit::kCount},
+  Phrase{"period_s", "one pause every {}", Unit::kS},
+  Phrase{"where", "the pause is {}", Unit::kText},
+  Phrase{"first_paused_step", "the first at step {}", Unit::kCount},
   Phrase{"gap_s", "no step for {}", Unit::kS},
   Phrase{"usual_period_s", "a step usually every {}", Unit::kS},
   Phrase{"limit_s", "called a hang after {}", Unit::kS},
@@ -128,7 +139,10 @@ constexpr std::array kPhrases{
 };
 
 // Machine tokens the rules give as words.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kTokens{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kTokens{{
+  {"data_wait", "waiting for data"},
+  {"step_body", "inside the step"},
+  {"between_steps", "between the timed steps"},
   {"thermal", "temperature (thermal slowdown)"},
   {"power_cap", "the power cap"},
   {"hw_slowdown", "hardware slowdown"},
@@ -182,7 +196,8 @@ std::string value_text(const EvidenceValue& value, Unit unit) {
     case Unit::kBytes:
       return std::fabs(v) >= kGiB ? fixed(v / kGiB, 2) + " GiB" : fixed(v / kMiB, 0) + " MiB";
     case Unit::kMs: return fixed(v, 1) + " ms";
-    case Unit::kS: return fixed(v, 1) + " s";
+    case Unit::kS:
+      return std::fabs(v) < 1 && v != 0 ? fixed(v * 1000, 1) + " ms" : fixed(v, 1) + " s";
     case Unit::kMin: return fixed(v, 1) + " min";
     case Unit::kMhz: return fixed(v, 0) + " MHz";
     case Unit::kW: return fixed(v, 0) + " W";

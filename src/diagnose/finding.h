@@ -39,6 +39,9 @@ struct Finding {
   std::vector<std::int64_t> pids;  ///< training processes without a known rank, by pid
   std::string advice;
   int deduction = 0;  ///< health points taken off (set by diagnose())
+  /// About the machine, not the run: only GPUs no rank of the run uses (set by diagnose());
+  /// reported apart, no points taken off.
+  bool machine = false;
 
   void add(std::string name, double v) { evidence.emplace_back(std::move(name), v); }
   void add(std::string name, std::string v) {

@@ -41,9 +41,11 @@ void finish_run_data(RunData& run) {
     auto& r = by_pid[e.pid];
     r.pid = e.pid;
     if (e.rank) r.rank = e.rank;
-    if (e.kind == "hello") {
-      r.hello_ms = e.time_ms;
-      r.bye_ms.reset(), r.disconnect_ms.reset();  // a reconnection starts again
+    if (e.carries_hello()) {
+      if (e.kind == "hello") {
+        r.hello_ms = e.time_ms;
+        r.bye_ms.reset(), r.disconnect_ms.reset();  // a reconnection starts again
+      }
       if (e.hello) {
         r.hello = e.hello;
         if (e.hello->device) r.device = e.hello->device;

@@ -62,7 +62,10 @@ TEST(RunData, RankMappedByNvmlProcessesOrSingleGpu) {
   RunData single;
   add_gpu(single, 4, 1);
   single.rank_events.push_back(training::rank_event(kT0Ms, 5, 0, "hello", "not json"));
-  EXPECT_EQ(only_rank(single).gpu, 4u);
+  EXPECT_EQ(only_rank(single).gpu, std::nullopt) << "no device named: not guessed";
+  single.rank_events.push_back(
+      training::rank_event(kT0Ms + 10, 5, 0, "device", R"({"device":"cuda:0"})"));
+  EXPECT_EQ(only_rank(single).gpu, 4u) << "the device it named later";
 }
 
 TEST(RunData, ByeAndDisconnect) {

@@ -33,6 +33,10 @@ struct Thresholds {
   double data_wait_min_s = 0.005;
   /// Share from which the stall is critical: the GPU waits more than it works.
   double data_wait_critical_share = 0.5;
+  /// Share of the wait the slowest 5 % of steps hold from which the stall is "a few long
+  /// waits" rather than "every step waits": evenly spread waits put ~5 % there, a wait every
+  /// 50th step all of it.
+  double data_wait_bursty_share = 0.5;
 
   // --- launch_bound ---
   /// GPU time / CPU time of a step below this: the GPU idles half of each step without waiting
@@ -100,14 +104,32 @@ struct Thresholds {
 
   // --- hang ---
   /// A gap without steps longer than this many median step times ...
-  double hang_step_factor = 10;
-  /// ... and longer than this (s): checkpoints and evaluation pause training for tens of seconds
-  /// and then resume (or, live, are still in progress), so a silence must outlast them.
-  double hang_min_s = 60;
-  /// ... or this (s) when the rank disconnected without a bye (killed or crashed while silent):
-  /// it never resumed, so no checkpoint explains the silence; 20 s is still thousands of
-  /// steps of ms and ~50 steps of 0.4 s, far beyond step jitter or a slow data batch.
+  double hang_step_factor = 20;
+  /// ... and longer than this (s): live, a hang is reported within half a minute (a user
+  /// watching waits no longer); a checkpoint or evaluation that pauses longer and then resumes
+  /// is reported as a stall (warning), periodic shorter ones as step_pauses.
+  double hang_min_s = 30;
+  /// ... or this (s) when the rank was stopped while silent (disconnected without a bye, left
+  /// on an exception or Ctrl-C, or its command was killed or failed): it never resumed, so no
+  /// checkpoint explains the silence; 20 s is still thousands of steps of ms and ~50 steps of 0.4
+  /// s, far beyond step jitter or a slow data batch.
   double hang_dead_min_s = 20;
+
+  // --- step_pauses ---
+  /// A step interval past this many usual periods ...
+  double pause_factor = 5;
+  /// ... and past the usual period by this much (s) is a pause: a 1 ms step jittering to 5 ms
+  /// is noise, a 50 ms stop is a checkpoint, an evaluation or a collection.
+  double pause_min_s = 0.05;
+  /// Pauses needed: one long interval alone is a phase (the first evaluation), not a pattern.
+  int pause_min_count = 3;
+  /// Share of wall time the pauses' excess must take, as for the loader: a fifth of the run.
+  double pause_share = 0.2;
+  /// ... critical from here: training loses more time than it trains.
+  double pause_critical_share = 0.5;
+  /// Pauses are periodic when this share of their spacings (in steps) lies within 10 % of the
+  /// median spacing.
+  double pause_regular_share = 0.6;
 
   // --- memory ---
   /// Steps of allocated-at-step-end a leak needs (after warm-up).

@@ -99,6 +99,12 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
         e->rank.device = ev.hello->device;
         e->rank.pci_bus_id = ev.hello->pci_bus_id;
       }
+    } else if (ev.kind == "device") {  // the device it resolved after its hello
+      auto it = entries_.find(ev.pid);
+      if (it == entries_.end() || !ev.hello) return;
+      it->second.hello = ev.hello;
+      it->second.rank.device = ev.hello->device;
+      it->second.rank.pci_bus_id = ev.hello->pci_bus_id;
     } else if (ev.left()) {
       auto it = entries_.find(ev.pid);
       if (it == entries_.end()) return;

@@ -54,7 +54,7 @@ std::vector<RankSteps> rank_steps(const std::vector<training::Step>& steps,
                                   const TimeGrid& grid) {
   std::map<std::int64_t, const training::Hello*> hello_of;
   for (const auto& e : hellos)
-    if (e.kind == "hello") hello_of[e.pid] = e.hello ? &*e.hello : nullptr;
+    if (e.carries_hello()) hello_of[e.pid] = e.hello ? &*e.hello : nullptr;
   std::vector<training::GpuIdentity> gpus;
   for (const auto& d : devices) gpus.push_back({d.index, d.uuid, d.pci_bus_id});
 

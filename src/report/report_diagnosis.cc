@@ -36,6 +36,7 @@ ReportDiagnosis report_diagnosis(const diagnose::Diagnosis& d) {
   out.scored = d.scored;
   out.health_score = d.health_score;
   for (const auto& x : d.deductions) out.deductions.push_back({x.finding, x.points, x.reason});
+  for (const auto& n : d.not_judged) out.not_judged.emplace_back(n.check, n.reason);
   for (const auto& f : d.findings) {
     ReportFinding r;
     r.id = f.id;
@@ -51,6 +52,7 @@ ReportDiagnosis report_diagnosis(const diagnose::Diagnosis& d) {
     r.ranks = f.ranks;
     r.pids = f.pids;
     r.deduction = f.deduction;
+    r.machine = f.machine;
     out.findings.push_back(std::move(r));
   }
   return out;

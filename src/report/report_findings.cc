@@ -34,10 +34,27 @@ std::string health_text(const ReportDiagnosis& d) {
   return s + ")";
 }
 
+namespace {
+
+// The checks that could not run: the score does not cover them.
+void write_not_judged(std::string& out, const ReportDiagnosis& d) {
+  if (d.not_judged.empty()) return;
+  out +=
+      "<div id=\"not-judged\"><h3>Not judged</h3><p class=\"note\">The health score does not "
+      "cover these checks: they could not run.</p><ul>";
+  for (const auto& [check, reason] : d.not_judged)
+    out += "<li><b>" + html_text(check) + "</b>: " + html_text(reason) + "</li>";
+  out += "</ul></div>\n";
+}
+
+}  // namespace
+
 void write_findings(std::string& out, const ReportDiagnosis& d) {
   out += "<section id=\"findings\"><h2>Findings</h2>\n";
   if (d.findings.empty()) {
-    out += "<p class=\"none\">The diagnosis found nothing wrong.</p></section>\n";
+    out += "<p class=\"none\">The diagnosis found nothing wrong.</p>\n";
+    write_not_judged(out, d);
+    out += "</section>\n";
     return;
   }
   if (!d.deductions.empty()) {
@@ -51,6 +68,8 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
     out += "<article class=\"finding " + html_text(f.severity) + "\" data-id=\"" + html_text(f.id) +
            "\"><h3><span class=\"severity\">" + html_text(f.severity) + "</span> " +
            html_text(f.title) + "</h3>\n<p>" + html_text(f.summary) + "</p>\n<p class=\"note\">";
+    if (f.machine)
+      out += "the machine, not this run (no rank of the run uses these GPUs) &middot; ";
     out += "confidence " + fixed(100 * f.confidence, 0) + " %";
     if (f.deduction) out += " &middot; &minus;" + std::to_string(f.deduction) + " health points";
     if (f.start_ms)
@@ -69,6 +88,7 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
     if (!f.advice.empty()) out += "<p class=\"advice\">" + html_text(f.advice) + "</p>\n";
     out += "</article>\n";
   }
+  write_not_judged(out, d);
   out += "</section>\n";
 }
 

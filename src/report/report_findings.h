@@ -34,6 +34,7 @@ struct ReportFinding {
   std::vector<std::int64_t> ranks;               ///< training ranks
   std::vector<std::int64_t> pids;                ///< training processes without a known rank
   int deduction = 0;                             ///< health points it took off
+  bool machine = false;  ///< about GPUs no rank of the run uses (diagnose::Finding::machine)
 };
 
 struct ReportDeduction {
@@ -47,6 +48,8 @@ struct ReportDiagnosis {
   std::vector<ReportDeduction> deductions;
   std::vector<ReportFinding> findings;  ///< most severe first
   bool scored = true;  ///< diagnose::Diagnosis::scored: false, no data and no score
+  /// diagnose::Diagnosis::not_judged: (checks, why they could not run)
+  std::vector<std::pair<std::string, std::string>> not_judged;
 };
 
 /// The summary's health score cell: "87 / 100 (-8 data_loader_stall, -5 thermal_throttle)".

@@ -41,6 +41,27 @@ TEST(ReportFindings, HealthTextListsTheDeductions) {
   EXPECT_EQ(health_text(ReportDiagnosis{}), "100 / 100 (no deductions)");
 }
 
+TEST(ReportFindings, WhatCouldNotBeJudgedAndTheMachinesFindingsAreSaid) {
+  ReportDiagnosis d;
+  d.not_judged = {{"memory_leak, fragmentation", "no allocator stats <none>"}};
+  std::string html;
+  write_findings(html, d);  // no findings: the list still shows
+  EXPECT_NE(html.find("The diagnosis found nothing wrong."), std::string::npos);
+  EXPECT_NE(html.find("<b>memory_leak, fragmentation</b>: no allocator stats &lt;none&gt;"),
+            std::string::npos)
+      << html;
+  ReportFinding other;
+  other.id = "throttled";
+  other.severity = "warning";
+  other.machine = true;
+  other.gpus = {1};
+  d.findings.push_back(other);
+  std::string with;
+  write_findings(with, d);
+  EXPECT_NE(with.find("the machine, not this run"), std::string::npos);
+  EXPECT_NE(with.find("Not judged"), std::string::npos);
+}
+
 TEST(ReportFindings, SectionShowsEvidenceAndAdviceEscaped) {
   std::string html;
   write_findings(html, sample());

@@ -120,7 +120,33 @@ Message parse_error(const json& o) {
   return m;
 }
 
+Message parse_device(const json& o) {
+  DeviceUpdate d;
+  d.torch_version = opt_text(o, "torch_version");
+  d.device = opt_text(o, "device");
+  d.pci_bus_id = opt_text(o, "pci_bus_id");
+  d.device_uuid = opt_text(o, "device_uuid");
+  if (!d.device) throw BadField{"\"device\" is required"};
+  return d;
+}
+
 }  // namespace
+
+void apply_device(Hello& hello, const DeviceUpdate& update) {
+  json o = json::parse(hello.json, nullptr, /*allow_exceptions=*/false);
+  if (!o.is_object()) o = json::object();
+  auto set = [&](std::optional<std::string>& field, const std::optional<std::string>& value,
+                 const char* key) {
+    if (!value) return;
+    field = value;
+    o[key] = *value;
+  };
+  set(hello.torch_version, update.torch_version, "torch_version");
+  set(hello.device, update.device, "device");
+  set(hello.pci_bus_id, update.pci_bus_id, "pci_bus_id");
+  set(hello.device_uuid, update.device_uuid, "device_uuid");
+  hello.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::variant<Message, std::string> parse_message(std::string_view line) {
   if (line.size() >= kMaxMessageBytes)
@@ -135,6 +161,7 @@ std::variant<Message, std::string> parse_message(std::string_view line) {
     if (t == "hello") return parse_hello(o);
     if (t == "oom") return parse_oom(o);
     if (t == "error") return parse_error(o);
+    if (t == "device") return parse_device(o);
     if (t == "bye") return Message(Bye{});
     return Message(Unknown{t});
   } catch (const BadField& e) {
@@ -147,7 +174,7 @@ std::variant<Message, std::string> parse_message(std::string_view line) {
 RankEvent rank_event(std::int64_t time_ms, std::int64_t pid, std::optional<std::int64_t> rank,
                      std::string kind, std::string detail) {
   RankEvent e{time_ms, pid, rank, std::move(kind), std::move(detail), std::nullopt};
-  if (e.kind != "hello") return e;
+  if (!e.carries_hello()) return e;
   // The same field rules as on the wire; the event's own pid stands in for a missing one.
   json o = json::parse(e.detail, nullptr, /*allow_exceptions=*/false);
   if (!o.is_object()) return e;

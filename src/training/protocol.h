@@ -36,6 +36,16 @@ struct Error {
   std::string json;  ///< the message, compact
 };
 
+/// The device a process resolved after its hello: a process that said hello before it imported
+/// torch (or before it chose its GPU) names it later, at its first step that sees it. The
+/// fields sent replace the hello's (apply_device()); the others stay.
+struct DeviceUpdate {
+  std::optional<std::string> torch_version, device, pci_bus_id, device_uuid;
+};
+
+/// `hello` with `update`'s fields set, its `json` with them too.
+void apply_device(Hello& hello, const DeviceUpdate& update);
+
 struct Bye {};
 struct Unknown {
   std::string type;
@@ -43,12 +53,13 @@ struct Unknown {
 
 /// A step message carries the step's timing and allocator fields; its identity (pid, rank,
 /// device) comes from the connection's hello.
-using Message = std::variant<Hello, Step, Oom, Error, Bye, Unknown>;
+using Message = std::variant<Hello, Step, Oom, Error, DeviceUpdate, Bye, Unknown>;
 
 /// Parses one line (without its '\n'). The message, or why it is refused.
 std::variant<Message, std::string> parse_message(std::string_view line);
 
-/// A rank event as the agent saw it or a recording stored it; for kind "hello" the detail is
+/// A rank event as the agent saw it or a recording stored it; for kind "hello" and "device" (the
+/// process's hello with the device it resolved later: RankEvent::carries_hello()) the detail is
 /// parsed into `hello` with the hello's field rules above (a missing pid is the event's; a
 /// detail that does not parse as a hello leaves it nullopt: nothing is guessed from it).
 RankEvent rank_event(std::int64_t time_ms, std::int64_t pid, std::optional<std::int64_t> rank,

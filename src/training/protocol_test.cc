@@ -83,6 +83,23 @@ TEST(AgentProtocol, AnErrorCarriesTheExceptionAndKeepsTheMessage) {
             "\"step\" must be an integer");
 }
 
+TEST(AgentProtocol, ADeviceNamedLaterIsMergedIntoTheHello) {
+  const auto d = std::get<DeviceUpdate>(message_of(
+      R"({"type":"device","torch_version":"1.13.1","device":"cuda:1","pci_bus_id":"0000:19:00.0"})"));
+  EXPECT_EQ(d.device, "cuda:1");
+  auto hello = std::get<Hello>(message_of(R"({"type":"hello","pid":77,"rank":1})"));
+  apply_device(hello, d);
+  EXPECT_EQ(hello.device, "cuda:1");
+  EXPECT_EQ(hello.pci_bus_id, "0000:19:00.0");
+  EXPECT_EQ(hello.rank, 1) << "the other fields stay";
+  EXPECT_NE(hello.json.find(R"("device":"cuda:1")"), std::string::npos) << hello.json;
+  const auto e = rank_event(5, 77, 1, "device", hello.json);
+  ASSERT_TRUE(e.carries_hello() && e.hello);
+  EXPECT_EQ(e.hello->device, "cuda:1");
+  EXPECT_EQ(error_of(R"({"type":"device"})"), "\"device\" is required");
+  EXPECT_EQ(error_of(R"({"type":"device","device":1})"), "\"device\" must be a string");
+}
+
 TEST(AgentProtocol, RefusesMalformedMessages) {
   EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"type":"step")").find("not JSON"), std::string::npos);  // cut off

@@ -94,11 +94,10 @@ RankDevice by_visible_order(unsigned cuda, const Hello& h, const std::vector<Gpu
   // Every GPU of the machine must be listed for "N-th in PCI order" to mean the same.
   std::vector<std::pair<PciAddress, unsigned>> by_bus;
   for (unsigned i = 0; i < gpus.size(); ++i) {
-    const auto it = std::find_if(gpus.begin(), gpus.end(),
-                                 [i](const GpuIdentity& g) { return g.index == i; });
-    const auto address = it == gpus.end() || !it->pci_bus_id
-                             ? std::nullopt
-                             : parse_pci_bus_id(*it->pci_bus_id);
+    const auto it =
+        std::find_if(gpus.begin(), gpus.end(), [i](const GpuIdentity& g) { return g.index == i; });
+    const auto address =
+        it == gpus.end() || !it->pci_bus_id ? std::nullopt : parse_pci_bus_id(*it->pci_bus_id);
     if (!address) return unmapped("the recording does not list every GPU with its PCI bus id");
     by_bus.emplace_back(*address, it->index);
   }
@@ -147,9 +146,11 @@ RankDevice map_rank_device(std::optional<std::string_view> torch_device, const H
     return unmapped("it ran on " + std::string(*torch_device) + ", not a GPU");
   // The hello's identity is of the device it named then; a process that moved to another
   // device keeps only its environment.
-  const bool same_device = hello && (!hello->device || !torch_device || *hello->device == *torch_device);
+  const bool same_device =
+      hello && (!hello->device || !torch_device || *hello->device == *torch_device);
   auto any = [&](auto field) {
-    return std::any_of(gpus.begin(), gpus.end(), [&](const GpuIdentity& g) { return (g.*field).has_value(); });
+    return std::any_of(gpus.begin(), gpus.end(),
+                       [&](const GpuIdentity& g) { return (g.*field).has_value(); });
   };
   if (same_device && hello->pci_bus_id && any(&GpuIdentity::pci_bus_id))
     return by_bus_id(*hello->pci_bus_id, gpus);
@@ -159,12 +160,15 @@ RankDevice map_rank_device(std::optional<std::string_view> torch_device, const H
     if (auto m = by_visible_uuid(*cuda, *hello->cuda_visible_devices, gpus)) return *m;
   if (cuda && hello && hello->cuda_device_order == "PCI_BUS_ID")
     return by_visible_order(*cuda, *hello, gpus);
-  if ((!cuda || *cuda == 0) && gpus.size() == 1)  // "cuda", cuda:0 or no device named
+  // "cuda" or cuda:0 on a machine of one GPU. A process that named no device may run on the
+  // CPU (it said hello before importing torch): never placed on a GPU without evidence.
+  if (torch_device && (!cuda || *cuda == 0) && gpus.size() == 1)
     return {gpus.front().index, DeviceRule::kSingleGpu, "the only GPU recorded"};
   if (nvml_process_gpu)
     return {*nvml_process_gpu, DeviceRule::kNvmlProcesses, "NVML saw its pid on that GPU"};
   if (!torch_device) return unmapped("it named no device");
-  if (gpus.size() == 1) return unmapped(std::string(*torch_device) + " is not the only GPU recorded");
+  if (gpus.size() == 1)
+    return unmapped(std::string(*torch_device) + " is not the only GPU recorded");
   if (!hello) return unmapped("the process sent no hello with its GPU's PCI bus id");
   return unmapped(
       "torch numbers GPUs fastest first and the hello has no PCI bus id (set "

@@ -33,7 +33,7 @@ enum class DeviceRule {
   kDeviceUuid,         ///< the hello's device UUID is one of the GPUs'
   kVisibleUuid,        ///< the N-th entry of CUDA_VISIBLE_DEVICES is a GPU's UUID
   kVisibleInPciOrder,  ///< CUDA_DEVICE_ORDER=PCI_BUS_ID and numeric CUDA_VISIBLE_DEVICES (or none)
-  kSingleGpu,          ///< cuda:0 (or no device named) and exactly one GPU
+  kSingleGpu,          ///< cuda:0 and exactly one GPU
   kNvmlProcesses,      ///< NVML saw the pid on that GPU (the one where it held the most memory)
   kUnmapped,
 };
@@ -58,7 +58,8 @@ struct RankDevice {
 /// 4. CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA_VISIBLE_DEVICES unset or numeric: cuda:N is the N-th
 ///    visible id, that position among the GPUs in PCI bus order; only when `gpus` holds GPUs
 ///    0..n-1, every one with a PCI bus id;
-/// 5. cuda:0 or no device, and exactly one GPU: that GPU;
+/// 5. cuda:0 (or "cuda"), and exactly one GPU: that GPU (a process that named no device
+///    may run on the CPU: rule 6 or unmapped);
 /// 6. `nvml_process_gpu`;
 /// otherwise unmapped ("cpu", UUIDs not listed, fastest-first order, ...).
 RankDevice map_rank_device(std::optional<std::string_view> torch_device, const Hello* hello,

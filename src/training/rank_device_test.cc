@@ -38,21 +38,18 @@ TEST(RankDevice, PciBusIdFromTheHelloWinsWhateverTheCase) {
 }
 
 TEST(RankDevice, AHelloWithoutDeviceStillGivesItsBusId) {
-  EXPECT_EQ(map("cuda:0", hello(std::nullopt, "00000000:BA:00.0"), four_gpus()).gpu,
-            3u);
+  EXPECT_EQ(map("cuda:0", hello(std::nullopt, "00000000:BA:00.0"), four_gpus()).gpu, 3u);
 }
 
 TEST(RankDevice, ABusIdNotRecordedIsUnmappedEvenOnASingleGpuRecording) {
-  const auto m =
-      map("cuda:0", hello("cuda:0", "00000000:99:00.0"), {gpu(0, "00000000:18:00.0")});
+  const auto m = map("cuda:0", hello("cuda:0", "00000000:99:00.0"), {gpu(0, "00000000:18:00.0")});
   EXPECT_FALSE(m.gpu);
   EXPECT_EQ(m.rule, DeviceRule::kUnmapped);
   EXPECT_NE(m.why.find("not a recorded GPU"), std::string::npos);
 }
 
 TEST(RankDevice, ABusIdIsNoUseWhenTheRecordingHasNone) {
-  const auto m =
-      map("cuda:0", hello("cuda:0", "00000000:18:00.0"), {gpu(0, std::nullopt)});
+  const auto m = map("cuda:0", hello("cuda:0", "00000000:18:00.0"), {gpu(0, std::nullopt)});
   EXPECT_EQ(m.gpu, 0u);
   EXPECT_EQ(m.rule, DeviceRule::kSingleGpu);
 }
@@ -111,8 +108,9 @@ TEST(RankDevice, NotAGpuOrNoDevice) {
   EXPECT_FALSE(map("cuda:x", std::nullopt, {gpu(0, std::nullopt)}).gpu);
   EXPECT_FALSE(map(std::nullopt, std::nullopt, four_gpus()).gpu);
   EXPECT_FALSE(map("cuda", std::nullopt, four_gpus()).gpu) << "the current device: no index";
-  // With one GPU, a process that names no index (or no device) can only be on it.
-  EXPECT_EQ(map(std::nullopt, std::nullopt, {gpu(4, std::nullopt)}).gpu, 4u);
+  // With one GPU, a process that names CUDA without an index can only be on it; one that names
+  // no device may be a CPU job (gpumon started before torch): not guessed.
+  EXPECT_FALSE(map(std::nullopt, std::nullopt, {gpu(4, std::nullopt)}).gpu);
   EXPECT_EQ(map("cuda", std::nullopt, {gpu(4, std::nullopt)}).gpu, 4u);
   const auto m = map("cpu", std::nullopt, {});
   EXPECT_NE(m.why.find("cpu"), std::string::npos);

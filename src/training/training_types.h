@@ -64,13 +64,19 @@ struct RankEvent {
   std::int64_t time_ms = 0;  ///< agent's wall clock
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank;
-  /// "hello", "bye", "oom", "error", "disconnect", "dropped" (bad input), "steps_lost"
+  /// "hello", "device" (the device it resolved after its hello), "bye", "oom", "error",
+  /// "disconnect", "dropped" (bad input), "steps_lost"
   std::string kind;
-  std::string detail;                         ///< the message as compact JSON ({} for a disconnect)
-  std::optional<Hello> hello = std::nullopt;  ///< kind "hello": the typed message (rank_event())
+  std::string detail;  ///< the message as compact JSON ({} for a disconnect)
+  /// carries_hello(): the process's hello, typed (rank_event()); for "device" the hello with the
+  /// device fields it sent later.
+  std::optional<Hello> hello = std::nullopt;
   /// kind "hello": the connected process's pid in the agent's own pid namespace (SO_PEERCRED),
   /// which `pid` (the process's own view) is not inside a container; 0 when unknown.
   std::int64_t peer_pid = 0;
+
+  /// The event holds the process's latest hello ("hello" or "device").
+  bool carries_hello() const { return kind == "hello" || kind == "device"; }
 
   /// The process is gone from the agent: it said bye, disconnected, or was dropped.
   bool left() const { return kind == "bye" || kind == "disconnect" || kind == "dropped"; }

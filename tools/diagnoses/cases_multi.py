@@ -118,7 +118,7 @@ def hang_collective():
     return run, {"planted": "from ~7 s both ranks stop stepping (a collective that never "
                             "completes) and stay connected for 73 s (190 step times); the GPUs "
                             "look busy (NCCL spinning)", "onset_s": round(last, 3),
-                 "long_because": "the engine calls a gap a hang only beyond 60 s (hang_min_s: "
+                 "long_because": "the engine calls a gap a hang only beyond 30 s (hang_min_s: "
                                  "checkpoints and evaluation pause training for tens of seconds)"}, \
         expect([finding("hang", ranks=[0, 1])], forbidden=["launch_bound", "data_loader_stall"])
 
@@ -131,7 +131,7 @@ def hang_single_gpu_idle():
     last = run.run_steps(1.0, onset, same_for_all(1, 0.003, 0.24, 0.005, run))
     return run, {"planted": "from ~6 s the rank makes no progress (a dead loader worker) and "
                             "stays connected for 74 s (300 step times); the GPU idles",
-                 "onset_s": round(last, 3), "long_because": "the engine calls a gap a hang only beyond 60 s (hang_min_s: "
+                 "onset_s": round(last, 3), "long_because": "the engine calls a gap a hang only beyond 30 s (hang_min_s: "
                                  "checkpoints and evaluation pause training for tens of seconds)"}, \
         expect([finding("hang", ranks=[0])], forbidden=["data_loader_stall", "idle_gpu"])
 

@@ -15,7 +15,8 @@ nlohmann::json compact_finding(const Finding& f) {
                       {"confidence", f.confidence},
                       {"gpus", f.gpus},
                       {"ranks", f.ranks},
-                      {"pids", f.pids}};  // processes without a RANK
+                      {"pids", f.pids},  // processes without a RANK
+                      {"scope", f.machine ? "machine" : "run"}};
   if (f.start_ms) j["start_ms"] = *f.start_ms;
   if (f.end_ms) j["end_ms"] = *f.end_ms;
   return j;

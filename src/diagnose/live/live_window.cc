@@ -109,6 +109,11 @@ void LiveWindow::add_rank_event(const training::RankEvent& event) {
     if (hellos_.size() < limits_.max_ranks || hellos_.count(event.pid)) hellos_[event.pid] = event;
     return;
   }
+  if (event.kind == "device") {  // the hello kept, with the device resolved later
+    if (auto it = hellos_.find(event.pid); it != hellos_.end())
+      it->second.hello = event.hello, it->second.detail = event.detail;
+    return;
+  }
   rank_events_.push_back(event);
   if (rank_events_.size() > limits_.max_rank_events) rank_events_.pop_front();
 }

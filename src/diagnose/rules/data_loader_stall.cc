@@ -1,17 +1,45 @@
 // SPDX-License-Identifier: MIT
 // data_loader_stall: per rank, the share of step time blocked on the next batch (after warm-up).
 #include <algorithm>
+#include <functional>
 
 #include "diagnose/rules/rules.h"
 #include "diagnose/stats.h"
 
 namespace gpumon::diagnose {
 
+namespace {
+
+// How the wait is spread over the steps: the share of it the slowest 5 % of steps hold, and
+// the median step's wait. Every step waiting alike (share near 5 %) wants more workers; a few
+// long waits (share near 1: a shard boundary, a slow read) want the next shard prefetched.
+struct WaitShape {
+  double tail_share = 0, median_s = 0, tail_steps_share = 0;
+};
+
+WaitShape wait_shape(const RankSteps& r) {
+  std::vector<double> waits;
+  for (const auto* s : r.steady) waits.push_back(s->data_wait_s);
+  std::sort(waits.begin(), waits.end(), std::greater<>());
+  const std::size_t tail = std::max<std::size_t>(1, waits.size() / 20);
+  double total = 0, in_tail = 0;
+  for (std::size_t i = 0; i < waits.size(); ++i) (i < tail ? in_tail : total) += waits[i];
+  total += in_tail;
+  WaitShape w;
+  w.tail_share = total > 0 ? in_tail / total : 0;
+  w.median_s = *median_of(waits);
+  w.tail_steps_share = static_cast<double>(tail) / static_cast<double>(waits.size());
+  return w;
+}
+
+}  // namespace
+
 void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
   Finding f;
   double worst = 0, worst_wait = 0, worst_step = 0, worst_n = 0;
   std::int64_t worst_rank = 0;
   std::string worst_who;
+  const RankSteps* worst_r = nullptr;
   for (const auto& r : v.ranks) {
     if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
     double wait = 0, cpu = 0;
@@ -26,7 +54,7 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
     widen_range(f, t0, t1);
     if (share > worst)
       worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label,
-      worst_who = who(r);
+      worst_who = who(r), worst_r = &r;
   }
   if (f.ranks.empty()) return;
   std::sort(f.gpus.begin(), f.gpus.end());
@@ -37,12 +65,21 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   f.title = "Data loader stall";
   f.summary = fmt(worst * 100, 0) + "% of step time waiting for data on " + worst_who + " (" +
               fmt(worst_wait * 1000) + " ms of a " + fmt(worst_step * 1000) + " ms step)";
+  const WaitShape shape = wait_shape(*worst_r);
+  const bool bursty = shape.tail_share >= t.data_wait_bursty_share;
+  f.summary += bursty
+                   ? "; a few long waits: the slowest " + fmt(shape.tail_steps_share * 100, 0) +
+                         "% of steps hold " + fmt(shape.tail_share * 100, 0) +
+                         "% of the wait (median step waits " + fmt(shape.median_s * 1000) + " ms)"
+                   : "; every step waits (median " + fmt(shape.median_s * 1000) + " ms)";
   f.add("data_wait_share", worst);
   f.add("mean_data_wait_ms", worst_wait * 1000);
   f.add("mean_step_ms", worst_step * 1000);
   f.add("steps", worst_n);
   f.add("worst_rank", static_cast<double>(worst_rank));
   f.add("ranks_stalled", static_cast<double>(f.ranks.size()));
+  f.add("median_data_wait_ms", shape.median_s * 1000);
+  f.add("slowest_5pct_wait_share", shape.tail_share);
   // The sawtooth: the GPU's utilization while the rank trained, when its GPU is known.
   for (unsigned gpu : f.gpus)
     if (const auto* g = find_gpu(v.run, gpu))
@@ -50,10 +87,24 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
                                 [](const GpuPoint& p) { return p.util_pct; })) {
         f.add("gpu" + std::to_string(gpu) + "_mean_util_pct", *u);
       }
-  f.advice =
-      "Feed the GPU faster: raise DataLoader num_workers, set pin_memory=True and "
-      "persistent_workers=True, raise prefetch_factor, move decoding/augmentation off the "
-      "training process (or to the GPU), and check the storage the data is read from.";
+  if (bursty)
+    f.advice =
+        "The loader keeps up most of the time but stalls now and then: a shard or file boundary, "
+        "a slow storage read, workers restarted each epoch (persistent_workers=True) or one "
+        "slow sample; prefetch the next shard in the background, raise prefetch_factor so the "
+        "queue absorbs the burst, and look for the slow samples or files.";
+  else if (v.cpu_only)
+    f.advice =
+        "Every step waits for its batch: raise DataLoader num_workers (the loader and the "
+        "training share the CPU cores: leave the training some), set persistent_workers=True, "
+        "make decoding/augmentation cheaper or do it once ahead, and check the storage the "
+        "data is read from.";
+  else
+    f.advice =
+        "Every step waits for its batch: feed the GPU faster: raise DataLoader num_workers, set "
+        "pin_memory=True and persistent_workers=True, raise prefetch_factor, move "
+        "decoding/augmentation off the training process (or to the GPU), and check the storage "
+        "the data is read from.";
   out.push_back(std::move(f));
 }
 

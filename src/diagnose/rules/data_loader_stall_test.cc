@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/test_builder.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 namespace {
@@ -31,6 +32,41 @@ TEST(DataLoaderStall, FoundWithEvidence) {
   EXPECT_GT(f->deduction, 0);
   EXPECT_LT(d.health_score, 100);
   EXPECT_EQ(find(d, "launch_bound"), nullptr) << "waiting for data is not launch-bound";
+}
+
+TEST(DataLoaderStall, EveryStepWaitingIsToldFromAFewLongWaits) {
+  auto even = with_wait(0.4);
+  const auto d = run_diagnose(even);
+  const auto* f = find(d, "data_loader_stall");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->summary.find("every step waits (median 40.0 ms)"), std::string::npos) << f->summary;
+  EXPECT_NE(f->advice.find("num_workers"), std::string::npos);
+  EXPECT_NE(f->advice.find("pin_memory"), std::string::npos);
+  // 2 % of the steps wait 1 s, the others nothing.
+  RunData bursty;
+  add_gpu(bursty, 0, 1000);
+  add_rank(bursty, 10, 0, 1, 1000, 0.05, [](training::Step& s, int i) {
+    s.data_wait_s = i % 50 == 0 ? 1.0 : 0.0;
+    s.cpu_step_s += s.data_wait_s;
+  });
+  const auto d2 = run_diagnose(bursty);
+  const auto* g = find(d2, "data_loader_stall");
+  ASSERT_NE(g, nullptr) << warnings(d2);
+  EXPECT_NE(g->summary.find("a few long waits"), std::string::npos) << g->summary;
+  EXPECT_NEAR(evidence(*g, "slowest_5pct_wait_share"), 1.0, 1e-9);
+  EXPECT_NE(g->advice.find("prefetch the next shard"), std::string::npos);
+}
+
+TEST(DataLoaderStall, ACpuRunIsNotToldToFeedTheGpu) {
+  auto run = with_wait(0.4);
+  for (auto& s : run.steps) s.device = "cpu", s.gpu_step_s.reset();
+  run.rank_events.push_back(  // it named the CPU after its hello
+      training::rank_event(kT0Ms + 1, 10, 0, "device", R"({"type":"hello","device":"cpu"})"));
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "data_loader_stall");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->advice.find("GPU"), std::string::npos) << f->advice;
+  EXPECT_EQ(f->advice.find("pin_memory"), std::string::npos) << f->advice;
 }
 
 TEST(DataLoaderStall, CriticalWhenTheGpuWaitsMoreThanItWorks) {

@@ -56,8 +56,11 @@ void check_straggler(const RunView& v, const Thresholds& t, const std::optional<
   widen_range(f, t0, t1);
   std::string cause = "more work per step or a slower GPU";
   std::string advice =
-      "Give every rank the same work (batch size, sequence lengths, sharding) and compare its "
-      "GPU with the others'.";
+      v.cpu_only ? "Give every rank the same work (batch size, sequence lengths, sharding) and the "
+                   "same CPU: other processes on its cores, or more threads than cores "
+                   "(torch.set_num_threads, OMP_NUM_THREADS per rank = cores / ranks)."
+                 : "Give every rank the same work (batch size, sequence lengths, sharding) and "
+                   "compare its GPU with the others'.";
   const GpuSeries* g = gpu ? find_gpu(v.run, *gpu) : nullptr;
   if (s->measure == "data_wait_s") {
     cause = "its data loader";

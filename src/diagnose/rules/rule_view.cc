@@ -6,6 +6,7 @@
 #include <set>
 
 #include "diagnose/rules/rules.h"
+#include "diagnose/stats.h"
 
 namespace gpumon::diagnose {
 
@@ -51,6 +52,9 @@ RunView make_view(const RunData& run, const Thresholds& t) {
   std::sort(v.ranks.begin(), v.ranks.end(),
             [](const RankSteps& a, const RankSteps& b) { return a.label < b.label; });
   v.one_job = is_one_job(v.ranks);
+  v.cpu_only = !v.ranks.empty() && std::all_of(v.ranks.begin(), v.ranks.end(), [](const auto& r) {
+    return r.info->device == std::optional<std::string>("cpu");
+  });
   return v;
 }
 
@@ -73,6 +77,22 @@ std::string who(const RankSteps& r) {
 std::string fmt_bytes(double bytes) {
   if (std::fabs(bytes) >= kGiB) return fmt(bytes / kGiB, 2) + " GiB";
   return fmt(bytes / kMiB, 0) + " MiB";
+}
+
+std::optional<StepPeriod> step_period(const RankSteps& r, const Thresholds& t) {
+  if (r.all.size() < 5) return std::nullopt;  // no usual step time yet
+  std::vector<double> periods;
+  for (std::size_t i = 1; i < r.all.size(); ++i)
+    periods.push_back(r.all[i]->t_end_s - r.all[i - 1]->t_end_s);
+  // Steady steps only (warm-up ones are slow), when there are any.
+  const std::size_t from = std::min<std::size_t>(
+      periods.size() - 1, static_cast<std::size_t>(std::max(t.warmup_steps, 0)));
+  StepPeriod p;
+  p.period_s = *median_of(
+      std::vector<double>(periods.begin() + static_cast<std::ptrdiff_t>(from), periods.end()));
+  p.limit_s = std::max(t.hang_step_factor * p.period_s, t.hang_min_s);
+  p.stopped_limit_s = std::max(t.hang_step_factor * p.period_s, t.hang_dead_min_s);
+  return p;
 }
 
 void widen_range(Finding& f, std::int64_t t0, std::int64_t t1) {

@@ -30,6 +30,9 @@ struct RunView {
   /// rank and a world size > 1, no rank twice, and all training at the same time. Processes run
   /// one after another, or side by side without RANK/WORLD_SIZE, are separate jobs.
   bool one_job = false;
+  /// Every rank with steps named the CPU as its device: GPU advice (feed the GPU, pin memory,
+  /// NCCL) does not apply. A rank that named no device is not counted as a CPU one.
+  bool cpu_only = false;
 };
 RunView make_view(const RunData& run, const Thresholds& t);
 
@@ -55,6 +58,14 @@ std::string fmt_bytes(double bytes);
 /// The time range of several findings' parts.
 void widen_range(Finding& f, std::int64_t t0, std::int64_t t1);
 
+/// A rank's usual step period (the median time between step ends after warm-up, >= 5 steps)
+/// and the silences that count as a hang (hang.cc): `limit` for a rank that resumed or is still
+/// connected, `stopped_limit` for one that left while silent. step_pauses looks below `limit`.
+struct StepPeriod {
+  double period_s = 0, limit_s = 0, stopped_limit_s = 0;
+};
+std::optional<StepPeriod> step_period(const RankSteps& r, const Thresholds& t);
+
 void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_throttled(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
@@ -64,6 +75,7 @@ void check_multi_gpu(const RunView& v, const Thresholds& t, std::vector<Finding>
 void check_hang(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_run_end(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_host_memory_leak(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_cpu_straggler(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 

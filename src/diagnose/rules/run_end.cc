@@ -3,7 +3,8 @@
 // exited with a status other than 0, or a signal killed it (and whether the kernel's OOM killer
 // killed a process in gpumon's memory cgroup meanwhile: host memory ran out), or a training
 // process said it is ending on an uncaught exception (an `error` rank event). The last step each
-// rank recorded says how far the training got.
+// rank recorded says how far the training got. run_interrupted (info): it was stopped with
+// Ctrl-C, which is no failure; hang says whether it had stopped making progress first.
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -44,20 +45,38 @@ std::string raised(const RunView& v) {
   return said;
 }
 
+// A rank said it ended on KeyboardInterrupt (Ctrl-C).
+bool interrupted(const RunView& v) {
+  return std::any_of(v.run.rank_events.begin(), v.run.rank_events.end(), [](const auto& e) {
+    if (e.kind != "error") return false;
+    const auto detail = nlohmann::json::parse(e.detail, nullptr, false);
+    return detail.is_object() && text_of(detail, "exception") == "KeyboardInterrupt";
+  });
+}
+
 }  // namespace
 
 void check_run_end(const RunView& v, const Thresholds& /*t*/, std::vector<Finding>& out) {
   const auto& end = v.run.command_end;
   const bool command_failed = end && (end->exit_status != 0 || !end->signal.empty());
   const std::string exceptions = raised(v);
-  if (!command_failed && exceptions.empty()) return;
+  // Ctrl-C: SIGINT (Python re-raises it on an uncaught KeyboardInterrupt), 130, or the ranks'
+  // own word. A person stopped it: worth knowing (hang says whether it was stuck), no failure.
+  const bool ctrl_c =
+      exceptions.empty() &&
+      (command_failed ? end->signal == "SIGINT" || end->exit_status == 130 : interrupted(v));
+  if (!command_failed && exceptions.empty() && !ctrl_c) return;
   Finding f;
-  f.id = "run_failed";
-  f.severity = Severity::kCritical;
+  f.id = ctrl_c ? "run_interrupted" : "run_failed";
+  f.severity = ctrl_c ? Severity::kInfo : Severity::kCritical;
   f.confidence = 1;
-  f.title = "Run failed";
+  f.title = ctrl_c ? "Run stopped with Ctrl-C" : "Run failed";
   const bool oom_killed = command_failed && end->oom_kills && *end->oom_kills > 0;
-  if (command_failed && !end->signal.empty()) {
+  if (ctrl_c) {
+    f.summary = command_failed ? "the command ended on SIGINT (exit status " +
+                                     std::to_string(end->exit_status) + ")"
+                               : "a rank ended on KeyboardInterrupt";
+  } else if (command_failed && !end->signal.empty()) {
     f.summary = "the command was killed by " + end->signal + " (exit status " +
                 std::to_string(end->exit_status) + ")";
     if (oom_killed)
@@ -82,7 +101,9 @@ void check_run_end(const RunView& v, const Thresholds& /*t*/, std::vector<Findin
   f.summary += last.empty() ? "; no training step was recorded" : "; last steps: " + last;
   if (end) f.add("exit_status", static_cast<double>(end->exit_status));
   if (end && end->oom_kills) f.add("oom_kills", static_cast<double>(*end->oom_kills));
-  f.advice = oom_killed
+  f.advice = ctrl_c ? "nothing to fix if you meant to stop it; a hang finding says whether "
+                      "training had stopped making progress first"
+             : oom_killed
                  ? "the host ran out of memory: lower DataLoader num_workers or prefetch_factor, "
                    "look for a growing Dataset or cache in the training process, or ask the "
                    "scheduler for more memory; `dmesg | grep -i oom` names the process killed"

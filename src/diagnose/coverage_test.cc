@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// What a diagnosis could not judge, and findings about GPUs the run does not use.
+#include "diagnose/coverage.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnose/test_builder.h"
+#include "diagnose/throttle.h"
+#include "training/protocol.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+using namespace testing;
+
+bool lists(const Diagnosis& d, const std::string& check_part, const std::string& reason_part) {
+  for (const auto& n : d.not_judged)
+    if (n.check.find(check_part) != std::string::npos &&
+        n.reason.find(reason_part) != std::string::npos)
+      return true;
+  return false;
+}
+
+// GPU 0 busy and power-capped all the time (another job's); a rank beside it.
+RunData throttled_gpu_beside(const char* device) {
+  RunData run;
+  add_gpu(run, 0, 600, 100,
+          [](GpuPoint& p, int) { p.clock_reasons = kClockEventSwPowerCap, p.sm_clock_mhz = 1400; });
+  add_rank(run, 10, 0, 1, 600, 0.1);
+  run.rank_events.push_back(training::rank_event(
+      kT0Ms + 1, 10, 0, "device", std::string(R"({"type":"hello","device":")") + device + "\"}"));
+  for (auto& s : run.steps) s.device = device;
+  return run;
+}
+
+TEST(Coverage, AGpuNoRankUsesIsTheMachinesStateAndCostsNoPoints) {
+  auto cpu = throttled_gpu_beside("cpu");
+  const auto d = run_diagnose(cpu);
+  const auto* f = find(d, "throttled");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_TRUE(f->machine);
+  EXPECT_EQ(f->deduction, 0);
+  EXPECT_EQ(d.health_score, 100);
+  EXPECT_TRUE(lists(d, "launch_bound", "the ranks run on the CPU"));
+  // The same GPU under the run's own rank costs points.
+  auto gpu = throttled_gpu_beside("cuda:0");
+  const auto d2 = run_diagnose(gpu);
+  const auto* g = find(d2, "throttled");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->machine);
+  EXPECT_GT(g->deduction, 0);
+}
+
+TEST(Coverage, ARankOfUnknownDeviceKeepsEveryGpuTheRuns) {
+  RunData run;
+  add_gpu(run, 0, 600, 100,
+          [](GpuPoint& p, int) { p.clock_reasons = kClockEventSwPowerCap, p.sm_clock_mhz = 1400; });
+  add_gpu(run, 1, 600);
+  add_rank(run, 10, 0, 1, 600, 0.1);
+  run.rank_events.clear();  // no hello: the device is unknown
+  for (auto& s : run.steps) s.device.reset();
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "throttled");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->machine) << "not known to be another job's";
+  EXPECT_TRUE(lists(d, "GPU-side checks", "device unknown"));
+}
+
+TEST(Coverage, WhatCouldNotRunIsListed) {
+  RunData no_mem;
+  add_gpu(no_mem, 0, 600);
+  add_rank(no_mem, 10, 0, 1, 600, 0.1,
+           [](training::Step& s, int) { s.allocated_bytes.reset(), s.gpu_step_s.reset(); });
+  const auto d = run_diagnose(no_mem);
+  EXPECT_TRUE(lists(d, "memory_leak", "no allocator stats"));
+  EXPECT_TRUE(lists(d, "rank_wait", "no GPU step time"));
+  RunData short_run;
+  add_gpu(short_run, 0, 30);
+  add_rank(short_run, 10, 0, 1, 15, 0.2);
+  EXPECT_TRUE(lists(run_diagnose(short_run), "step_pauses", "run too short"));
+  RunData gpus_only;
+  add_gpu(gpus_only, 0, 600);
+  const auto d3 = run_diagnose(gpus_only);
+  EXPECT_TRUE(lists(d3, "data_loader_stall", "no training steps"));
+  EXPECT_FALSE(lists(d3, "throttled", "")) << "the GPUs were sampled";
+  // A healthy, fully measured run lists nothing.
+  RunData full;
+  add_gpu(full, 0, 600);
+  add_rank(full, 10, 0, 1, 600, 0.1);
+  EXPECT_TRUE(run_diagnose(full).not_judged.empty());
+}
+
+TEST(Coverage, TheJsonAndTextSayIt) {
+  auto cpu = throttled_gpu_beside("cpu");
+  const auto d = run_diagnose(cpu);
+  const auto j = to_json(d, "run.gpumon");
+  ASSERT_FALSE(j["not_judged"].empty());
+  EXPECT_TRUE(j["not_judged"][0].contains("reason"));
+  EXPECT_EQ(j["findings"][0]["scope"], "machine");
+  const std::string text = render_text(d, "run.gpumon");
+  EXPECT_NE(text.find("not judged (the score does not cover these)"), std::string::npos);
+  EXPECT_NE(text.find("the machine, not this run"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpumon::diagnose
