@@ -300,9 +300,11 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     }
     c.hello = true;
     c.info = std::move(*h);
-    if (sinks_.steps)
-      sinks_.steps->on_rank_event(
-          {wall_ms(), c.info.pid, c.info.rank, "hello", c.info.json, c.info});
+    if (sinks_.steps) {
+      RankEvent hello{wall_ms(), c.info.pid, c.info.rank, "hello", c.info.json, c.info};
+      hello.peer_pid = c.peer_pid;
+      sinks_.steps->on_rank_event(hello);
+    }
   } else if (auto* s = std::get_if<Step>(&m)) {
     Step& r = *s;
     r.received_ms = wall_ms();

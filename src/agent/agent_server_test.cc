@@ -164,6 +164,15 @@ TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
   for (const auto& e : r.events())
     reason_seen |= e.kind == "dropped" && e.detail.find(R"({"reason":"not JSON)") == 0;
   EXPECT_TRUE(reason_seen);
+  // A hello names the process in the agent's own pid namespace too (this test's pid: the
+  // sockets are this process's).
+  std::size_t hellos = 0;
+  for (const auto& e : r.events())
+    if (e.kind == "hello") {
+      ++hellos;
+      EXPECT_EQ(e.peer_pid, ::getpid());
+    }
+  EXPECT_GT(hellos, 0U);
   for (int fd : {good, garbage, oversized, long_line, no_hello, bad_field}) ::close(fd);
 }
 

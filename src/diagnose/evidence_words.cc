@@ -121,10 +121,25 @@ constexpr std::array kPhrases{
   Phrase{"max_sm_clock_mhz", "max SM clock {}", Unit::kMhz},
   Phrase{"max_temp_c", "reached {}", Unit::kCelsius},
   Phrase{"power_limit_w", "power limit {}", Unit::kW},
+  // host_memory_leak
+  Phrase{"pss_growth_bytes", "host memory (PSS with workers) grew {}", Unit::kBytes},
+  Phrase{"span_s", "over {}", Unit::kS},
+  Phrase{"first_pss_bytes", "{} at first, with its workers", Unit::kBytes},
+  Phrase{"last_pss_bytes", "{} at last, with its workers", Unit::kBytes},
+  Phrase{"workers_pss_bytes", "its workers {} of it", Unit::kBytes},
+  Phrase{"workers", "{} worker process(es)", Unit::kCount},
+  Phrase{"headroom_bytes", "{} left on the host or in its cgroup", Unit::kBytes},
+  Phrase{"limit", "runs out against {}", Unit::kText},
+  // cpu_straggler
+  Phrase{"cpu_ms_per_step", "{} of CPU time per step", Unit::kMs},
+  Phrase{"others_cpu_ms_per_step", "the other ranks {} of CPU time per step", Unit::kMs},
+  Phrase{"most_cpu_share", "the most CPU per step in {} of the windows", Unit::kShare},
+  Phrase{"windows", "{} windows compared", Unit::kCount},
+  Phrase{"cpu_cores", "{} CPU cores busy", Unit::kCount},
 };
 
 // Machine tokens the rules give as words.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kTokens{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kTokens{{
   {"data_wait", "waiting for data"},
   {"step_body", "inside the step"},
   {"between_steps", "between the timed steps"},
@@ -139,6 +154,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kTokens{
   {"nvml_memory_used", "NVML memory used"},
   {"allocated_per_step", "the allocator's memory per step"},
   {"straggler", "a straggler rank"},
+  {"mem_available", "the host's MemAvailable"},
+  {"cgroup_limit", "the memory cgroup's limit"},
+  {"rss", "RSS (smaps_rollup unreadable)"},
 }};
 
 // Any other key: its unit from its suffix.

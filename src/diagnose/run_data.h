@@ -88,6 +88,9 @@ struct RunData {
   std::vector<training::Step> steps;  ///< every rank, in the order they ended
   std::vector<training::RankEvent> rank_events;
   std::vector<RankInfo> ranks;  ///< one per pid that sent steps or rank events (finish_run_data)
+  /// The node's samples of each process's CPU time and memory (node/process_watcher.h), every
+  /// process, in time order; bounded like the steps (load_run_data, LiveWindow).
+  std::vector<training::ProcessSample> process_samples;
 };
 
 /// Fills `ranks` from steps and rank events, maps each to an NVML GPU (training/rank_device.h,

@@ -148,6 +148,23 @@ record::ReadResult<std::vector<training::Step>> load_steps(const record::Recordi
   return kept;
 }
 
+record::ReadResult<std::vector<training::ProcessSample>> load_process_samples(
+    const record::RecordingReader& reader, const LoadLimits& limits) {
+  std::vector<training::ProcessSample> kept;
+  std::int64_t k = 1;
+  const std::size_t max = std::max<std::size_t>(limits.max_process_samples, 1);
+  const auto second = [](const training::ProcessSample& s) { return s.time_ms / 1000; };
+  auto n = reader.for_each_process_sample([&](training::ProcessSample&& s) {
+    if (second(s) % k != 0) return;
+    kept.push_back(s);
+    if (kept.size() <= max) return;
+    k *= 2;
+    std::erase_if(kept, [&](const training::ProcessSample& x) { return second(x) % k != 0; });
+  });
+  if (auto* e = std::get_if<std::string>(&n)) return *e;
+  return kept;
+}
+
 }  // namespace
 
 record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLimits& limits) {
@@ -235,6 +252,7 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   if (error.empty()) run.processes = take(reader->processes(), error);
   if (error.empty()) run.steps = take(load_steps(*reader, limits), error);
   if (error.empty()) run.rank_events = take(reader->rank_events(), error);
+  if (error.empty()) run.process_samples = take(load_process_samples(*reader, limits), error);
   if (!error.empty()) return path + ": " + error;
   for (const auto& e : run.events) series(e.gpu);
   finish_run_data(run);

@@ -25,6 +25,9 @@ struct LoadLimits {
   std::size_t max_buckets = 2000;      ///< per GPU, for the samples before those
   std::size_t max_steps = 100000;      ///< steps kept in all before thinning (~23 MB)
   std::size_t tail_steps = 2000;       ///< per process, its latest steps, always kept
+  /// Process samples (one a second per process, ~150 bytes) kept in all: past it only those
+  /// of every k-th second (k doubling), the same seconds for every process.
+  std::size_t max_process_samples = 100000;
 };
 
 /// The recording at `path` as RunData (finish_run_data applied), or why it cannot be read (the

@@ -178,6 +178,33 @@ struct Thresholds {
   /// Points a finding takes off at full confidence (scaled by its confidence).
   double warning_points = 15;
   double critical_points = 35;
+
+  // --- host_memory_leak ---
+  /// Seconds of a process's samples (one a second), after its warm-up steps, needed to call a
+  /// trend: fewer do not tell a leak from the first batches' allocations.
+  double host_leak_min_s = 10;
+  /// Growth of a process's PSS with its workers' over that span, in bytes and as a share of
+  /// the first quarter's: CPython's arenas, the allocator's caches and a first epoch's lazy
+  /// caches move a training process by tens of MB; a leak worth a finding is hundreds.
+  double host_leak_min_growth_bytes = 256 * kMiB;
+  double host_leak_min_growth_ratio = 0.25;
+  /// Critical when the forecast says the host (MemAvailable) or the memory cgroup (its limit)
+  /// runs out within this many minutes: the OOM killer then ends the run before anyone looks.
+  double host_leak_critical_min = 10;
+
+  // --- cpu_straggler ---
+  /// Windows (s) over which each rank's CPU seconds per step are compared, and how many the
+  /// common span needs: /proc counts CPU time in 10 ms ticks, so a busy rank gains ~200 ticks
+  /// in 2 s, far above the tick's noise.
+  double cpu_straggler_window_s = 2;
+  int cpu_straggler_min_windows = 5;
+  /// The slow rank's CPU seconds per step over the others' median: the work one rank does
+  /// beyond the others. 1.5 is well above what the same work on the same cores varies by
+  /// (a few %), and below the 2-3x of an uneven shard or a rank doing extra evaluation.
+  double cpu_straggler_ratio = 1.5;
+  /// CPU cores the slow rank keeps busy at least (CPU s per wall s): below it the ranks are
+  /// not CPU-bound and their CPU time says little about their speed.
+  double cpu_straggler_min_cores = 0.2;
 };
 
 }  // namespace gpumon::diagnose

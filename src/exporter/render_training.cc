@@ -87,6 +87,45 @@ std::optional<double> as_double(const std::optional<std::int64_t>& v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
 
+// The node's /proc samples of the processes (docs/exporter.md, "Process and host memory"):
+// written once a process has been sampled (a build or a command without the watcher has none).
+void render_process_families(const ExporterView& v, const std::vector<Series>& s,
+                             ExpositionWriter& w) {
+  bool sampled = false;
+  for (const Series& x : s) sampled = sampled || x.rank->cpu_seconds || x.rank->pss_bytes;
+  const HostMemoryState& h = v.training.host;
+  if (!sampled && !h.mem_available_bytes && !h.cgroup_usage_bytes) return;
+  family(w, s, "gpumon_process_cpu_seconds_total",
+         "CPU time (user + system) of the rank's process since it started, seconds", kCounter,
+         [](const TrainingRank& r) { return r.cpu_seconds; });
+  family(w, s, "gpumon_process_memory_pss_bytes",
+         "Proportional set size of the rank's process (its RSS where smaps_rollup is "
+         "unreadable)",
+         kGauge, [](const TrainingRank& r) { return as_double(r.pss_bytes); });
+  family(w, s, "gpumon_process_memory_rss_bytes", "Resident set size of the rank's process", kGauge,
+         [](const TrainingRank& r) { return as_double(r.rss_bytes); });
+  family(w, s, "gpumon_process_workers",
+         "Live descendant processes of the rank (DataLoader workers)", kGauge,
+         [](const TrainingRank& r) {
+           return r.workers ? std::optional<double>(*r.workers) : std::nullopt;
+         });
+  family(w, s, "gpumon_process_workers_pss_bytes",
+         "Proportional set size of the rank's descendant processes together", kGauge,
+         [](const TrainingRank& r) { return as_double(r.workers_pss_bytes); });
+  const auto host = [&w](std::string_view name, std::string_view help,
+                         const std::optional<std::int64_t>& value) {
+    w.family(name, help, kGauge);
+    if (value) w.sample({}, static_cast<double>(*value));
+  };
+  host("gpumon_host_memory_available_bytes", "MemAvailable of /proc/meminfo",
+       h.mem_available_bytes);
+  host("gpumon_host_memory_total_bytes", "MemTotal of /proc/meminfo", h.mem_total_bytes);
+  host("gpumon_cgroup_memory_limit_bytes",
+       "Memory limit of the ranks' memory cgroup (absent when unlimited)", h.cgroup_limit_bytes);
+  host("gpumon_cgroup_memory_usage_bytes", "Memory usage of the ranks' memory cgroup",
+       h.cgroup_usage_bytes);
+}
+
 }  // namespace
 
 void render_training(const ExporterView& v, ExpositionWriter& w) {
@@ -140,6 +179,7 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          "Seconds since the rank's newest step arrived, as of this body's render (for hang "
          "alerts)",
          kGauge, [](const TrainingRank& r) { return r.last_step_age_s; });
+  render_process_families(v, s, w);
 }
 
 std::string render_training_json(const ExporterView& v) {
@@ -173,6 +213,12 @@ std::string render_training_json(const ExporterView& v) {
     o["inactive_split_bytes"] = or_null(r.inactive_split_bytes);
     o["alloc_retries"] = or_null(r.alloc_retries);
     o["ooms"] = or_null(r.ooms);
+    o["cpu_seconds"] = or_null(r.cpu_seconds);
+    o["pss_bytes"] = or_null(r.pss_bytes);
+    o["rss_bytes"] = or_null(r.rss_bytes);
+    o["pss_is_rss"] = r.pss_is_rss;
+    o["workers"] = or_null(r.workers);
+    o["workers_pss_bytes"] = or_null(r.workers_pss_bytes);
     ranks.push_back(std::move(o));
   }
   json out = json::object();
@@ -183,6 +229,15 @@ std::string render_training_json(const ExporterView& v) {
   out["stale_after_seconds"] =
       std::chrono::duration_cast<std::chrono::seconds>(TrainingState::kStaleAfter).count();
   out["ranks"] = std::move(ranks);
+  const HostMemoryState& h = v.training.host;
+  if (h.mem_available_bytes || h.mem_total_bytes || h.cgroup_usage_bytes) {  // once sampled
+    json host = json::object();
+    host["mem_available_bytes"] = or_null(h.mem_available_bytes);
+    host["mem_total_bytes"] = or_null(h.mem_total_bytes);
+    host["cgroup_limit_bytes"] = or_null(h.cgroup_limit_bytes);
+    host["cgroup_usage_bytes"] = or_null(h.cgroup_usage_bytes);
+    out["host"] = std::move(host);
+  }
   return dump_json(out);
 }
 

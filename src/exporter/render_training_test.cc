@@ -165,6 +165,37 @@ TEST(ExporterStateTrainingRender, Json) {
   EXPECT_EQ(o["world_size"], nullptr);  // unknown is null, never 0
   EXPECT_EQ(o["reserved_bytes"], 2048);
   EXPECT_EQ(nlohmann::json::parse(render_training_json(ExporterView{}))["enabled"], false);
+  EXPECT_FALSE(nlohmann::json::parse(render_training_json(v)).contains("host"))
+      << "no host object before a process sample";
+}
+
+TEST(ExporterStateTrainingRender, ProcessAndHostMemoryOnceSampled) {
+  TrainingRank r = rank0();
+  EXPECT_EQ(render(view_with({r})).find("gpumon_process_"), std::string::npos)
+      << "no family before a sample";
+  r.cpu_seconds = 12.5;
+  r.pss_bytes = 3000, r.rss_bytes = 4000;
+  r.workers = 2, r.workers_pss_bytes = 1000;
+  ExporterView v = view_with({r});
+  v.training.host.mem_available_bytes = 8192;
+  v.training.host.mem_total_bytes = 16384;
+  const std::string body = render(v);
+  const std::string labels = "{rank=\"0\",local_rank=\"0\",gpu=\"2\"}";
+  EXPECT_NE(body.find("# TYPE gpumon_process_cpu_seconds_total counter\n"
+                      "gpumon_process_cpu_seconds_total" +
+                      labels + " 12.5\n"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("gpumon_process_memory_pss_bytes" + labels + " 3000\n"), std::string::npos);
+  EXPECT_NE(body.find("gpumon_process_workers" + labels + " 2\n"), std::string::npos);
+  EXPECT_NE(body.find("gpumon_process_workers_pss_bytes" + labels + " 1000\n"), std::string::npos);
+  EXPECT_NE(body.find("gpumon_host_memory_available_bytes 8192\n"), std::string::npos);
+  // No cgroup limit (unlimited): no sample, never a 0.
+  EXPECT_EQ(body.find("\ngpumon_cgroup_memory_limit_bytes "), std::string::npos);
+  const auto j = nlohmann::json::parse(render_training_json(v));
+  EXPECT_EQ(j["ranks"][0]["pss_bytes"], 3000);
+  EXPECT_EQ(j["host"]["mem_available_bytes"], 8192);
+  EXPECT_EQ(j["host"]["cgroup_limit_bytes"], nullptr);
 }
 
 }  // namespace

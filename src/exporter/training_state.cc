@@ -120,6 +120,23 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
   }
 }
 
+void TrainingState::on_process_sample(const training::ProcessSample& s) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    host_ = {s.mem_available_bytes, s.mem_total_bytes, s.cgroup_limit_bytes, s.cgroup_usage_bytes};
+    auto it = entries_.find(s.pid);  // only processes that said hello: no entry made here
+    if (it != entries_.end()) {
+      TrainingRank& r = it->second.rank;
+      r.cpu_seconds = s.cpu_s;
+      r.pss_bytes = s.pss_bytes, r.rss_bytes = s.rss_bytes, r.pss_is_rss = s.pss_is_rss;
+      r.workers = s.workers;
+      r.workers_pss_bytes = s.workers_pss_bytes;
+    }
+    generation_.fetch_add(1, std::memory_order_release);
+  } catch (...) {
+  }
+}
+
 TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& devices) {
   const MonoClock::time_point now = clock_->now();
   TrainingSnapshot out;
@@ -129,6 +146,7 @@ TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& device
     expire_locked(now);
     if (entries_.size() != before) generation_.fetch_add(1, std::memory_order_release);
     out.untracked = untracked_;
+    out.host = host_;
     out.ranks.reserve(entries_.size());
     const std::vector<training::GpuIdentity> gpus = training::gpu_identities(devices);
     for (const auto& [pid, e] : entries_) {

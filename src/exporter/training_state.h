@@ -61,11 +61,24 @@ struct TrainingRank {
   /// step time spent waiting for data. None with fewer than two steps (or no time between).
   std::optional<double> steps_per_second;
   std::optional<double> data_wait_share;
+  // The node's newest sample of the process (node/process_watcher.h); none before one.
+  std::optional<double> cpu_seconds;  ///< utime + stime of the process
+  std::optional<std::int64_t> pss_bytes, rss_bytes;
+  bool pss_is_rss = false;
+  std::optional<std::int32_t> workers;
+  std::optional<std::int64_t> workers_pss_bytes;
+};
+
+/// The host's memory as of the newest process sample; all missing before one.
+struct HostMemoryState {
+  std::optional<std::int64_t> mem_available_bytes, mem_total_bytes;
+  std::optional<std::int64_t> cgroup_limit_bytes, cgroup_usage_bytes;
 };
 
 struct TrainingSnapshot {
   std::vector<TrainingRank> ranks;  ///< ordered by rank (unknown first), then pid
   std::uint64_t untracked = 0;      ///< processes ignored because kMaxRanks were connected
+  HostMemoryState host;
 };
 
 class TrainingState final : public training::StepSink {
@@ -80,6 +93,7 @@ class TrainingState final : public training::StepSink {
   // The agent server's sinks. Never throw.
   void on_step(const training::Step& step) noexcept override;
   void on_rank_event(const training::RankEvent& event) noexcept override;
+  void on_process_sample(const training::ProcessSample& sample) noexcept override;
 
   /// Every tracked process, with `gpu` mapped onto `devices` (training/rank_device.h); removes
   /// those disconnected longer than kStaleAfter.
@@ -111,6 +125,7 @@ class TrainingState final : public training::StepSink {
   std::mutex mutex_;                       // guards what follows
   std::map<std::int64_t, Entry> entries_;  // by pid
   std::uint64_t untracked_ = 0;
+  HostMemoryState host_;
 };
 
 }  // namespace gpumon::exporter

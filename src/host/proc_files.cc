@@ -110,6 +110,27 @@ LinkTargets DiskProcFiles::read_links(std::string_view relative, std::size_t max
   return out;
 }
 
+DirNames DiskProcFiles::list(std::string_view relative, std::size_t max_entries) const {
+  DirNames out;
+  DIR* dir = ::opendir(path_of(relative).c_str());
+  if (dir == nullptr) {
+    out.error = errno;
+    return out;
+  }
+  DirCloser closer(dir);
+  while (out.names.size() < max_entries) {
+    errno = 0;
+    const dirent* entry = ::readdir(dir);
+    if (entry == nullptr) {
+      if (errno != 0) out.error = errno;
+      break;
+    }
+    if (entry->d_name[0] == '.') continue;
+    out.names.emplace_back(entry->d_name);
+  }
+  return out;
+}
+
 int DiskProcFiles::probe(std::string_view relative) const {
   struct stat st {};
   if (::stat(path_of(relative).c_str(), &st) != 0) return errno;

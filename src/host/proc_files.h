@@ -6,6 +6,7 @@
 // Thread-safety: DiskProcFiles holds only its root path; calls may run on any thread.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -28,6 +29,13 @@ struct LinkTargets {
   bool ok() const { return error == 0; }
 };
 
+/// Names of the entries of one directory (for /proc/PID/task), without "." and "..".
+struct DirNames {
+  std::vector<std::string> names;
+  int error = 0;
+  bool ok() const { return error == 0; }
+};
+
 class ProcFiles {
  public:
   virtual ~ProcFiles() = default;
@@ -41,6 +49,13 @@ class ProcFiles {
 
   /// 0 when directory `relative` exists, else an errno value.
   virtual int probe(std::string_view relative) const = 0;
+
+  /// Lists up to `max_entries` entries of directory `relative` ("1234/task"). ENOSYS where a
+  /// fake does not list.
+  virtual DirNames list(std::string_view relative, std::size_t max_entries) const {
+    (void)relative, (void)max_entries;
+    return DirNames{{}, ENOSYS};
+  }
 };
 
 /// ProcFiles over a real directory: "/proc" by default, a fake tree in tests.
@@ -51,6 +66,7 @@ class DiskProcFiles final : public ProcFiles {
   FileText read(std::string_view relative, std::size_t max_bytes) const override;
   LinkTargets read_links(std::string_view relative, std::size_t max_entries) const override;
   int probe(std::string_view relative) const override;
+  DirNames list(std::string_view relative, std::size_t max_entries) const override;
 
   const std::string& root() const { return root_; }
 

@@ -93,6 +93,13 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
   }
   const bool listening = p->agent_ != nullptr;
   if (!listening && o.agent_socket_required && !p->open_socket(true)) return nullptr;
+  if (o.watch_processes && !o.agent_socket.empty()) {
+    // Added last: the other sinks have the hello before the first sample of its process.
+    p->watcher_ =
+        std::make_shared<ProcessWatcher>(p->steps_, std::make_shared<host::DiskProcFiles>(),
+                                         std::make_shared<host::DiskProcFiles>("/sys/fs/cgroup"));
+    p->steps_->add(p->watcher_);
+  }
   exit_code = 0;
   return p;
 }
@@ -158,6 +165,7 @@ void NodePipeline::start() {
     live_->start();
   }
   if (sampler_) sampler_->start();
+  if (watcher_) watcher_->start();
 }
 
 void NodePipeline::poll() {
@@ -198,8 +206,9 @@ void NodePipeline::poll() {
 void NodePipeline::stop() {
   if (stopped_) return;
   stopped_ = true;
-  if (live_) live_->stop();    // before the socket its listener pushes to
-  if (agent_) agent_->stop();  // before the recording closes: no step after it
+  if (live_) live_->stop();        // before the socket its listener pushes to
+  if (watcher_) watcher_->stop();  // before the recording closes: no sample after it
+  if (agent_) agent_->stop();      // before the recording closes: no step after it
   if (sampler_) sampler_->stop();
 #ifdef GPUMON_HAVE_RECORD
   if (recording_) recording_->writer->close();

@@ -28,6 +28,7 @@
 #include "agent/agent_server.h"
 #include "diagnose/live/live_diagnoser.h"
 #include "gpu/nvml_backend.h"
+#include "node/process_watcher.h"
 #include "node/step_fanout.h"
 #include "sampler/sampler.h"
 
@@ -52,6 +53,9 @@ struct NodeOptions {
   /// Listen before opening NVML, which can take a while on a busy node (the ranks that start
   /// an agent give it 5 s to listen).
   bool agent_socket_first = false;
+  /// Sample the connected training processes' CPU time and memory (and their workers', and
+  /// the host's free memory) once a second for the step sinks (process_watcher.h).
+  bool watch_processes = true;
 };
 
 struct RecordingCounts {
@@ -115,6 +119,7 @@ class NodePipeline {
   std::unique_ptr<Sampler> sampler_;
   std::shared_ptr<diagnose::LiveDiagnoser> live_;
   std::unique_ptr<agent::AgentServer> agent_;
+  std::shared_ptr<ProcessWatcher> watcher_;  // with a socket and watch_processes
   struct Recording;  // the writer, where this build has the recording (SQLite, zstd)
   std::unique_ptr<Recording> recording_;
   bool started_ = false;

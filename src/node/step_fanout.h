@@ -29,6 +29,10 @@ class StepFanout final : public training::StepSink {
     std::lock_guard lock(mutex_);
     for (const auto& s : sinks_) s->on_rank_event(event);
   }
+  void on_process_sample(const training::ProcessSample& sample) override {
+    std::lock_guard lock(mutex_);
+    for (const auto& s : sinks_) s->on_process_sample(sample);
+  }
 
  private:
   std::mutex mutex_;

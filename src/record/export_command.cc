@@ -17,7 +17,8 @@ constexpr const char* kUsage =
     "usage: gpumon export RUN.gpumon [--format csv|jsonl] [--metrics NAME,...] [--gpu N]\n"
     "                     [--show-uuid] [--no-units]\n"
     "       gpumon export --list-metrics   (the names --metrics takes, with unit and source)\n"
-    "       gpumon export RUN.gpumon --table steps|rank_events [--format csv|jsonl]\n"
+    "       gpumon export RUN.gpumon --table steps|rank_events|process_samples\n"
+    "                                [--format csv|jsonl]\n"
     "  --table steps (or --steps): the training steps the agent received (docs/python.md)\n";
 
 struct ExportArgs {
@@ -77,8 +78,9 @@ std::string parse_args(const std::vector<std::string>& args, ExportArgs& a) {
       a.gpu = n;
     } else if (opt == "--table") {
       const auto v = take();
-      if (!v || (*v != "samples" && *v != "steps" && *v != "rank_events"))
-        return "--table must be samples, steps or rank_events";
+      if (!v ||
+          (*v != "samples" && *v != "steps" && *v != "rank_events" && *v != "process_samples"))
+        return "--table must be samples, steps, rank_events or process_samples";
       a.table = *v;
     } else if (opt == "--steps" && !value) {
       a.table = "steps";
@@ -151,6 +153,9 @@ int run_export_command(const std::vector<std::string>& args, std::ostream& out, 
   if (a.table == "rank_events")
     return export_table(a.path, reader->rank_events(), rank_event_columns(), rank_event_cells,
                         a.jsonl, out, err);
+  if (a.table == "process_samples")
+    return export_table(a.path, reader->process_samples(), process_sample_columns(),
+                        process_sample_cells, a.jsonl, out, err);
   std::map<unsigned, std::optional<std::string>> uuids;
   for (const auto& d : reader->devices()) uuids[d.index] = d.uuid;
   if (a.gpu && !uuids.contains(*a.gpu)) {

@@ -197,6 +197,41 @@ std::vector<Cell> rank_event_cells(const training::RankEvent& e) {
           json_cell(e.detail)};
 }
 
+const std::vector<std::string>& process_sample_columns() {
+  static const std::vector<std::string> columns = {"timestamp",
+                                                   "pid",
+                                                   "rank",
+                                                   "cpu_s",
+                                                   "rss_bytes",
+                                                   "pss_bytes",
+                                                   "pss_is_rss",
+                                                   "workers",
+                                                   "workers_cpu_s",
+                                                   "workers_pss_bytes",
+                                                   "mem_available_bytes",
+                                                   "mem_total_bytes",
+                                                   "cgroup_limit_bytes",
+                                                   "cgroup_usage_bytes"};
+  return columns;
+}
+
+std::vector<Cell> process_sample_cells(const training::ProcessSample& s) {
+  return {text_cell(format_iso_ms(s.time_ms)),
+          int_cell(s.pid),
+          int_cell(s.rank),
+          number_cell(s.cpu_s),
+          int_cell(s.rss_bytes),
+          int_cell(s.pss_bytes),
+          int_cell(s.pss_is_rss ? 1 : 0),
+          int_cell(s.workers),
+          number_cell(s.workers_cpu_s),
+          int_cell(s.workers_pss_bytes),
+          int_cell(s.mem_available_bytes),
+          int_cell(s.mem_total_bytes),
+          int_cell(s.cgroup_limit_bytes),
+          int_cell(s.cgroup_usage_bytes)};
+}
+
 void write_table_csv_header(std::ostream& out, const std::vector<std::string>& columns) {
   std::string line;
   for (const auto& c : columns) line += (line.empty() ? "" : ",") + c;

@@ -55,6 +55,9 @@ std::vector<Cell> step_cells(const training::Step& s);
 /// Column names of `gpumon export --table rank_events` and one row of it.
 const std::vector<std::string>& rank_event_columns();
 std::vector<Cell> rank_event_cells(const training::RankEvent& e);
+/// Column names of `gpumon export --table process_samples` and one row of it.
+const std::vector<std::string>& process_sample_columns();
+std::vector<Cell> process_sample_cells(const training::ProcessSample& s);
 
 void write_table_csv_header(std::ostream& out, const std::vector<std::string>& columns);
 /// CSV: an empty cell for a missing value. JSONL: null for it.

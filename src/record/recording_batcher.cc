@@ -53,7 +53,8 @@ std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
                                     const std::vector<GpuEvent>& events,
                                     const std::vector<ProcessSnapshot>& snapshots,
                                     const std::vector<training::Step>& steps,
-                                    const std::vector<training::RankEvent>& rank_events) {
+                                    const std::vector<training::RankEvent>& rank_events,
+                                    const std::vector<training::ProcessSample>& process_samples) {
   int rc = store_->begin();
   for (std::size_t i = 0; rc == SQLITE_OK && i < ticks.size(); ++i) rc = add_tick(ticks[i]);
   for (std::size_t i = 0; rc == SQLITE_OK && i < events.size(); ++i) {
@@ -64,6 +65,8 @@ std::string RecordingBatcher::write(const std::vector<TickSample>& ticks,
   for (std::size_t i = 0; rc == SQLITE_OK && i < steps.size(); ++i) rc = store_->put_step(steps[i]);
   for (std::size_t i = 0; rc == SQLITE_OK && i < rank_events.size(); ++i)
     rc = store_->put_rank_event(rank_events[i]);
+  for (std::size_t i = 0; rc == SQLITE_OK && i < process_samples.size(); ++i)
+    rc = store_->put_process_sample(process_samples[i]);
   for (auto it = chunks_.begin(); rc == SQLITE_OK && it != chunks_.end(); ++it)
     if (it->second.dirty) rc = flush_chunk(it->first, it->second, false);
   if (rc == SQLITE_OK) rc = store_->commit();

@@ -29,7 +29,8 @@ class RecordingBatcher {
   std::string write(const std::vector<TickSample>& ticks, const std::vector<GpuEvent>& events,
                     const std::vector<ProcessSnapshot>& snapshots,
                     const std::vector<training::Step>& steps = {},
-                    const std::vector<training::RankEvent>& rank_events = {});
+                    const std::vector<training::RankEvent>& rank_events = {},
+                    const std::vector<training::ProcessSample>& process_samples = {});
   /// The end time (now), `meta` (the run's end: RecordingWriter::set_end_meta) and the switch to
   /// a single-file database.
   std::string finish(const std::vector<std::pair<std::string, std::string>>& meta = {});

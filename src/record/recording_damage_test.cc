@@ -81,8 +81,8 @@ TEST(RecordingDamage, NamesWhatIsWrongWithFilesThatAreNotRecordings) {
 TEST(RecordingDamage, RefusesANewerSchemaVersion) {
   TempDir dir;
   const std::string path = good_recording(dir);
-  sql(path, "PRAGMA user_version = 3");
-  EXPECT_NE(open_error(path).find("schema version 3 is newer than this gpumon reads (2)"),
+  sql(path, "PRAGMA user_version = 4");
+  EXPECT_NE(open_error(path).find("schema version 4 is newer than this gpumon reads (3)"),
             std::string::npos)
       << open_error(path);
 }

@@ -232,6 +232,42 @@ ReadResult<std::vector<training::RankEvent>> RecordingReader::rank_events() cons
   return out;
 }
 
+ReadResult<std::vector<training::ProcessSample>> RecordingReader::process_samples() const {
+  std::vector<training::ProcessSample> out;
+  auto n = for_each_process_sample([&](training::ProcessSample&& p) { out.push_back(p); });
+  if (auto* e = std::get_if<std::string>(&n)) return *e;
+  return out;
+}
+
+ReadResult<std::size_t> RecordingReader::for_each_process_sample(
+    const std::function<void(training::ProcessSample&&)>& f) const {
+  std::size_t n = 0;
+  if (!has_table("process_samples")) return n;  // schema version 1 or 2
+  auto s = db_.prepare(
+      "SELECT time_ms, pid, rank, cpu_s, rss_bytes, pss_bytes, pss_is_rss, workers, "
+      "workers_cpu_s, workers_pss_bytes, mem_available_bytes, mem_total_bytes, "
+      "cgroup_limit_bytes, cgroup_usage_bytes FROM process_samples ORDER BY time_ms, id");
+  const auto real = [&s](int i) {
+    return s.is_null(i) ? std::nullopt : std::optional<double>(s.real(i));
+  };
+  int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW) {
+    training::ProcessSample p;
+    p.time_ms = s.int64(0), p.pid = s.int64(1), p.rank = opt_int(s, 2);
+    p.cpu_s = real(3);
+    p.rss_bytes = opt_int(s, 4), p.pss_bytes = opt_int(s, 5), p.pss_is_rss = s.int64(6) != 0;
+    p.workers = static_cast<std::int32_t>(s.int64(7));
+    p.workers_cpu_s = real(8);
+    p.workers_pss_bytes = opt_int(s, 9);
+    p.mem_available_bytes = opt_int(s, 10), p.mem_total_bytes = opt_int(s, 11);
+    p.cgroup_limit_bytes = opt_int(s, 12), p.cgroup_usage_bytes = opt_int(s, 13);
+    f(std::move(p));
+    ++n;
+  }
+  if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
+  return n;
+}
+
 ReadResult<std::vector<ChunkRef>> RecordingReader::chunks(std::optional<unsigned> gpu) const {
   std::vector<ChunkRef> out;
   auto s = db_.prepare(

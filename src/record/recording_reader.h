@@ -67,6 +67,12 @@ class RecordingReader {
   ReadResult<std::size_t> for_each_step(const std::function<void(training::Step&&)>& f) const;
   /// Hello, bye, oom and disconnect events of training processes, in arrival order.
   ReadResult<std::vector<training::RankEvent>> rank_events() const;
+  /// The node's samples of the processes' CPU time and memory, in time order; empty before
+  /// schema version 3.
+  ReadResult<std::vector<training::ProcessSample>> process_samples() const;
+  /// The same one at a time; returns how many.
+  ReadResult<std::size_t> for_each_process_sample(
+      const std::function<void(training::ProcessSample&&)>& f) const;
   /// Chunks of `gpu` (every GPU when nullopt), by GPU then time.
   ReadResult<std::vector<ChunkRef>> chunks(std::optional<unsigned> gpu) const;
   /// The decoded samples of chunk `ref`.

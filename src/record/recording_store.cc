@@ -88,6 +88,10 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
       "num_alloc_retries, num_ooms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.insert_rank_event_ = s.db_.prepare(
       "INSERT INTO rank_events(time_ms, pid, rank, kind, detail) VALUES (?, ?, ?, ?, ?)");
+  s.insert_process_sample_ = s.db_.prepare(
+      "INSERT INTO process_samples(time_ms, pid, rank, cpu_s, rss_bytes, pss_bytes, pss_is_rss, "
+      "workers, workers_cpu_s, workers_pss_bytes, mem_available_bytes, mem_total_bytes, "
+      "cgroup_limit_bytes, cgroup_usage_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.set_meta_ = s.db_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
   if (rc == SQLITE_OK) rc = s.begin();
   if (rc == SQLITE_OK) rc = insert_devices(s.db_, devices);
@@ -181,6 +185,24 @@ int RecordingStore::put_rank_event(const training::RankEvent& e) {
   insert_rank_event_.bind(1, e.time_ms).bind(2, e.pid).bind(3, e.rank);
   insert_rank_event_.bind(4, std::string_view(e.kind)).bind(5, std::string_view(e.detail));
   return step_done(insert_rank_event_);
+}
+
+int RecordingStore::put_process_sample(const training::ProcessSample& s) {
+  Stmt& q = insert_process_sample_;
+  const auto real = [&q](int i, const std::optional<double>& v) {
+    if (v)
+      q.bind_double(i, *v);
+    else
+      q.bind_null(i);
+  };
+  q.bind(1, s.time_ms).bind(2, s.pid).bind(3, s.rank);
+  real(4, s.cpu_s);
+  q.bind(5, s.rss_bytes).bind(6, s.pss_bytes).bind(7, std::int64_t{s.pss_is_rss ? 1 : 0});
+  q.bind(8, std::int64_t{s.workers});
+  real(9, s.workers_cpu_s);
+  q.bind(10, s.workers_pss_bytes).bind(11, s.mem_available_bytes).bind(12, s.mem_total_bytes);
+  q.bind(13, s.cgroup_limit_bytes).bind(14, s.cgroup_usage_bytes);
+  return step_done(q);
 }
 
 int RecordingStore::set_meta(std::string_view key, std::string_view value) {

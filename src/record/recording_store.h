@@ -37,6 +37,7 @@ class RecordingStore {
   int put_process(const RecordedProcess& p, std::int64_t& row_id);
   int put_step(const training::Step& s);
   int put_rank_event(const training::RankEvent& e);
+  int put_process_sample(const training::ProcessSample& s);
   int set_meta(std::string_view key, std::string_view value);
   /// Copies what the WAL holds into the main file as far as no reader stops it (a PASSIVE
   /// checkpoint), so a copy of the main file alone holds the recording up to now.
@@ -59,6 +60,7 @@ class RecordingStore {
   Stmt update_process_;
   Stmt insert_step_;
   Stmt insert_rank_event_;
+  Stmt insert_process_sample_;
   Stmt set_meta_;
 };
 

@@ -11,6 +11,8 @@ namespace gpumon::record {
 namespace {
 
 constexpr std::size_t kMaxQueuedRankEvents = 4096;
+// One a second per process: 4 s of 1,024 processes.
+constexpr std::size_t kMaxQueuedProcessSamples = 4096;
 
 }  // namespace
 
@@ -89,6 +91,11 @@ void RecordingWriter::on_rank_event(const training::RankEvent& event) {
           });
 }
 
+void RecordingWriter::on_process_sample(const training::ProcessSample& sample) {
+  enqueue([&] { return queue_.process_samples.size() >= kMaxQueuedProcessSamples; },
+          [&] { queue_.process_samples.push_back(sample); });
+}
+
 void RecordingWriter::run() {
   using Clock = std::chrono::steady_clock;
   // The schedule is fixed: the time a commit takes does not push the next one later.
@@ -147,7 +154,8 @@ std::string RecordingWriter::write_batch(
     }
     std::string error;
     if (!batch.empty())
-      error = batcher_->write(ticks, events, snapshots, batch.steps, batch.rank_events);
+      error = batcher_->write(ticks, events, snapshots, batch.steps, batch.rank_events,
+                              batch.process_samples);
     if (error.empty() && closing) error = batcher_->finish(end_meta);
     ticks_written_.store(batcher_->ticks_committed());
     steps_written_.store(batcher_->steps_committed());

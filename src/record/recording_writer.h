@@ -83,6 +83,8 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
   /// any thread (the agent's socket thread calls these while the sampler calls on_tick).
   void on_step(const training::Step& step) override;
   void on_rank_event(const training::RankEvent& event) override;
+  /// A process's CPU and memory sample (node/process_watcher.h), once a second per process.
+  void on_process_sample(const training::ProcessSample& sample) override;
 
   /// Metadata written with the end time when the recording closes (how the recorded command
   /// ended: docs/recording.md "meta"); a key set twice keeps the last value.
@@ -99,8 +101,13 @@ class RecordingWriter final : public SampleSink, public training::StepSink {
     std::deque<GpuItem> gpu;
     std::vector<training::Step> steps;
     std::vector<training::RankEvent> rank_events;
-    bool empty() const { return gpu.empty() && steps.empty() && rank_events.empty(); }
-    std::size_t size() const { return gpu.size() + steps.size() + rank_events.size(); }
+    std::vector<training::ProcessSample> process_samples;
+    bool empty() const {
+      return gpu.empty() && steps.empty() && rank_events.empty() && process_samples.empty();
+    }
+    std::size_t size() const {
+      return gpu.size() + steps.size() + rank_events.size() + process_samples.size();
+    }
   };
 
   RecordingWriter(const RecordingOptions& options,

@@ -32,6 +32,13 @@ CREATE TABLE steps(id INTEGER PRIMARY KEY, received_ms INTEGER NOT NULL, pid INT
 CREATE INDEX steps_by_time ON steps(t_end_s);
 CREATE TABLE rank_events(id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL, pid INTEGER NOT NULL,
                          rank INTEGER, kind TEXT NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE process_samples(id INTEGER PRIMARY KEY, time_ms INTEGER NOT NULL,
+                             pid INTEGER NOT NULL, rank INTEGER, cpu_s REAL, rss_bytes INTEGER,
+                             pss_bytes INTEGER, pss_is_rss INTEGER NOT NULL,
+                             workers INTEGER NOT NULL, workers_cpu_s REAL,
+                             workers_pss_bytes INTEGER, mem_available_bytes INTEGER,
+                             mem_total_bytes INTEGER, cgroup_limit_bytes INTEGER,
+                             cgroup_usage_bytes INTEGER);
 )sql";
 
 }  // namespace

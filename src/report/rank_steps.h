@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "record/recording_types.h"
-#include "training/rank_device.h"
 #include "report/downsample.h"
+#include "training/rank_device.h"
 
 namespace gpumon::report {
 
@@ -27,6 +27,8 @@ struct RankSteps {
   std::int64_t first_step = 0, last_step = 0;
   double cpu_step_s = 0, data_wait_s = 0;  ///< sums
   BucketSeries step_time_s, data_wait_s_series, allocated_gib, reserved_gib;
+  /// The node's samples of the process's PSS with its workers' (GiB); empty before schema 3.
+  BucketSeries host_gib;
   /// Per bucket: step number + the share of that step done at the bucket's middle (3.25: a
   /// quarter into step 3); NaN between steps, outside them, or where the count went back
   /// (a restarted counter), so that the axis only ever increases.

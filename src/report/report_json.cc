@@ -69,13 +69,14 @@ void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid) {
   const std::pair<const char*, const BucketSeries*> series[] = {{"time", &r.step_time_s},
                                                                 {"wait", &r.data_wait_s_series},
                                                                 {"alloc", &r.allocated_gib},
-                                                                {"reserved", &r.reserved_gib}};
+                                                                {"reserved", &r.reserved_gib},
+                                                                {"host", &r.host_gib}};
   for (const auto& [key, s] : series) {
     out += ",\"";
     out += key;
     out += "\":";
     if (s->any()) {
-      append_series(out, *s, key[0] == 'a' || key[0] == 'r' ? 2 : 4, gap_ms);
+      append_series(out, *s, key[0] == 'a' || key[0] == 'r' || key[0] == 'h' ? 2 : 4, gap_ms);
     } else {
       out += "null";
     }

@@ -206,6 +206,25 @@ std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   if (auto* e = std::get_if<std::string>(&hellos_or)) return *e;
   run.ranks = rank_steps(steps, std::get<std::vector<training::RankEvent>>(hellos_or),
                          reader.devices(), run.processes, run.grid);
+  // Host memory per rank, from the process samples one at a time (a long run has millions).
+  std::map<std::int64_t, std::vector<std::size_t>> ranks_of_pid;
+  for (std::size_t i = 0; i < run.ranks.size(); ++i) {
+    run.ranks[i].host_gib = BucketSeries(run.grid.count);
+    ranks_of_pid[run.ranks[i].pid].push_back(i);
+  }
+  const std::int64_t grid_end =
+      run.grid.start_ms + run.grid.width_ms * static_cast<std::int64_t>(run.grid.count);
+  auto samples_or = reader.for_each_process_sample([&](training::ProcessSample&& s) {
+    const auto pss = s.total_pss_bytes();
+    const auto it = ranks_of_pid.find(s.pid);
+    if (!pss || it == ranks_of_pid.end() || run.grid.count == 0 || s.time_ms < run.grid.start_ms ||
+        s.time_ms >= grid_end)
+      return;
+    for (const std::size_t i : it->second)
+      run.ranks[i].host_gib.add(run.grid.bucket(s.time_ms),
+                                static_cast<double>(*pss) / (1024.0 * 1024.0 * 1024.0));
+  });
+  if (auto* e = std::get_if<std::string>(&samples_or)) return *e;
   auto& f = run.steps;
   for (const auto& r : run.ranks) {
     f.records += r.steps;

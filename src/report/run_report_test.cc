@@ -336,6 +336,13 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
       w->on_step(st);
     }
   }
+  // Rank 0's host memory, sampled once a second: 1 GiB + 0.5 GiB of workers.
+  for (int i = 0; i < 8; ++i) {
+    training::ProcessSample p;
+    p.time_ms = kStartMs + i * 1000, p.pid = 100, p.rank = 0;
+    p.pss_bytes = std::int64_t{1} << 30, p.workers_pss_bytes = std::int64_t{1} << 29;
+    w->on_process_sample(p);
+  }
   w->close();
   const RunReport run = load(options.path);
   EXPECT_EQ(run.steps.records, 30);
@@ -349,6 +356,8 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
   ASSERT_EQ(run.ranks.size(), 2u);
   EXPECT_TRUE(run.ranks[0].step_time_s.any());
   EXPECT_EQ(run.ranks[0].steps, 20);
+  EXPECT_TRUE(run.ranks[0].host_gib.any());
+  EXPECT_FALSE(run.ranks[1].host_gib.any()) << "not sampled: no series, not zeros";
   const auto rows = summary_rows(t);
   EXPECT_EQ(rows[3].label, "Steps");
   EXPECT_EQ(rows[3].value, "20");
@@ -356,6 +365,8 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
   EXPECT_EQ(rows[5].value, "21.4 %");
   const std::string json = report_json(run);
   EXPECT_NE(json.find("\"ranks\":[{\"label\":\"rank 0 (pid 100)\",\"rank\":0,"), std::string::npos);
+  EXPECT_NE(json.find(",\"host\":{\"gapMs\":"), std::string::npos);
+  EXPECT_NE(json.find("1.5"), std::string::npos);
   const std::string page = render_report(run, nullptr, report_asset());
   EXPECT_NE(page.find("30 step reports from 2 process(es)"), std::string::npos);
 

@@ -71,12 +71,38 @@ struct RankEvent {
   /// carries_hello(): the process's hello, typed (rank_event()); for "device" the hello with the
   /// device fields it sent later.
   std::optional<Hello> hello = std::nullopt;
+  /// kind "hello": the connected process's pid in the agent's own pid namespace (SO_PEERCRED),
+  /// which `pid` (the process's own view) is not inside a container; 0 when unknown.
+  std::int64_t peer_pid = 0;
 
   /// The event holds the process's latest hello ("hello" or "device").
   bool carries_hello() const { return kind == "hello" || kind == "device"; }
 
   /// The process is gone from the agent: it said bye, disconnected, or was dropped.
   bool left() const { return kind == "bye" || kind == "disconnect" || kind == "dropped"; }
+};
+
+/// A training process's CPU time and memory (with its descendants: DataLoader workers) and its
+/// host's free memory, sampled by the node once a second (host/process_stats.h). Bytes and
+/// seconds; every value missing when unreadable, never 0.
+struct ProcessSample {
+  std::int64_t time_ms = 0;  ///< agent's wall clock
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  std::optional<double> cpu_s;  ///< utime + stime since the process started
+  std::optional<std::int64_t> rss_bytes, pss_bytes;
+  bool pss_is_rss = false;  ///< no smaps_rollup: `pss_bytes` is the RSS
+  std::int32_t workers = 0;
+  std::optional<double> workers_cpu_s;  ///< the live descendants' utime + stime
+  std::optional<std::int64_t> workers_pss_bytes;
+  std::optional<std::int64_t> mem_available_bytes, mem_total_bytes;    ///< /proc/meminfo
+  std::optional<std::int64_t> cgroup_limit_bytes, cgroup_usage_bytes;  ///< its memory cgroup
+
+  /// The process and its workers: what a leak grows; nullopt without the process's own PSS.
+  std::optional<std::int64_t> total_pss_bytes() const {
+    if (!pss_bytes) return std::nullopt;
+    return *pss_bytes + workers_pss_bytes.value_or(0);
+  }
 };
 
 /// A consumer of the training side: the recording, the exporter's training state, the live
@@ -87,6 +113,9 @@ class StepSink {
   virtual ~StepSink() = default;
   virtual void on_step(const Step& step) = 0;
   virtual void on_rank_event(const RankEvent& event) = 0;
+  /// The node's sample of a connected process (node/process_watcher.h); from its own thread,
+  /// still one call at a time. Ignored unless overridden.
+  virtual void on_process_sample(const ProcessSample& sample) { (void)sample; }
 };
 
 }  // namespace gpumon::training

@@ -272,6 +272,11 @@
             [{ label: LABELS.time, colour: COLOURS.time, s: r.time },
              { label: LABELS.wait, colour: COLOURS.wait, s: r.wait }],
             x, Object.assign({ key: 'steps' }, common));
+      if (r.host) {
+        chart(box, 'Host memory (GiB, PSS with its workers): ' + r.label,
+              [{ label: 'host memory', colour: COLOURS.reserved, s: r.host }],
+              x, Object.assign({ key: 'host' }, common));
+      }
       if (r.gpu === null && (r.alloc || r.reserved)) {
         chart(box, 'Allocator memory (GiB), on no GPU chart: ' + r.label,
               [{ label: LABELS.alloc, colour: COLOURS.alloc, s: r.alloc },

@@ -74,6 +74,14 @@ void LiveDiagnoser::on_rank_event(const training::RankEvent& event) {
   }
 }
 
+void LiveDiagnoser::on_process_sample(const training::ProcessSample& sample) {
+  try {
+    std::lock_guard lock(data_mu_);
+    window_.add_process_sample(sample);
+  } catch (...) {
+  }
+}
+
 void LiveDiagnoser::start() {
   std::lock_guard lock(thread_mu_);
   if (thread_.joinable()) return;

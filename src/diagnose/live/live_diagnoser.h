@@ -65,6 +65,7 @@ class LiveDiagnoser : public SampleSink, public training::StepSink {
   void on_processes(const ProcessSnapshot& snapshot) override;
   void on_step(const training::Step& step) override;
   void on_rank_event(const training::RankEvent& event) override;
+  void on_process_sample(const training::ProcessSample& sample) override;
 
   /// Starts the thread (first evaluation after one period). Idempotent.
   void start();

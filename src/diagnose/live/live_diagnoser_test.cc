@@ -300,3 +300,42 @@ TEST(LiveDiagnoserCost, EightGpusTenMinutes) {
 
 }  // namespace
 }  // namespace gpumon::diagnose
+
+namespace gpumon::diagnose {
+namespace {
+
+TEST(LiveDiagnoser, AHostMemoryLeakFromTheProcessSamples) {
+  LiveDiagnoser live{LiveDiagnoserOptions{}};
+  RunData run;
+  testing::add_rank(run, 10, 0, 1, 300, 0.1);
+  for (const auto& e : run.rank_events) live.on_rank_event(e);
+  for (const auto& s : run.steps) live.on_step(s);
+  for (int i = 0; i <= 30; ++i) {
+    training::ProcessSample p;
+    p.time_ms = testing::kT0Ms + i * 1000, p.pid = 10, p.rank = 0, p.cpu_s = i;
+    p.pss_bytes = static_cast<std::int64_t>(0.24e9 + i * 0.072e9);
+    p.mem_available_bytes = static_cast<std::int64_t>(8e9 - i * 0.072e9);
+    live.on_process_sample(p);
+  }
+  live.evaluate_now();
+  const auto d = live.latest();
+  const Finding* f = testing::find(*d, "host_memory_leak");
+  ASSERT_NE(f, nullptr) << testing::warnings(*d);
+  EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
+}
+
+TEST(LiveWindow, ProcessSamplesAgeOutWithTheWindow) {
+  LiveWindowLimits l;
+  l.span = std::chrono::seconds(10);
+  LiveWindow w(l);
+  for (int i = 0; i <= 30; ++i) {
+    training::ProcessSample p;
+    p.time_ms = testing::kT0Ms + i * 1000, p.pid = 10;
+    w.add_process_sample(p);
+  }
+  w.prune();
+  EXPECT_EQ(w.run_data().process_samples.size(), 11u);
+}
+
+}  // namespace
+}  // namespace gpumon::diagnose

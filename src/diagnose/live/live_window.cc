@@ -118,6 +118,12 @@ void LiveWindow::add_rank_event(const training::RankEvent& event) {
   if (rank_events_.size() > limits_.max_rank_events) rank_events_.pop_front();
 }
 
+void LiveWindow::add_process_sample(const training::ProcessSample& sample) {
+  process_samples_.push_back(sample);
+  seen(sample.time_ms);
+  if (process_samples_.size() > limits_.max_process_samples) process_samples_.pop_front();
+}
+
 void LiveWindow::prune() {
   const std::int64_t cutoff = newest_ms_ - limits_.span.count();
   for (auto& [gpu, pts] : points_by_gpu_) {
@@ -126,6 +132,7 @@ void LiveWindow::prune() {
     points_ -= before - pts.size();
   }
   drop_before(events_, cutoff, [](const record::RecordedEvent& e) { return e.time_ms; });
+  drop_before(process_samples_, cutoff, [](const training::ProcessSample& s) { return s.time_ms; });
   // Steps that age out are kept, the last kept_steps of each process that said hello, until it
   // leaves (below).
   while (!steps_.empty() && steps_.front().received_ms < cutoff) {
@@ -178,6 +185,7 @@ RunData LiveWindow::run_data() const {
   run.rank_events.insert(run.rank_events.end(), rank_events_.begin(), rank_events_.end());
   std::stable_sort(run.rank_events.begin(), run.rank_events.end(),
                    [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
+  run.process_samples.assign(process_samples_.begin(), process_samples_.end());
   finish_run_data(run);
   return run;
 }

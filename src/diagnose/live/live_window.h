@@ -37,6 +37,8 @@ struct LiveWindowLimits {
   std::size_t max_ranks = 1024;  ///< processes whose hello is kept however old it is
   std::size_t max_processes = 1024;
   std::size_t kept_steps = 32;  ///< per process that has not left (bounded by max_ranks)
+  /// Process samples (one a second per process): 8 ranks x 10 min, ~150 bytes each.
+  std::size_t max_process_samples = 4800;
 };
 
 class LiveWindow {
@@ -50,6 +52,7 @@ class LiveWindow {
   void add_processes(const ProcessSnapshot& snapshot);
   void add_step(const training::Step& step);
   void add_rank_event(const training::RankEvent& event);
+  void add_process_sample(const training::ProcessSample& sample);
 
   /// Drops what is older than the newest item's time minus the span.
   void prune();
@@ -76,6 +79,7 @@ class LiveWindow {
   std::deque<training::RankEvent> rank_events_;              // without hellos
   std::map<std::int64_t, training::RankEvent> hellos_;       // by pid: the latest
   std::map<std::int64_t, std::deque<training::Step>> kept_;  // by pid: aged-out steps
+  std::deque<training::ProcessSample> process_samples_;
 };
 
 /// One GPU sample as a raw RunData point.

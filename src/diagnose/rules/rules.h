@@ -84,6 +84,8 @@ void check_hang(const RunView& v, const Thresholds& t, std::vector<Finding>& out
 void check_hardware(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_run_end(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_host_memory_leak(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_cpu_straggler(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 
 }  // namespace gpumon::diagnose
 
