@@ -45,6 +45,16 @@ std::vector<NotJudged> list_not_judged(const RunView& v, const Thresholds& t) {
                        ranks_text(short_ranks),
                    "run too short: fewer than " + std::to_string(t.min_steps) +
                        " steps after the " + std::to_string(t.warmup_steps) + " warm-up steps"});
+  // Host memory and CPU time come from the node's samples of the ranks (process_watcher.h).
+  const auto& ps = run.process_samples;
+  if (ps.empty())
+    out.push_back({"host_memory_leak, cpu_straggler",
+                   "no process samples: the ranks' host memory and CPU time were not read (a "
+                   "recording made before gpumon sampled them, or ranks gpumon could not see)"});
+  else if (std::none_of(ps.begin(), ps.end(), [](const auto& p) { return p.pss_bytes; }))
+    out.push_back({"host_memory_leak",
+                   "host memory unreadable: /proc/PID/smaps_rollup and statm "
+                   "could not be read"});
   if (v.cpu_only) {
     out.push_back(
         {"launch_bound, throttled, memory_leak, fragmentation, oom_forecast for the run",

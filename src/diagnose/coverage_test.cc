@@ -85,11 +85,23 @@ TEST(Coverage, WhatCouldNotRunIsListed) {
   const auto d3 = run_diagnose(gpus_only);
   EXPECT_TRUE(lists(d3, "data_loader_stall", "no training steps"));
   EXPECT_FALSE(lists(d3, "throttled", "")) << "the GPUs were sampled";
+  // Without the node's process samples: host memory and CPU time.
+  RunData unsampled;
+  add_gpu(unsampled, 0, 600);
+  add_rank(unsampled, 10, 0, 1, 600, 0.1);
+  EXPECT_TRUE(lists(run_diagnose(unsampled), "host_memory_leak", "no process samples"));
   // A healthy, fully measured run lists nothing.
   RunData full;
   add_gpu(full, 0, 600);
   add_rank(full, 10, 0, 1, 600, 0.1);
-  EXPECT_TRUE(run_diagnose(full).not_judged.empty());
+  for (int i = 0; i < 60; ++i) {
+    training::ProcessSample p;
+    p.time_ms = kT0Ms + i * 1000, p.pid = 10, p.rank = 0, p.cpu_s = i;
+    p.pss_bytes = p.rss_bytes = 1LL << 30;
+    full.process_samples.push_back(p);
+  }
+  const auto d4 = run_diagnose(full);
+  EXPECT_TRUE(d4.not_judged.empty()) << d4.not_judged.front().check;
 }
 
 TEST(Coverage, TheJsonAndTextSayIt) {
