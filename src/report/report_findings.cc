@@ -43,7 +43,7 @@ void write_not_judged(std::string& out, const ReportDiagnosis& d) {
       "<div id=\"not-judged\"><h3>Not judged</h3><p class=\"note\">The health score does not "
       "cover these checks: they could not run.</p><ul>";
   for (const auto& [check, reason] : d.not_judged)
-    out += "<li><b>" + html_text(check) + "</b>: " + html_text(reason) + "</li>";
+    out += "<li><code>" + html_text(check) + "</code>: " + html_text(reason) + "</li>";
   out += "</ul></div>\n";
 }
 

@@ -47,7 +47,7 @@ TEST(ReportFindings, WhatCouldNotBeJudgedAndTheMachinesFindingsAreSaid) {
   std::string html;
   write_findings(html, d);  // no findings: the list still shows
   EXPECT_NE(html.find("The diagnosis found nothing wrong."), std::string::npos);
-  EXPECT_NE(html.find("<b>memory_leak, fragmentation</b>: no allocator stats &lt;none&gt;"),
+  EXPECT_NE(html.find("<code>memory_leak, fragmentation</code>: no allocator stats &lt;none&gt;"),
             std::string::npos)
       << html;
   ReportFinding other;
