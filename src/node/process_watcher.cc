@@ -22,8 +22,11 @@ ProcessWatcher::~ProcessWatcher() {
 
 void ProcessWatcher::on_rank_event(const training::RankEvent& event) {
   std::lock_guard lock(mu_);
-  if (event.kind == "hello")
-    ranks_[event.pid] = {event.rank, event.peer_pid > 0 ? event.peer_pid : event.pid};
+  // Only a process that is itself at the other end of the socket: a relay (the labelled-case
+  // replayer, a proxy) or another pid namespace may put an unrelated process there, whose
+  // memory would read as the rank's.
+  if (event.kind == "hello" && (event.peer_pid <= 0 || event.peer_pid == event.pid))
+    ranks_[event.pid] = {event.rank, event.pid};
   else if (event.left())
     ranks_.erase(event.pid);
 }

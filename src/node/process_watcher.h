@@ -7,10 +7,9 @@
 //
 // Its own thread does the reads, a few small /proc files per process (docs/PERFORMANCE.md,
 // "Host memory and CPU"), so neither the sampler's NVML readers nor the agent's thread wait
-// on /proc. It reads the process at the other end of the agent socket (the hello's
-// `peer_pid`, in gpumon's pid namespace, so a rank in a container is found too) and labels the
-// samples with the pid the process gave itself, which its steps carry; a hello without a peer
-// pid is read by its own pid.
+// on /proc. It reads only a process that is itself at the other end of the agent socket (the
+// hello's pid is the socket's `peer_pid`): a relay (the labelled-case replayer) or a rank in
+// another pid namespace (a container) is not read, since the peer may not be the rank.
 //
 // Thread-safety: on_* from the agent's thread; start/stop/sample_once from one other thread.
 #pragma once
