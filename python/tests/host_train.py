@@ -5,7 +5,7 @@
     host_train.py --nprocs 2 --heavy-rank 1 --heavy-factor 3 [...]    # 2 gloo DDP ranks
 
 --leak-mb: the Dataset keeps M MB of bytes for every batch it makes (in the DataLoader's
-workers with --workers > 0): the host-memory leak of issue 21. Each step sleeps 0.1 s, so a
+workers with --workers > 0): the copy-on-write host-memory growth of a Dataset that keeps what it loads. Each step sleeps 0.1 s, so a
 leak grows by at most ~10 x M MB/s. --heavy-rank R does --heavy-factor x the compute of the
 other ranks each step (the CPU straggler); the ranks agree each step whether to stop.
 The run lasts until both --min-steps steps and --min-seconds s are done, whatever the speed of

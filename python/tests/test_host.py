@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Labelled host-side cases (issue 21), recorded for real by `gpumon record` on the fake NVML:
+"""Labelled host-side cases (host memory leaks, CPU stragglers), recorded for real by `gpumon record` on the fake NVML:
 a CPU run whose Dataset leaks host memory in its DataLoader workers must be a host_memory_leak
 for `gpumon doctor`, the same run without the leak must not; and in a 2-rank gloo DDP run where
 rank 1 does 3x the compute (the all-reduce makes the step times equal), cpu_straggler must name
