@@ -318,6 +318,8 @@ bool AgentServer::handle_line(Client& c, std::string_view line) {
     event("oom", std::move(o->json));
   } else if (auto* e = std::get_if<Error>(&m)) {
     event("error", std::move(e->json));
+  } else if (auto* a = std::get_if<Action>(&m)) {
+    event("action", std::move(a->json));
   } else if (auto* d = std::get_if<DeviceUpdate>(&m)) {
     apply_device(c.info, *d);  // later steps carry the device too
     if (sinks_.steps)

@@ -126,6 +126,30 @@ TEST(AgentServer, ADeviceNamedAfterTheHelloReachesTheSinksAndLaterSteps) {
   ::close(fd);
 }
 
+TEST(AgentServer, AnActionIsARankEventAndABadOneDropsTheClient) {
+  TempDir dir;
+  Received r;
+  auto server = start_server(dir.file("agent.sock"), r);
+  const int fd = raw_connect(dir.file("agent.sock"));
+  ASSERT_GE(fd, 0);
+  put(fd, hello(1234, 0));
+  put(fd, R"({"type":"action","action":"oom_split","step":3,"micro_batch_size":16})"
+          "\n");
+  ASSERT_TRUE(eventually([&] { return r.count_events("action") == 1; }));
+  for (const auto& e : r.events())
+    if (e.kind == "action") {
+      EXPECT_EQ(e.rank, 0);
+      const auto a = training::action_of(e);
+      ASSERT_TRUE(a) << e.detail;
+      EXPECT_EQ(a->micro_batch_size, 16);
+    }
+  put(fd, R"({"type":"action","action":"oom_split","micro_batch_size":"big"})"
+          "\n");
+  ASSERT_TRUE(eventually([&] { return server->stats().clients_dropped == 1; }));
+  EXPECT_EQ(r.count_events("action"), 1U);
+  ::close(fd);
+}
+
 TEST(AgentServer, BadClientsAreDroppedAndTheOthersCarryOn) {
   TempDir dir;
   Received r;

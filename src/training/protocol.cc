@@ -130,6 +130,33 @@ Message parse_device(const json& o) {
   return d;
 }
 
+Message parse_action(const json& o) {
+  Action a;
+  const auto name = opt_text(o, "action");
+  if (!name || name->empty()) throw BadField{"\"action\" is required"};
+  if (name->size() > kMaxActionName ||
+      name->find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
+    throw BadField{"\"action\" must be at most 64 characters of a-z and _"};
+  a.action = *name;
+  a.step = opt_int(o, "step");
+  if (a.step && *a.step < 0) throw BadField{"\"step\" must be >= 0"};
+  a.summary = opt_text(o, "summary");
+  a.reason = opt_text(o, "reason");
+  a.batch_size = opt_int(o, "batch_size");
+  a.micro_batch_size = opt_int(o, "micro_batch_size");
+  a.previous_micro_batch_size = opt_int(o, "previous_micro_batch_size");
+  a.num_workers = opt_int(o, "num_workers");
+  a.previous_num_workers = opt_int(o, "previous_num_workers");
+  a.prefetch_factor = opt_int(o, "prefetch_factor");
+  a.previous_prefetch_factor = opt_int(o, "previous_prefetch_factor");
+  a.prefetch_depth = opt_int(o, "prefetch_depth");
+  a.epoch = opt_int(o, "epoch");
+  if (const json* e = field(o, "evidence"); e && !e->is_object())
+    throw BadField{"\"evidence\" must be an object or null"};
+  a.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
+  return a;
+}
+
 }  // namespace
 
 void apply_device(Hello& hello, const DeviceUpdate& update) {
@@ -162,12 +189,26 @@ std::variant<Message, std::string> parse_message(std::string_view line) {
     if (t == "oom") return parse_oom(o);
     if (t == "error") return parse_error(o);
     if (t == "device") return parse_device(o);
+    if (t == "action") return parse_action(o);
     if (t == "bye") return Message(Bye{});
     return Message(Unknown{t});
   } catch (const BadField& e) {
     return e.message;
   } catch (const std::exception& e) {
     return std::string("not JSON: ") + e.what();
+  }
+}
+
+std::optional<Action> action_of(const RankEvent& event) {
+  if (event.kind != "action") return std::nullopt;
+  const json o = json::parse(event.detail, nullptr, /*allow_exceptions=*/false);
+  if (!o.is_object()) return std::nullopt;
+  try {
+    Action a = std::get<Action>(parse_action(o));
+    a.json = event.detail;
+    return a;
+  } catch (const BadField&) {
+    return std::nullopt;
   }
 }
 

@@ -46,6 +46,22 @@ struct DeviceUpdate {
 /// `hello` with `update`'s fields set, its `json` with them too.
 void apply_device(Hello& hello, const DeviceUpdate& update);
 
+/// What the OOM guard or the adaptive loader did (docs/python.md "Protocol", "action"): `action`
+/// ([a-z_], 1-64 chars) is required; the others are optional and typed (the state after the
+/// action: integers; `evidence` an object); other fields are kept in `json`, not parsed.
+struct Action {
+  std::string action;  ///< "oom_split", "oom_merge", "oom_floor", "loader_retuned", ...
+  std::optional<std::int64_t> step;  ///< the step it applies from, >= 0
+  std::optional<std::string> summary, reason;
+  std::optional<std::int64_t> batch_size, micro_batch_size, previous_micro_batch_size;
+  std::optional<std::int64_t> num_workers, previous_num_workers;
+  std::optional<std::int64_t> prefetch_factor, previous_prefetch_factor, prefetch_depth, epoch;
+  std::string json;  ///< the message, compact
+};
+
+/// The longest action name a client may send.
+inline constexpr std::size_t kMaxActionName = 64;
+
 struct Bye {};
 struct Unknown {
   std::string type;
@@ -53,7 +69,7 @@ struct Unknown {
 
 /// A step message carries the step's timing and allocator fields; its identity (pid, rank,
 /// device) comes from the connection's hello.
-using Message = std::variant<Hello, Step, Oom, Error, DeviceUpdate, Bye, Unknown>;
+using Message = std::variant<Hello, Step, Oom, Error, DeviceUpdate, Action, Bye, Unknown>;
 
 /// Parses one line (without its '\n'). The message, or why it is refused.
 std::variant<Message, std::string> parse_message(std::string_view line);
@@ -64,5 +80,10 @@ std::variant<Message, std::string> parse_message(std::string_view line);
 /// detail that does not parse as a hello leaves it nullopt: nothing is guessed from it).
 RankEvent rank_event(std::int64_t time_ms, std::int64_t pid, std::optional<std::int64_t> rank,
                      std::string kind, std::string detail);
+
+/// The action of a rank event of kind "action" (a recorded or live one), parsed from its detail
+/// with the wire's rules; nullopt for another kind or a detail that does not parse as one
+/// (a recording is input too: nothing is guessed from it).
+std::optional<Action> action_of(const RankEvent& event);
 
 }  // namespace gpumon::training

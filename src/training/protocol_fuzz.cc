@@ -20,6 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::abort();
     }
     if (auto* h = std::get_if<gpumon::training::Hello>(m); h && h->pid <= 0) std::abort();
+    if (auto* a = std::get_if<gpumon::training::Action>(m);
+        a && (a->action.empty() || a->action.size() > gpumon::training::kMaxActionName ||
+              (a->step && *a->step < 0)))
+      std::abort();
   }
   return 0;
 }

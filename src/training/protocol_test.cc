@@ -100,6 +100,69 @@ TEST(AgentProtocol, ADeviceNamedLaterIsMergedIntoTheHello) {
   EXPECT_EQ(error_of(R"({"type":"device","device":1})"), "\"device\" must be a string");
 }
 
+TEST(AgentProtocol, AnActionIsTypedAndKeptWhole) {
+  const std::string line =
+      R"({"type":"action","action":"oom_split","step":120,"summary":"split 32 into 2 x 16",)"
+      R"("reason":"oom","batch_size":32,"micro_batch_size":16,"previous_micro_batch_size":32,)"
+      R"("evidence":{"requested_bytes":2147483648,"headroom_bytes":123},"later":[1]})";
+  const auto a = std::get<Action>(message_of(line));
+  EXPECT_EQ(a.action, "oom_split");
+  EXPECT_EQ(a.step, 120);
+  EXPECT_EQ(a.summary, "split 32 into 2 x 16");
+  EXPECT_EQ(a.reason, "oom");
+  EXPECT_EQ(a.batch_size, 32);
+  EXPECT_EQ(a.micro_batch_size, 16);
+  EXPECT_EQ(a.previous_micro_batch_size, 32);
+  EXPECT_EQ(a.num_workers, std::nullopt);
+  EXPECT_NE(a.json.find(R"("later":[1])"), std::string::npos) << "other fields are kept";
+  EXPECT_NE(a.json.find(R"("requested_bytes":2147483648)"), std::string::npos);
+  const auto l = std::get<Action>(
+      message_of(R"({"type":"action","action":"loader_retuned","epoch":1,"num_workers":4,)"
+                 R"("previous_num_workers":0,"prefetch_factor":4,"previous_prefetch_factor":2,)"
+                 R"("prefetch_depth":null})"));
+  EXPECT_EQ(l.step, std::nullopt);
+  EXPECT_EQ(l.epoch, 1);
+  EXPECT_EQ(l.num_workers, 4);
+  EXPECT_EQ(l.previous_num_workers, 0);
+  EXPECT_EQ(l.prefetch_factor, 4);
+  EXPECT_EQ(l.previous_prefetch_factor, 2);
+  EXPECT_EQ(l.prefetch_depth, std::nullopt);
+  // The recorded event reads back the same way; another kind or a bad detail is no action.
+  const auto e = action_of(rank_event(5, 77, 0, "action", a.json));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->micro_batch_size, 16);
+  EXPECT_EQ(e->json, a.json);
+  EXPECT_FALSE(action_of(rank_event(5, 77, 0, "oom", a.json)));
+  EXPECT_FALSE(action_of(rank_event(5, 77, 0, "action", R"({"action":"Bad Name"})")));
+  EXPECT_FALSE(action_of(rank_event(5, 77, 0, "action", "not json")));
+}
+
+TEST(AgentProtocol, RefusesAnActionWithABadField) {
+  EXPECT_EQ(error_of(R"({"type":"action"})"), "\"action\" is required");
+  EXPECT_EQ(error_of(R"({"type":"action","action":""})"), "\"action\" is required");
+  EXPECT_EQ(error_of(R"({"type":"action","action":7})"), "\"action\" must be a string");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"OOM-split"})"),
+            "\"action\" must be at most 64 characters of a-z and _");
+  EXPECT_EQ(error_of(R"({"type":"action","action":")" + std::string(65, 'a') + "\"}"),
+            "\"action\" must be at most 64 characters of a-z and _");
+  EXPECT_TRUE(std::holds_alternative<Action>(
+      message_of(R"({"type":"action","action":")" + std::string(64, 'a') + "\"}")));
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","step":-1})"),
+            "\"step\" must be >= 0");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","step":1.5})"),
+            "\"step\" must be an integer");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","summary":3})"),
+            "\"summary\" must be a string");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","reason":[]})"),
+            "\"reason\" must be a string");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","micro_batch_size":"16"})"),
+            "\"micro_batch_size\" must be an integer");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"loader_retuned","num_workers":2.5})"),
+            "\"num_workers\" must be an integer");
+  EXPECT_EQ(error_of(R"({"type":"action","action":"oom_split","evidence":[1]})"),
+            "\"evidence\" must be an object or null");
+}
+
 TEST(AgentProtocol, RefusesMalformedMessages) {
   EXPECT_NE(error_of("not json").find("not JSON"), std::string::npos);
   EXPECT_NE(error_of(R"({"type":"step")").find("not JSON"), std::string::npos);  // cut off

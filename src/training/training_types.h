@@ -65,7 +65,8 @@ struct RankEvent {
   std::int64_t pid = 0;
   std::optional<std::int64_t> rank;
   /// "hello", "device" (the device it resolved after its hello), "bye", "oom", "error",
-  /// "disconnect", "dropped" (bad input), "steps_lost"
+  /// "disconnect", "dropped" (bad input), "steps_lost", "action" (what the OOM guard or the
+  /// adaptive loader did: protocol.h's Action, action_of())
   std::string kind;
   std::string detail;  ///< the message as compact JSON ({} for a disconnect)
   /// carries_hello(): the process's hello, typed (rank_event()); for "device" the hello with the
