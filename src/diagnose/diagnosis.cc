@@ -114,6 +114,7 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   check_hang(v, t, d.findings);
   check_hardware(v, t, d.findings);
   check_run_end(v, t, d.findings);
+  check_actions(v, t, d.findings);
   check_host_memory_leak(v, t, d.findings);
   check_cpu_straggler(v, t, d.findings);
   check_step_pauses(v, t, d.findings);

@@ -235,7 +235,26 @@ TEST(Diagnosis, EveryRuleKeyHasWords) {
                           "gpu0_mean_sm_clock_mhz",
                           "gpu0_max_sm_clock_mhz",
                           "gpu0_max_temp_c",
-                          "gpu0_power_limit_w"}) {
+                          "gpu0_power_limit_w",
+                          "guard_actions",
+                          "oom_splits",
+                          "predicted_splits",
+                          "merges",
+                          "floors_reached",
+                          "micro_batch_size",
+                          "batch_size",
+                          "guard_requested_bytes",
+                          "guard_headroom_bytes",
+                          "loader_actions",
+                          "num_workers",
+                          "previous_num_workers",
+                          "prefetch_factor",
+                          "prefetch_depth",
+                          "data_wait_share_before",
+                          "data_wait_share_after",
+                          "loader_data_wait_share",
+                          "loader_cpu_budget_cores",
+                          "loader_ram_budget_bytes"}) {
     EXPECT_TRUE(evidence_key_has_words(key)) << key;
     EXPECT_EQ(evidence_words(key, 1.0).find('_'), std::string::npos) << key;
   }

@@ -136,6 +136,32 @@ constexpr std::array kPhrases{
   Phrase{"most_cpu_share", "the most CPU per step in {} of the windows", Unit::kShare},
   Phrase{"windows", "{} windows compared", Unit::kCount},
   Phrase{"cpu_cores", "{} CPU cores busy", Unit::kCount},
+  // oom_guard
+  Phrase{"guard_actions", "the guard acted {} time(s)", Unit::kCount},
+  Phrase{"oom_splits", "{} split(s) after a CUDA OOM", Unit::kCount},
+  Phrase{"predicted_splits", "{} split(s) before a predicted OOM", Unit::kCount},
+  Phrase{"merges", "{} merge(s) when headroom returned", Unit::kCount},
+  Phrase{"floors_reached", "at its floor {} time(s)", Unit::kCount},
+  Phrase{"micro_batch_size", "micro-batch of {} at last", Unit::kCount},
+  Phrase{"batch_size", "effective batch of {}", Unit::kCount},
+  Phrase{"guard_requested_bytes", "the failed allocation asked for {}", Unit::kBytes},
+  Phrase{"guard_headroom_bytes", "{} of GPU memory headroom", Unit::kBytes},
+  Phrase{"guard_peak_reserved_bytes", "{} reserved at the peak", Unit::kBytes},
+  Phrase{"guard_total_bytes", "the GPU has {}", Unit::kBytes},
+  Phrase{"guard_num_alloc_retries", "{} allocation retries", Unit::kCount},
+  // loader_tuned, loader_limited (and data_loader_stall with the adaptive loader on)
+  Phrase{"loader_actions", "the adaptive loader acted {} time(s)", Unit::kCount},
+  Phrase{"num_workers", "{} DataLoader workers at last", Unit::kCount},
+  Phrase{"previous_num_workers", "{} DataLoader workers at first", Unit::kCount},
+  Phrase{"prefetch_factor", "a prefetch factor of {} at last", Unit::kCount},
+  Phrase{"prefetch_depth", "prefetch stage {} batches deep", Unit::kCount},
+  Phrase{"data_wait_share_before", "waiting on data {} of the step time before", Unit::kShare},
+  Phrase{"data_wait_share_after", "waiting on data {} of the step time after", Unit::kShare},
+  Phrase{"loader_data_wait_share", "the loader measured a data wait of {} of the epoch", Unit::kShare},
+  Phrase{"loader_steps_per_s", "{} steps a second", Unit::kCount},
+  Phrase{"loader_cpu_budget_cores", "a CPU budget of {} cores", Unit::kCount},
+  Phrase{"loader_ram_budget_bytes", "a RAM budget of {}", Unit::kBytes},
+  Phrase{"loader_worker_pss_bytes", "{} per worker (PSS)", Unit::kBytes},
 };
 
 // Machine tokens the rules give as words.

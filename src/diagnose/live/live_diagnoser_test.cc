@@ -6,10 +6,12 @@
 #include <atomic>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "diagnose/live/live_findings.h"
 #include "diagnose/live/live_metrics.h"
 #include "diagnose/test_builder.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 namespace {
@@ -198,6 +200,32 @@ TEST(LiveWindow, BoundedWhateverTheRate) {
   const RunData run = w.run_data();
   ASSERT_EQ(run.gpus.size(), 8u);
   for (const auto& g : run.gpus) EXPECT_EQ(g.points.size(), 125u) << "an even share each";
+}
+
+TEST(LiveDiagnoser, TheGuardsAndTheLoadersActionsArePushedAsFindings) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 500, 0.1);
+  run.rank_events.push_back(training::rank_event(
+      kT0Ms + 20000, 10, 0, "action",
+      R"({"type":"action","action":"oom_split","step":200,"reason":"predicted",)"
+      R"("batch_size":32,"micro_batch_size":16})"));
+  run.rank_events.push_back(training::rank_event(
+      kT0Ms + 30000, 10, 0, "action",
+      R"({"type":"action","action":"loader_retuned","step":300,"num_workers":4,)"
+      R"("previous_num_workers":0,"prefetch_factor":2,"previous_prefetch_factor":2})"));
+  LiveDiagnoser live;
+  feed(live, run);
+  live.evaluate_now();
+  const Finding* guard = find(*live.latest(), "oom_guard", Severity::kInfo);
+  ASSERT_NE(guard, nullptr);
+  EXPECT_EQ(guard->gpus, std::vector<unsigned>{0});
+  ASSERT_NE(find(*live.latest(), "loader_tuned", Severity::kInfo), nullptr);
+  const auto pushed = nlohmann::json::parse(findings_message(*live.latest()));
+  std::set<std::string> ids;
+  for (const auto& f : pushed["findings"]) ids.insert(f["id"].get<std::string>());
+  EXPECT_TRUE(ids.count("oom_guard") && ids.count("loader_tuned")) << pushed.dump();
+  EXPECT_EQ(pushed["health_score"], 100) << "info findings cost no points";
 }
 
 TEST(LiveFindings, CompactMessageAndLogLine) {

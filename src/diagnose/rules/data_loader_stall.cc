@@ -87,20 +87,46 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
                                 [](const GpuPoint& p) { return p.util_pct; })) {
         f.add("gpu" + std::to_string(gpu) + "_mean_util_pct", *u);
       }
-  if (bursty)
+  // The adaptive loader was on (its ranks sent loader actions): say what it reached rather
+  // than telling the user to turn it on.
+  if (const auto loader = loader_actions(v.run)) {
+    f.add("loader_actions", static_cast<double>(loader->actions));
+    if (loader->num_workers) f.add("num_workers", static_cast<double>(*loader->num_workers));
+    if (loader->prefetch_factor)
+      f.add("prefetch_factor", static_cast<double>(*loader->prefetch_factor));
+    std::string reached =
+        "The adaptive loader (mon.wrap(loader, adapt=True)) was on and still "
+        "the steps wait: it reached num_workers " +
+        (loader->num_workers ? std::to_string(*loader->num_workers) : "?") + ", prefetch_factor " +
+        (loader->prefetch_factor ? std::to_string(*loader->prefetch_factor) : "?");
+    if (loader->prefetch_depth)
+      reached += ", a prefetch depth of " + std::to_string(*loader->prefetch_depth);
+    reached += loader->limited
+                   ? ", and more workers stopped helping (loader_limited): the limit is in the "
+                     "Dataset or the storage, not the worker count: look for a lock or a shared "
+                     "file handle in __getitem__, slow storage, or decoding that could be done "
+                     "once ahead."
+                   : ", within its CPU and RAM budgets: give it larger CPU or RAM budgets "
+                     "(docs/adaptive-loader.md) or make each sample cheaper: "
+                     "decoding/augmentation done once ahead, faster storage.";
+    f.advice = reached;
+  } else if (bursty) {
     f.advice = kBurstyLoaderAdvice;
-  else if (v.cpu_only)
+  } else if (v.cpu_only) {
     f.advice =
         "Every step waits for its batch: raise DataLoader num_workers (the loader and the "
         "training share the CPU cores: leave the training some), set persistent_workers=True, "
         "make decoding/augmentation cheaper or do it once ahead, and check the storage the "
-        "data is read from.";
-  else
+        "data is read from. mon.wrap(loader, adapt=True) raises the workers between epochs "
+        "within CPU and RAM budgets (docs/adaptive-loader.md).";
+  } else {
     f.advice =
         "Every step waits for its batch: feed the GPU faster: raise DataLoader num_workers, set "
         "pin_memory=True and persistent_workers=True, raise prefetch_factor, move "
         "decoding/augmentation off the training process (or to the GPU), and check the storage "
-        "the data is read from.";
+        "the data is read from. mon.wrap(loader, adapt=True) raises num_workers and "
+        "prefetch_factor between epochs within CPU and RAM budgets (docs/adaptive-loader.md).";
+  }
   out.push_back(std::move(f));
 }
 

@@ -6,6 +6,7 @@
 
 #include "diagnose/rules/rules.h"
 #include "diagnose/stats.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 namespace {
@@ -134,7 +135,9 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
     leak.advice =
         "Something keeps tensors alive across steps: accumulating the loss or outputs without "
         ".item()/.detach(), appending tensors to a list, caches keyed per step, or graphs kept "
-        "by retain_graph. torch.cuda.memory._record_memory_history() shows who allocates.";
+        "by retain_graph. torch.cuda.memory._record_memory_history() shows who allocates. "
+        "(mon.oom_guard(model) only buys time against a leak: it splits the batch as memory "
+        "fills, docs/oom-guard.md.)";
     out.push_back(std::move(leak));
   }
   if (!cache.ranks.empty()) {
@@ -252,7 +255,18 @@ void check_forecast(const RunView& v, const Thresholds& t, std::vector<Finding>&
   f.add("source", from);
   f.advice =
       "Find what grows (see memory_leak if reported; other processes on the GPU count "
-      "too): free per-step tensors, lower the batch size, or enable activation checkpointing.";
+      "too): free per-step tensors, lower the batch size, or enable activation checkpointing. "
+      "mon.oom_guard(model) splits the batch into micro-batches before memory runs out, with "
+      "the same effective batch (docs/oom-guard.md).";
+  for (const auto& e : v.run.rank_events)
+    if (const auto a = training::action_of(e); a && a->action.starts_with("oom_")) {
+      f.advice =
+          "The OOM guard is on (oom_guard says what it did): it splits the batch before memory "
+          "runs out, down to its floor. Find what grows all the same (see memory_leak if "
+          "reported; other processes on the GPU count too): free per-step tensors, or enable "
+          "activation checkpointing.";
+      break;
+    }
   out.push_back(std::move(f));
 }
 
@@ -282,6 +296,7 @@ void check_oom(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
       if (s->num_ooms) last = s->num_ooms, first = first.value_or(*s->num_ooms);
     if (!first || *last <= *first || std::count(f.ranks.begin(), f.ranks.end(), r.label)) continue;
     if (frag && std::count(frag->ranks.begin(), frag->ranks.end(), r.label)) continue;
+    if (guard_split_after_oom(v.run, r.info->pid)) continue;  // oom_guard's: it caught them
     add_rank(f, r);
     caught += static_cast<double>(*last - *first);
   }
@@ -297,7 +312,8 @@ void check_oom(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
   f.advice =
       "Lower the batch size or sequence length, enable activation checkpointing or mixed "
       "precision, set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, and check other "
-      "processes on the GPU.";
+      "processes on the GPU. mon.oom_guard(model) retries the step as smaller micro-batches "
+      "on an OOM, with the same effective batch, and training goes on (docs/oom-guard.md).";
   out.push_back(std::move(f));
 }
 

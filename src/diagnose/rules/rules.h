@@ -64,7 +64,8 @@ inline constexpr const char* kBurstyLoaderAdvice =
     "The loader keeps up most of the time but stalls now and then: a shard or file boundary, a "
     "slow storage read, workers restarted each epoch (persistent_workers=True) or one slow "
     "sample; prefetch the next shard in the background, raise prefetch_factor so the queue "
-    "absorbs the burst, and look for the slow samples or files.";
+    "absorbs the burst (mon.wrap(loader, adapt=True) runs a prefetch stage whose depth adapts: "
+    "docs/adaptive-loader.md), and look for the slow samples or files.";
 
 /// A rank's usual step period (the median time between step ends after warm-up, >= 5 steps)
 /// and the silences that count as a hang (hang.cc): `limit` for a rank that resumed or is still
@@ -86,6 +87,21 @@ void check_run_end(const RunView& v, const Thresholds& t, std::vector<Finding>& 
 void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_host_memory_leak(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
 void check_cpu_straggler(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+void check_actions(const RunView& v, const Thresholds& t, std::vector<Finding>& out);
+
+/// What the adaptive loader did on the run (its `loader_*` actions, actions.cc): how many, the
+/// newest worker count, prefetch factor and prefetch depth it set, and whether it said more
+/// workers stopped helping. nullopt when no rank sent a loader action (the loader was not on).
+struct LoaderActions {
+  int actions = 0;
+  std::optional<std::int64_t> num_workers, prefetch_factor, prefetch_depth;
+  bool limited = false;
+};
+std::optional<LoaderActions> loader_actions(const RunData& run);
+
+/// Process `pid`'s OOM guard split a batch after a CUDA OOM: the OOMs it caught are the guard's
+/// (oom_guard), not an `oom` finding of their own.
+bool guard_split_after_oom(const RunData& run, std::int64_t pid);
 
 }  // namespace gpumon::diagnose
 

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+// oom_guard, loader_tuned, loader_limited: what the OOM guard (docs/oom-guard.md) and the
+// adaptive loader (docs/adaptive-loader.md) did, from the `action` rank events their ranks sent
+// (training/protocol.h's Action). They acted on the run, so each finding says what and why with
+// the numbers the action carried; the data wait before and after a retune is measured here from
+// the rank's own steps.
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "diagnose/rules/rules.h"
+#include "training/protocol.h"
+
+namespace gpumon::diagnose {
+namespace {
+
+struct RankAction {
+  const training::RankEvent* event;
+  training::Action action;
+};
+
+std::vector<RankAction> actions_of(const RunData& run, std::string_view prefix) {
+  std::vector<RankAction> out;
+  for (const auto& e : run.rank_events)
+    if (auto a = training::action_of(e); a && a->action.starts_with(prefix))
+      out.push_back({&e, std::move(*a)});
+  return out;
+}
+
+std::string who_of(const training::RankEvent& e) {
+  return e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid);
+}
+
+// The event's rank (else pid) and the GPU its process maps to, and its time.
+void add_event(Finding& f, const RunData& run, const training::RankEvent& e) {
+  const std::int64_t label = e.rank.value_or(e.pid);
+  if (!std::count(f.ranks.begin(), f.ranks.end(), label)) f.ranks.push_back(label);
+  for (const auto& r : run.ranks)
+    if (r.pid == e.pid && r.gpu && !std::count(f.gpus.begin(), f.gpus.end(), *r.gpu))
+      f.gpus.push_back(*r.gpu);
+  widen_range(f, e.time_ms, e.time_ms);
+}
+
+// The action's own measured figures (its `evidence` object), under `prefix` so they cannot be
+// read as another rule's keys; numbers and words only, at most a dozen.
+void add_action_evidence(Finding& f, const training::Action& a, const std::string& prefix) {
+  const auto o = nlohmann::json::parse(a.json, nullptr, false);
+  if (!o.is_object()) return;
+  const auto it = o.find("evidence");
+  if (it == o.end() || !it->is_object()) return;
+  int n = 0;
+  for (const auto& [key, value] : it->items()) {
+    if (++n > 12) break;
+    if (value.is_number())
+      f.add(prefix + key, value.get<double>());
+    else if (value.is_string())
+      f.add(prefix + key, value.get<std::string>());
+  }
+}
+
+// The share of CPU step time waiting for data over the steps of the action's process before
+// it (`before`) or from it on: by step number when the action names the step it applies from,
+// else by the step's end against the event's time.
+std::optional<double> wait_share(const RunView& v, const RankAction& ra, bool before) {
+  double wait = 0, cpu = 0;
+  for (const auto& r : v.ranks) {
+    if (r.info->pid != ra.event->pid) continue;
+    for (const auto* s : r.all) {
+      const bool earlier = ra.action.step
+                               ? s->step < *ra.action.step
+                               : s->t_end_s * 1000 < static_cast<double>(ra.event->time_ms);
+      if (earlier != before) continue;
+      wait += s->data_wait_s, cpu += s->cpu_step_s;
+    }
+  }
+  if (cpu <= 0) return std::nullopt;
+  return std::min(wait / cpu, 1.0);
+}
+
+std::string num(std::optional<std::int64_t> v) {
+  return v ? std::to_string(*v) : std::string("?");
+}
+
+void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
+  const auto acts = actions_of(v.run, "oom_");
+  if (acts.empty()) return;
+  Finding f;
+  int after_oom = 0, predicted = 0, merges = 0, floors = 0;
+  std::string floor_who;
+  for (const auto& [e, a] : acts) {
+    add_event(f, v.run, *e);
+    if (a.action == "oom_split") (a.reason == "oom" ? after_oom : predicted) += 1;
+    if (a.action == "oom_merge") ++merges;
+    if (a.action == "oom_floor")
+      ++floors, floor_who += (floor_who.empty() ? "" : ", ") + who_of(*e);
+  }
+  const auto& [last_event, last] = acts.back();
+  f.id = "oom_guard";
+  f.severity = after_oom > 0 || floors > 0 ? Severity::kWarning : Severity::kInfo;
+  f.confidence = 1;
+  f.title = floors ? "OOM guard reached its floor" : "OOM guard split the batch";
+  std::string did;
+  auto part = [&](int n, const std::string& what) {
+    if (n) did += (did.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  part(after_oom, "split(s) after a CUDA OOM");
+  part(predicted, "split(s) before a predicted OOM");
+  part(merges, "merge(s) when headroom returned");
+  part(floors, "time(s) at its floor");
+  f.summary = "the OOM guard acted " + std::to_string(acts.size()) + " time(s): " + did;
+  if (floors) f.summary += "; at the floor on " + floor_who + " the OOM was raised as it was";
+  if (last.micro_batch_size)
+    f.summary += "; micro-batch " + num(last.micro_batch_size) +
+                 (last.batch_size ? " of a batch of " + num(last.batch_size) : "") + " on " +
+                 who_of(*last_event) + " since step " + num(last.step);
+  if (last.summary) f.summary += " (" + *last.summary + ")";
+  f.add("guard_actions", static_cast<double>(acts.size()));
+  if (after_oom) f.add("oom_splits", static_cast<double>(after_oom));
+  if (predicted) f.add("predicted_splits", static_cast<double>(predicted));
+  if (merges) f.add("merges", static_cast<double>(merges));
+  if (floors) f.add("floors_reached", static_cast<double>(floors));
+  if (last.micro_batch_size) f.add("micro_batch_size", static_cast<double>(*last.micro_batch_size));
+  if (last.batch_size) f.add("batch_size", static_cast<double>(*last.batch_size));
+  add_action_evidence(f, last, "guard_");
+  f.advice =
+      floors      ? "The guard could not split further: lower min_micro_batch_size if the model "
+                    "allows, or make the step smaller (activation checkpointing, mixed precision, a "
+                    "shorter sequence); PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True helps when "
+                    "free memory is fragmented."
+      : after_oom ? "Training went on at the same effective batch, with more, smaller "
+                    "micro-batches (slower per step). To win the speed back: activation "
+                    "checkpointing or mixed precision, or start at the micro-batch the guard "
+                    "settled on."
+                  : "Nothing to fix: the guard split before memory ran out and merges back when "
+                    "headroom returns.";
+  out.push_back(std::move(f));
+}
+
+void check_loader(const RunView& v, std::vector<Finding>& out) {
+  const auto acts = actions_of(v.run, "loader_");
+  if (acts.empty()) return;
+  Finding tuned, limited;
+  int retunes = 0, limits = 0;
+  const RankAction *first = nullptr, *last = nullptr, *last_limited = nullptr, *prefetch = nullptr;
+  for (const auto& ra : acts) {
+    if (ra.action.action == "loader_limited") {
+      add_event(limited, v.run, *ra.event);
+      last_limited = &ra;
+      ++limits;
+    } else {
+      add_event(tuned, v.run, *ra.event);
+      if (ra.action.action == "loader_prefetch") prefetch = &ra;
+      if (ra.action.action != "loader_retuned") continue;
+      ++retunes;
+      if (!first) first = &ra;
+      last = &ra;
+    }
+  }
+  if (!tuned.ranks.empty()) {
+    tuned.id = "loader_tuned";
+    tuned.severity = Severity::kInfo;
+    tuned.confidence = 1;
+    tuned.title = "Adaptive loader retuned the DataLoader";
+    std::string said;
+    if (first) {
+      const auto& a = first->action;
+      const auto& z = last->action;
+      said = "retuned " + who_of(*last->event) + "'s DataLoader " + std::to_string(retunes) +
+             " time(s): num_workers " + num(a.previous_num_workers) + " -> " + num(z.num_workers) +
+             ", prefetch_factor " + num(a.previous_prefetch_factor) + " -> " +
+             num(z.prefetch_factor);
+      if (z.num_workers) tuned.add("num_workers", static_cast<double>(*z.num_workers));
+      if (a.previous_num_workers)
+        tuned.add("previous_num_workers", static_cast<double>(*a.previous_num_workers));
+      if (z.prefetch_factor) tuned.add("prefetch_factor", static_cast<double>(*z.prefetch_factor));
+      // Data wait before the first retune and after the last, from that rank's own steps.
+      const auto before = wait_share(v, *first, true);
+      const auto after = wait_share(v, *last, false);
+      if (before && after) {
+        said += "; data wait " + fmt(*before * 100, 0) + "% -> " + fmt(*after * 100, 0) +
+                "% of step time";
+        tuned.add("data_wait_share_before", *before);
+        tuned.add("data_wait_share_after", *after);
+      }
+      add_action_evidence(tuned, z, "loader_");
+    }
+    if (prefetch) {
+      said += std::string(said.empty() ? "" : "; ") + "its prefetch stage on " +
+              who_of(*prefetch->event) + " at depth " + num(prefetch->action.prefetch_depth);
+      if (prefetch->action.prefetch_depth)
+        tuned.add("prefetch_depth", static_cast<double>(*prefetch->action.prefetch_depth));
+    }
+    if (said.empty()) said = "acted " + std::to_string(acts.size()) + " time(s)";
+    tuned.summary = "the adaptive loader " + said;
+    if (last && last->action.summary) tuned.summary += " (" + *last->action.summary + ")";
+    tuned.add("loader_actions", static_cast<double>(acts.size()) - limits);
+    tuned.advice =
+        "Nothing to fix: the loader changes workers and prefetching between epochs within its "
+        "CPU and RAM budgets; start with these values next time to skip the first epochs' "
+        "search.";
+    out.push_back(std::move(tuned));
+  }
+  if (last_limited) {
+    const auto& a = last_limited->action;
+    limited.id = "loader_limited";
+    limited.severity = Severity::kWarning;
+    limited.confidence = 1;
+    limited.title = "More loader workers stopped helping";
+    limited.summary = "the adaptive loader left " + who_of(*last_limited->event) +
+                      "'s DataLoader at num_workers " + num(a.num_workers) +
+                      ": more workers did not make the data come faster" +
+                      (a.summary ? " (" + *a.summary + ")" : "");
+    if (a.num_workers) limited.add("num_workers", static_cast<double>(*a.num_workers));
+    if (a.prefetch_factor) limited.add("prefetch_factor", static_cast<double>(*a.prefetch_factor));
+    if (const auto after = wait_share(v, *last_limited, false))
+      limited.add("data_wait_share_after", *after);
+    add_action_evidence(limited, a, "loader_");
+    limited.advice =
+        "The limit is not the worker count: look for a lock or a shared handle in the "
+        "Dataset's __getitem__ (one file opened once and shared, a global lock, a "
+        "single-threaded decoder), slow storage (iostat; copy the data to local disk), or "
+        "decoding that could be done once ahead of training.";
+    out.push_back(std::move(limited));
+  }
+}
+
+}  // namespace
+
+std::optional<LoaderActions> loader_actions(const RunData& run) {
+  std::optional<LoaderActions> out;
+  for (const auto& e : run.rank_events) {
+    const auto a = training::action_of(e);
+    if (!a || !a->action.starts_with("loader_")) continue;
+    if (!out) out.emplace();
+    ++out->actions;
+    if (a->num_workers) out->num_workers = a->num_workers;
+    if (a->prefetch_factor) out->prefetch_factor = a->prefetch_factor;
+    if (a->prefetch_depth) out->prefetch_depth = a->prefetch_depth;
+    out->limited = out->limited || a->action == "loader_limited";
+  }
+  return out;
+}
+
+bool guard_split_after_oom(const RunData& run, std::int64_t pid) {
+  return std::any_of(run.rank_events.begin(), run.rank_events.end(), [&](const auto& e) {
+    if (e.pid != pid) return false;
+    const auto a = training::action_of(e);
+    return a && a->action == "oom_split" && a->reason == "oom";
+  });
+}
+
+void check_actions(const RunView& v, const Thresholds& /*t*/, std::vector<Finding>& out) {
+  check_oom_guard(v, out);
+  check_loader(v, out);
+}
+
+}  // namespace gpumon::diagnose
