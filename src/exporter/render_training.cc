@@ -126,6 +126,31 @@ void render_process_families(const ExporterView& v, const std::vector<Series>& s
        h.cgroup_usage_bytes);
 }
 
+// What the OOM guard and the adaptive loader did (docs/exporter.md, "Training metrics"): only
+// once a rank sent an action, so a run without them keeps its families as they were.
+void render_action_families(const std::vector<Series>& s, ExpositionWriter& w) {
+  bool acted = false;
+  for (const Series& x : s) acted = acted || !x.rank->actions.empty();
+  if (!acted) return;
+  w.family("gpumon_training_actions_total",
+           "Actions the OOM guard and the adaptive loader took, by action (at most 16 names per "
+           "rank; the rest as \"other\")",
+           kCounter);
+  for (const Series& x : s) {
+    for (const auto& [action, n] : x.rank->actions) {
+      auto labels = x.labels();
+      labels.push_back({"action", action});
+      w.sample(labels, static_cast<double>(n));
+    }
+  }
+  family(w, s, "gpumon_training_micro_batch_size",
+         "Micro-batch size the OOM guard set last (the batch runs as several of them)", kGauge,
+         [](const TrainingRank& r) { return as_double(r.micro_batch_size); });
+  family(w, s, "gpumon_training_loader_workers",
+         "DataLoader num_workers the adaptive loader set last", kGauge,
+         [](const TrainingRank& r) { return as_double(r.loader_workers); });
+}
+
 }  // namespace
 
 void render_training(const ExporterView& v, ExpositionWriter& w) {
@@ -180,6 +205,7 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          "alerts)",
          kGauge, [](const TrainingRank& r) { return r.last_step_age_s; });
   render_process_families(v, s, w);
+  render_action_families(s, w);
 }
 
 std::string render_training_json(const ExporterView& v) {
@@ -219,6 +245,9 @@ std::string render_training_json(const ExporterView& v) {
     o["pss_is_rss"] = r.pss_is_rss;
     o["workers"] = or_null(r.workers);
     o["workers_pss_bytes"] = or_null(r.workers_pss_bytes);
+    o["actions"] = r.actions;
+    o["micro_batch_size"] = or_null(r.micro_batch_size);
+    o["loader_workers"] = or_null(r.loader_workers);
     ranks.push_back(std::move(o));
   }
   json out = json::object();

@@ -143,6 +143,41 @@ TEST(ExporterStateTrainingRender, PromtoolFindsNothing) {
   EXPECT_EQ(result.output, "");
 }
 
+TEST(ExporterStateTrainingRender, ActionsOnceARankActed) {
+  EXPECT_EQ(render(view_with({rank0()})).find("actions_total"), std::string::npos)
+      << "no action families before an action";
+  TrainingRank r = rank0();
+  r.actions = {{"oom_split", 2}, {"loader_retuned", 1}};
+  r.micro_batch_size = 16;
+  r.loader_workers = 4;
+  TrainingRank quiet = rank0();  // another rank that sent none: no series of its own
+  quiet.pid = 101, quiet.rank = 1, quiet.local_rank = 1, quiet.gpu = 3;
+  const std::string body = render(view_with({r, quiet}));
+  const std::string expected =
+      "# HELP gpumon_training_actions_total Actions the OOM guard and the adaptive loader took, "
+      "by action (at most 16 names per rank; the rest as \"other\")\n"
+      "# TYPE gpumon_training_actions_total counter\n"
+      "gpumon_training_actions_total{rank=\"0\",local_rank=\"0\",gpu=\"2\",action=\"loader_"
+      "retuned\"} 1\n"
+      "gpumon_training_actions_total{rank=\"0\",local_rank=\"0\",gpu=\"2\",action=\"oom_split\"} "
+      "2\n"
+      "# HELP gpumon_training_micro_batch_size Micro-batch size the OOM guard set last (the "
+      "batch runs as several of them)\n"
+      "# TYPE gpumon_training_micro_batch_size gauge\n"
+      "gpumon_training_micro_batch_size{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 16\n"
+      "# HELP gpumon_training_loader_workers DataLoader num_workers the adaptive loader set last\n"
+      "# TYPE gpumon_training_loader_workers gauge\n"
+      "gpumon_training_loader_workers{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 4\n";
+  const auto at = body.find("# HELP gpumon_training_actions_total");
+  ASSERT_NE(at, std::string::npos) << body;
+  EXPECT_EQ(body.substr(at), expected);
+  if (testing::have_promtool()) {
+    const auto result = testing::promtool_check(body);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    EXPECT_EQ(result.output, "");
+  }
+}
+
 TEST(ExporterStateTrainingRender, Json) {
   TrainingRank r = rank0();
   r.steps_per_second = 2;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "training/protocol.h"
 #include "training/rank_device.h"
 
 namespace gpumon::exporter {
@@ -112,6 +113,14 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
         it->second.rank.connected = false;
         it->second.disconnected_at = now;
       }
+    } else if (const auto a = training::action_of(ev)) {
+      auto it = entries_.find(ev.pid);  // only processes that said hello
+      if (it == entries_.end()) return;
+      TrainingRank& r = it->second.rank;
+      const bool known = r.actions.count(a->action) > 0 || r.actions.size() < kMaxActionNames;
+      ++r.actions[known ? a->action : std::string("other")];
+      if (a->micro_batch_size) r.micro_batch_size = a->micro_batch_size;
+      if (a->num_workers) r.loader_workers = a->num_workers;
     } else {
       return;  // "oom": the step's num_ooms carries the count
     }

@@ -67,6 +67,11 @@ struct TrainingRank {
   bool pss_is_rss = false;
   std::optional<std::int32_t> workers;
   std::optional<std::int64_t> workers_pss_bytes;
+  // What the OOM guard and the adaptive loader did (its `action` rank events): the count per
+  // action name (at most kMaxActionNames names; the rest are counted as "other"), and the
+  // newest micro-batch size and DataLoader worker count an action set.
+  std::map<std::string, std::uint64_t> actions;
+  std::optional<std::int64_t> micro_batch_size, loader_workers;
 };
 
 /// The host's memory as of the newest process sample; all missing before one.
@@ -86,6 +91,8 @@ class TrainingState final : public training::StepSink {
   static constexpr std::size_t kMaxRanks = 1024;
   static constexpr std::chrono::minutes kStaleAfter{5};
   static constexpr std::size_t kRateWindow = 32;
+  /// Distinct action names counted per process (a bounded label set); more count as "other".
+  static constexpr std::size_t kMaxActionNames = 16;
 
   /// null `clock` = SteadyClock.
   explicit TrainingState(std::shared_ptr<Clock> clock = nullptr);

@@ -83,6 +83,32 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   EXPECT_FALSE(r.gpu);  // no GPUs given: nothing to map to
 }
 
+TEST_F(ExporterStateTraining, CountsActionsBoundedAndKeepsTheNewestState) {
+  state.on_rank_event(hello(10, 0, R"({"type":"hello","pid":10,"rank":0})"));
+  auto action = [&](std::int64_t pid, const std::string& body) {
+    state.on_rank_event(
+        training::rank_event(0, pid, 0, "action", R"({"type":"action",)" + body + "}"));
+  };
+  action(10, R"("action":"oom_split","micro_batch_size":16)");
+  action(10, R"("action":"oom_split","micro_batch_size":8)");
+  action(10, R"("action":"loader_retuned","num_workers":4)");
+  action(10, R"("action":"loader_limited")");  // no worker count: the newest stays
+  action(10, R"("action":"oom_split","micro_batch_size":"x")");  // not an action: ignored
+  action(99, R"("action":"oom_split","micro_batch_size":2)");    // no hello: ignored
+  for (int i = 0; i < 30; ++i)
+    action(10, R"("action":"new_kind_)" + std::string(1, 'a' + i % 26) +
+                   std::string(i / 26 + 1, 'x') + "\"");
+  const auto snap = state.snapshot({});
+  ASSERT_EQ(snap.ranks.size(), 1U);
+  const auto& r = snap.ranks[0];
+  EXPECT_EQ(r.actions.at("oom_split"), 2U);
+  EXPECT_EQ(r.actions.at("loader_retuned"), 1U);
+  EXPECT_EQ(r.micro_batch_size, 8);
+  EXPECT_EQ(r.loader_workers, 4);
+  EXPECT_EQ(r.actions.size(), TrainingState::kMaxActionNames + 1) << "16 names and \"other\"";
+  EXPECT_EQ(r.actions.at("other"), 30U - (TrainingState::kMaxActionNames - 3));
+}
+
 TEST_F(ExporterStateTraining, NoStepAgeOrRateBeforeSteps) {
   state.on_rank_event(hello(10, 0, "{}"));
   const TrainingRank r = state.snapshot({}).ranks.at(0);
