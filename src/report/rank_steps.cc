@@ -120,4 +120,64 @@ std::optional<AxisRank> axis_rank(const std::vector<RankSteps>& ranks,
   return best;
 }
 
+std::string ActionEvent::label() const {
+  const auto& a = action;
+  if (a.micro_batch_size) return a.action + ": micro-batch " + std::to_string(*a.micro_batch_size);
+  if (a.num_workers) return a.action + ": " + std::to_string(*a.num_workers) + " workers";
+  if (a.prefetch_depth) return a.action + ": depth " + std::to_string(*a.prefetch_depth);
+  return a.action;
+}
+
+std::vector<ActionEvent> action_events(const std::vector<training::RankEvent>& events) {
+  std::vector<ActionEvent> out;
+  for (const auto& e : events)
+    if (auto a = training::action_of(e)) out.push_back({e.time_ms, e.pid, e.rank, std::move(*a)});
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.time_ms < b.time_ms; });
+  return out;
+}
+
+namespace {
+
+using Field = std::optional<std::int64_t> training::Action::*;
+
+// The step function of one field over the grid; empty when no action of `pid` set it.
+std::vector<double> state_series(const RankSteps& r, const std::vector<ActionEvent>& actions,
+                                 Field field, Field previous, const TimeGrid& grid) {
+  std::vector<const ActionEvent*> mine;
+  for (const auto& a : actions)
+    if (a.pid == r.pid && a.action.*field) mine.push_back(&a);
+  if (mine.empty() || grid.count == 0) return {};
+  std::vector<double> out(grid.count, kNaN);
+  // Before the first action: the value it replaced, from the rank's first step on.
+  if (const auto before = mine.front()->action.*previous) {
+    std::size_t from = grid.count;
+    for (std::size_t i = 0; i < grid.count; ++i)
+      if (!std::isnan(r.step_at[i])) {
+        from = i;
+        break;
+      }
+    for (std::size_t i = from; i < grid.bucket(mine.front()->time_ms); ++i)
+      out[i] = static_cast<double>(*before);
+  }
+  for (std::size_t k = 0; k < mine.size(); ++k) {
+    const std::size_t end = k + 1 < mine.size() ? grid.bucket(mine[k + 1]->time_ms) : grid.count;
+    for (std::size_t i = grid.bucket(mine[k]->time_ms); i < end; ++i)
+      out[i] = static_cast<double>(*(mine[k]->action.*field));
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_actions(std::vector<RankSteps>& ranks, const std::vector<ActionEvent>& actions,
+                 const TimeGrid& grid) {
+  for (auto& r : ranks) {
+    r.micro_batch_size = state_series(r, actions, &training::Action::micro_batch_size,
+                                      &training::Action::previous_micro_batch_size, grid);
+    r.loader_workers = state_series(r, actions, &training::Action::num_workers,
+                                    &training::Action::previous_num_workers, grid);
+  }
+}
+
 }  // namespace gpumon::report

@@ -14,6 +14,7 @@
 
 #include "record/recording_types.h"
 #include "report/downsample.h"
+#include "training/protocol.h"
 #include "training/rank_device.h"
 
 namespace gpumon::report {
@@ -33,6 +34,10 @@ struct RankSteps {
   /// quarter into step 3); NaN between steps, outside them, or where the count went back
   /// (a restarted counter), so that the axis only ever increases.
   std::vector<double> step_at;
+  /// Per bucket, the micro-batch size (the OOM guard's) and the DataLoader worker count (the
+  /// adaptive loader's) in force at the bucket's end, from the process's actions (add_actions);
+  /// NaN before the first known value; empty when no action of the process set one.
+  std::vector<double> micro_batch_size, loader_workers;
 
   /// "rank 2 (pid 4242, cuda:1)", "pid 99 (cpu)".
   std::string label() const;
@@ -46,6 +51,28 @@ std::vector<RankSteps> rank_steps(const std::vector<training::Step>& steps,
                                   const std::vector<record::RecordedDevice>& devices,
                                   const std::vector<record::RecordedProcess>& processes,
                                   const TimeGrid& grid);
+
+/// What the OOM guard or the adaptive loader did: an `action` rank event, parsed
+/// (training::action_of).
+struct ActionEvent {
+  std::int64_t time_ms = 0;
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  training::Action action;
+
+  /// "oom_split: micro-batch 16", "loader_retuned: 4 workers", for a chart's marker.
+  std::string label() const;
+};
+
+/// The `action` events of `events` that parse, in time order.
+std::vector<ActionEvent> action_events(const std::vector<training::RankEvent>& events);
+
+/// Fills each rank's micro_batch_size and loader_workers step functions from its process's
+/// actions: from an action's bucket on, the value it set; before the first, the previous value
+/// the first action gave (previous_micro_batch_size, previous_num_workers) from the rank's first
+/// step, else nothing.
+void add_actions(std::vector<RankSteps>& ranks, const std::vector<ActionEvent>& actions,
+                 const TimeGrid& grid);
 
 /// Whose steps give GPU `gpu` its step axis: of the ranks mapped to it, the one with the most
 /// steps (`drives` true); else rank 0, else the process with the most steps (`drives` false);

@@ -122,5 +122,35 @@ TEST(RankSteps, AxisRankPrefersTheDriverThenRankZeroThenTheMostSteps) {
   EXPECT_FALSE(axis_rank({}, 0u));
 }
 
+TEST(RankSteps, ActionsGiveStepFunctionsOfTheirOwnProcessOnly) {
+  std::vector<training::Step> steps;
+  for (int i = 0; i < 8; ++i) steps.push_back(step(10, 0, i, 1 + i, 1));
+  for (int i = 0; i < 8; ++i) steps.push_back(step(20, 1, i, 1 + i, 1, "cuda:1"));
+  auto ranks = rank_steps(steps, {}, {}, {}, grid());
+  ASSERT_EQ(ranks.size(), 2U);
+  const auto actions = action_events(
+      {training::rank_event(kStartMs + 5500, 10, 0, "action",
+                            R"({"action":"loader_retuned","num_workers":2})"),
+       training::rank_event(kStartMs + 3500, 10, 0, "action",
+                            R"({"action":"oom_split","micro_batch_size":8,)"
+                            R"("previous_micro_batch_size":16})"),
+       training::rank_event(kStartMs + 4000, 10, 0, "oom", R"({"step":3})"),
+       training::rank_event(kStartMs + 4000, 10, 0, "action", R"({"action":"Not-One"})")});
+  ASSERT_EQ(actions.size(), 2U) << "only the actions that parse";
+  EXPECT_EQ(actions[0].action.action, "oom_split") << "in time order";
+  add_actions(ranks, actions, grid());
+  const auto& r = ranks[0];
+  ASSERT_EQ(r.micro_batch_size.size(), 10U);
+  EXPECT_TRUE(std::isnan(r.micro_batch_size[0])) << "before the rank's first step";
+  EXPECT_EQ(r.micro_batch_size[1], 16) << "the size the first split replaced";
+  EXPECT_EQ(r.micro_batch_size[2], 16);
+  EXPECT_EQ(r.micro_batch_size[3], 8);
+  EXPECT_EQ(r.micro_batch_size[9], 8);
+  ASSERT_EQ(r.loader_workers.size(), 10U);
+  EXPECT_TRUE(std::isnan(r.loader_workers[4])) << "no previous worker count: unknown";
+  EXPECT_EQ(r.loader_workers[5], 2);
+  EXPECT_TRUE(ranks[1].micro_batch_size.empty() && ranks[1].loader_workers.empty());
+}
+
 }  // namespace
 }  // namespace gpumon::report

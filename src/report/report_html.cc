@@ -175,10 +175,33 @@ void write_steps(std::string& out, const RunReport& run) {
   out += "<div class=\"charts\"></div>\n</section>\n";
 }
 
+// What the OOM guard and the adaptive loader did, in time order (the markers on the charts).
+void write_actions(std::string& out, const RunReport& run) {
+  if (run.actions.empty()) return;
+  out +=
+      "<h3>Training actions</h3>\n<table class=\"actions\"><thead><tr><th>time (UTC)</th>"
+      "<th>process</th><th>action</th><th>step</th><th>what and why</th></tr></thead><tbody>\n";
+  for (std::size_t i = 0; i < run.actions.size() && i < kMaxTableRows; ++i) {
+    const auto& e = run.actions[i];
+    const auto& a = e.action;
+    out += "<tr><td>" + esc(record::format_iso_ms(e.time_ms)) + "</td><td>" +
+           (e.rank ? "rank " + std::to_string(*e.rank) : "pid " + std::to_string(e.pid)) +
+           "</td><td><code>" + esc(a.action) + "</code></td><td>" +
+           (a.step ? std::to_string(*a.step) : std::string()) + "</td><td>" +
+           esc(a.summary.value_or(a.reason.value_or(""))) + "</td></tr>\n";
+  }
+  out += "</tbody></table>\n";
+  if (run.actions.size() > kMaxTableRows)
+    out += "<p class=\"note\">" + std::to_string(run.actions.size() - kMaxTableRows) +
+           " more actions are in the recording (gpumon export --table rank_events).</p>\n";
+}
+
 void write_events(std::string& out, const RunReport& run) {
   out += "<section id=\"events\"><h2>Events</h2>\n";
   if (run.events.empty()) {
-    out += "<p class=\"none\">No XID, ECC or lost-GPU events.</p></section>\n";
+    out += "<p class=\"none\">No XID, ECC or lost-GPU events.</p>\n";
+    write_actions(out, run);
+    out += "</section>\n";
     return;
   }
   out +=
@@ -194,6 +217,7 @@ void write_events(std::string& out, const RunReport& run) {
   if (run.events.size() > kMaxTableRows)
     out += "<p class=\"note\">" + std::to_string(run.events.size() - kMaxTableRows) +
            " more events are in the recording (gpumon export, or sqlite3).</p>\n";
+  write_actions(out, run);
   out += "</section>\n";
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The JSON blob of the page: the grid, and per GPU each series' mean/min/max per bucket.
 #include <algorithm>
+#include <cmath>
 
 #include "report/report_html.h"
 #include "report/text_escape.h"
@@ -52,8 +53,46 @@ void append_series(std::string& out, const BucketSeries& s, int decimals, std::i
   out += '}';
 }
 
+// [[time_s, label], ...] of the actions of the processes `pids`, at most kMaxEventMarkers (the
+// events table lists them all).
+void append_action_markers(std::string& out, const std::vector<ActionEvent>& actions,
+                           const std::vector<std::int64_t>& pids) {
+  out += '[';
+  std::size_t n = 0;
+  for (const auto& a : actions) {
+    if (std::find(pids.begin(), pids.end(), a.pid) == pids.end()) continue;
+    if (++n > kMaxEventMarkers) break;
+    if (n > 1) out += ',';
+    out += '[';
+    append_json_number(out, static_cast<double>(a.time_ms) / 1000, 3);
+    out += ',';
+    append_json_string(out, a.label());
+    out += ']';
+  }
+  out += ']';
+}
+
+// A step function on the grid: its value per bucket (null where unknown), or null when empty.
+void append_state(std::string& out, const std::vector<double>& values) {
+  if (values.empty()) {
+    out += "null";
+    return;
+  }
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    if (std::isnan(values[i])) {
+      out += "null";
+    } else {
+      append_json_number(out, values[i], 0);
+    }
+  }
+  out += ']';
+}
+
 // A rank's series on the grid, its GPU (or why none) and its step axis.
-void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid) {
+void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid,
+                 const std::vector<ActionEvent>& actions) {
   const double mean_ms = r.steps ? 1000 * r.cpu_step_s / static_cast<double>(r.steps) : 0;
   const std::int64_t gap_ms = 3 * std::max(static_cast<std::int64_t>(mean_ms), grid.width_ms);
   out += "{\"label\":";
@@ -81,6 +120,12 @@ void append_rank(std::string& out, const RankSteps& r, const TimeGrid& grid) {
       out += "null";
     }
   }
+  out += ",\"actions\":";
+  append_action_markers(out, actions, {r.pid});
+  out += ",\"micro\":";
+  append_state(out, r.micro_batch_size);
+  out += ",\"workers\":";
+  append_state(out, r.loader_workers);
   out += ",\"x\":[";
   for (std::size_t i = 0; i < r.step_at.size(); ++i) {
     if (i) out += ',';
@@ -157,7 +202,12 @@ std::string report_json(const RunReport& run, const RunReport* baseline) {
                                                       : e.kind);
       out += ']';
     }
-    out += "],\"axis\":";
+    out += "],\"actions\":";
+    std::vector<std::int64_t> pids;  // the processes that run on this GPU
+    for (const auto& r : run.ranks)
+      if (r.gpu.gpu == g.gpu) pids.push_back(r.pid);
+    append_action_markers(out, run.actions, pids);
+    out += ",\"axis\":";
     if (const auto a = axis_rank(run.ranks, g.gpu)) {
       out += "{\"rank\":" + std::to_string(a->index) +
              ",\"drives\":" + (a->drives ? "true" : "false") + '}';
@@ -177,7 +227,7 @@ std::string report_json(const RunReport& run, const RunReport* baseline) {
   out += "],\"ranks\":[";
   for (std::size_t i = 0; i < run.ranks.size(); ++i) {
     if (i) out += ',';
-    append_rank(out, run.ranks[i], run.grid);
+    append_rank(out, run.ranks[i], run.grid, run.actions);
   }
   out += "],\"findings\":";
   if (run.diagnosis) {

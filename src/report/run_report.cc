@@ -204,8 +204,10 @@ std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   const auto& steps = std::get<std::vector<training::Step>>(steps_or);
   auto hellos_or = reader.rank_events();
   if (auto* e = std::get_if<std::string>(&hellos_or)) return *e;
-  run.ranks = rank_steps(steps, std::get<std::vector<training::RankEvent>>(hellos_or),
-                         reader.devices(), run.processes, run.grid);
+  const auto& rank_events = std::get<std::vector<training::RankEvent>>(hellos_or);
+  run.ranks = rank_steps(steps, rank_events, reader.devices(), run.processes, run.grid);
+  run.actions = action_events(rank_events);
+  add_actions(run.ranks, run.actions, run.grid);
   // Host memory per rank, from the process samples one at a time (a long run has millions).
   std::map<std::int64_t, std::vector<std::size_t>> ranks_of_pid;
   for (std::size_t i = 0; i < run.ranks.size(); ++i) {

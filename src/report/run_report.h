@@ -100,6 +100,8 @@ struct RunReport {
   std::vector<record::RecordedProcess> processes;
   StepFigures steps;
   std::vector<RankSteps> ranks;  ///< per process and device: series, GPU, step axis
+  /// What the OOM guard and the adaptive loader did (the `action` rank events), in time order.
+  std::vector<ActionEvent> actions;
   /// The diagnosis (health score, findings); nullopt when none was made.
   std::optional<ReportDiagnosis> diagnosis;
 };

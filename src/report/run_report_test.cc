@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <set>
+
 #include "diagnose/run_data_loader.h"
 #include "diagnose/throttle.h"
 #include "record/recording_writer.h"
 #include "record/test_support.h"
+#include "report/report_diagnosis.h"
 #include "report/report_html.h"
 #include "report/summary.h"
+#include "training/protocol.h"
 
 namespace gpumon::report {
 namespace {
@@ -374,6 +378,94 @@ TEST(RunReport, TrainingStepsGiveStepFiguresAndCharts) {
   const RunReport plain = load(write_recording(dir));
   EXPECT_EQ(summary_rows(run_totals(plain))[3].value, "not recorded");
   EXPECT_NE(report_json(plain).find("\"ranks\":[]"), std::string::npos);
+}
+
+// An action survives the whole way: recorded as a rank event, judged by the doctor, marked and
+// charted by the report, listed in its events table.
+TEST(RunReport, TheGuardsAndTheLoadersActionsGoFromTheRecordingToDoctorAndThePage) {
+  TempDir dir;
+  record::RecordingOptions options;
+  options.path = dir.file("actions.gpumon");
+  std::string error;
+  auto w = record::RecordingWriter::create(options, record::testing::test_run_info(),
+                                           make_devices(1), error);
+  ASSERT_NE(w, nullptr) << error;
+  for (int i = 0; i < kTicks; ++i) w->on_tick(make_tick(1, i, kStartMs, kIntervalMs));
+  w->on_rank_event(training::rank_event(kStartMs, 100, 0, "hello",
+                                        R"({"type":"hello","pid":100,"rank":0,"device":"cpu"})"));
+  for (int i = 0; i < 24; ++i) {
+    training::Step st;
+    st.pid = 100, st.rank = 0, st.step = i, st.device = "cpu";
+    st.cpu_step_s = 0.4;
+    st.data_wait_s = i < 12 ? 0.2 : 0.02;
+    st.t_start_s = static_cast<double>(kStartMs) / 1000 + i * 0.4;
+    st.t_end_s = st.t_start_s + st.cpu_step_s;
+    st.received_ms = kStartMs + i * 400;
+    w->on_step(st);
+  }
+  const std::string split =
+      R"({"type":"action","action":"oom_split","step":6,"reason":"oom","batch_size":32,)"
+      R"("micro_batch_size":16,"previous_micro_batch_size":32,)"
+      R"("summary":"CUDA OOM at step 6: split the batch of 32 into 2 micro-batches of 16 <ok>"})";
+  w->on_rank_event(training::rank_event(kStartMs + 2400, 100, 0, "action", split));
+  w->on_rank_event(training::rank_event(
+      kStartMs + 4800, 100, 0, "action",
+      R"({"type":"action","action":"loader_retuned","step":12,"epoch":1,"num_workers":4,)"
+      R"("previous_num_workers":0,"prefetch_factor":4,"previous_prefetch_factor":2})"));
+  w->close();
+
+  // The recording keeps the message whole.
+  auto data = diagnose::load_run_data(options.path);
+  ASSERT_TRUE(std::holds_alternative<diagnose::RunData>(data)) << std::get<std::string>(data);
+  const auto& run_data = std::get<diagnose::RunData>(data);
+  std::size_t actions = 0;
+  for (const auto& e : run_data.rank_events)
+    if (e.kind == "action") {
+      ++actions;
+      EXPECT_TRUE(training::action_of(e)) << e.detail;
+    }
+  EXPECT_EQ(actions, 2U);
+  // The doctor reports both.
+  const auto d = diagnose::diagnose(run_data);
+  std::set<std::string> ids;
+  for (const auto& f : d.findings) ids.insert(f.id);
+  EXPECT_TRUE(ids.count("oom_guard") && ids.count("loader_tuned"));
+
+  // The report: markers, the step functions, the events table.
+  RunReport run = load(options.path);
+  auto diagnosis = diagnose_recording(options.path);
+  ASSERT_TRUE(std::holds_alternative<ReportDiagnosis>(diagnosis));
+  run.diagnosis = std::get<ReportDiagnosis>(diagnosis);
+  ASSERT_EQ(run.actions.size(), 2U);
+  EXPECT_EQ(run.actions[0].label(), "oom_split: micro-batch 16");
+  EXPECT_EQ(run.actions[1].label(), "loader_retuned: 4 workers");
+  ASSERT_EQ(run.ranks.size(), 1U);
+  const auto& r = run.ranks[0];
+  const std::size_t at_split = run.grid.bucket(kStartMs + 2400);
+  const std::size_t at_retune = run.grid.bucket(kStartMs + 4800);
+  ASSERT_EQ(r.micro_batch_size.size(), run.grid.count);
+  EXPECT_EQ(r.micro_batch_size[at_split - 1], 32) << "the size it replaced, before the split";
+  EXPECT_EQ(r.micro_batch_size[at_split], 16);
+  EXPECT_EQ(r.micro_batch_size.back(), 16);
+  EXPECT_EQ(r.loader_workers[at_retune - 1], 0);
+  EXPECT_EQ(r.loader_workers[at_retune], 4);
+  const std::string json = report_json(run);
+  EXPECT_NE(json.find(R"("actions":[[1764446402.4,"oom_split: micro-batch 16"],)"
+                      R"([1764446404.8,"loader_retuned: 4 workers"]],"micro":[)"),
+            std::string::npos)
+      << json.substr(0, 2000);
+  const std::string page = render_report(run, nullptr, report_asset());
+  EXPECT_NE(page.find("<h3>Training actions</h3>"), std::string::npos);
+  EXPECT_NE(page.find("<td><code>oom_split</code></td><td>6</td><td>CUDA OOM at step 6: split "
+                      "the batch of 32 into 2 micro-batches of 16 &lt;ok&gt;</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("OOM guard split the batch"), std::string::npos) << "the finding";
+
+  // A run without actions has neither the table nor the state series.
+  const RunReport plain = load(write_recording(dir));
+  EXPECT_TRUE(plain.actions.empty());
+  EXPECT_EQ(render_report(plain, nullptr, report_asset()).find("Training actions"),
+            std::string::npos);
 }
 
 TEST(RunReport, BaselineVerdictsFollowTheThresholds) {

@@ -6,7 +6,9 @@
 // step axis every point sits at the step in progress in the middle of its interval, taken from
 // the rank that drives that GPU (else rank 0, else the process with the most steps; each
 // chart's title says whose). Everything else on the page is static HTML. Exposes
-// window.gpumonReport for the Chromium test.
+// window.gpumonReport for the Chromium test. The OOM guard's and the adaptive loader's actions
+// are marked on the charts of their rank and its GPU (teal, dashed), and a rank that acted has
+// a chart of its micro-batch size and DataLoader workers over time, as steps.
 (() => {
   'use strict';
   const data = JSON.parse(document.getElementById('report-data').textContent);
@@ -37,7 +39,8 @@
 
   const COLOURS = { util: '#1f77b4', sm: '#9467bd', mem: '#2ca02c', power: '#d62728',
                     temp: '#ff7f0e', smclk: '#17becf', memclk: '#8c564b', total: '#888',
-                    time: '#1f77b4', wait: '#e377c2', alloc: '#bcbd22', reserved: '#9467bd' };
+                    time: '#1f77b4', wait: '#e377c2', alloc: '#bcbd22', reserved: '#9467bd',
+                    micro: '#178c78', workers: '#e8890c' };
   const CHARTS = [
     { key: 'util', title: 'Utilization and SM activity (%)', series: ['util', 'sm'], range: [0, 100] },
     { key: 'mem', title: 'Memory used (GiB)', series: ['mem'], total: true, allocator: true },
@@ -48,6 +51,7 @@
   const LABELS = { util: 'GPU util', sm: 'SM active', mem: 'used', power: 'power', temp: 'GPU temp',
                    smclk: 'SM clock', memclk: 'memory clock', time: 'step time', wait: 'data wait',
                    alloc: 'allocated', reserved: 'reserved' };
+  const EVENT_COLOUR = 'rgba(214,39,40,0.9)', ACTION_COLOUR = 'rgba(23,140,120,0.95)';
   const FINDING = { critical: 'rgba(214,39,40,0.16)', warning: 'rgba(148,103,189,0.16)',
                     info: 'rgba(31,119,180,0.10)' };
 
@@ -124,7 +128,7 @@
       if (last && it.x - last.x <= MERGE_PX) {
         if (!last.texts.includes(it.text)) last.texts.push(it.text);
       } else {
-        merged.push({ x: it.x, texts: [it.text] });
+        merged.push({ x: it.x, texts: [it.text], colour: it.colour });
       }
     }
     const ends = [];  // per row, the right edge of its last label
@@ -139,6 +143,7 @@
       if (row === rows) continue;
       ends[row] = left + w;
       const y = y0 + row * step;
+      if (m.colour) ctx.fillStyle = m.colour;
       ctx.fillText(text, left, y);
       boxes.push({ x: left, y: y - h + 2, w, h: h - 2, text });
     }
@@ -174,7 +179,7 @@
       ctx.strokeStyle = 'rgba(214,39,40,0.9)';
       ctx.fillStyle = 'rgba(214,39,40,0.9)';
       ctx.lineWidth = 1.5 * px;
-      const events = (owner.events || []).map(([at, label]) => ({ x: x(at), text: label }));
+      const events = (owner.events || []).map(([at, label]) => ({ x: x(at), text: label, colour: EVENT_COLOUR }));
       for (const e of events) {
         if (e.x === null) continue;
         ctx.beginPath();
@@ -182,6 +187,20 @@
         ctx.lineTo(e.x, top + height);
         ctx.stroke();
       }
+      // The guard's and the loader's actions: dashed, in their own colour; their labels share
+      // the top rows with the events' so that none overlaps another.
+      const actions = (owner.actions || []).map(([at, label]) => ({ x: x(at), text: label, colour: ACTION_COLOUR }));
+      ctx.strokeStyle = ACTION_COLOUR;
+      ctx.setLineDash([4 * px, 3 * px]);
+      for (const a of actions) {
+        if (a.x === null) continue;
+        ctx.beginPath();
+        ctx.moveTo(a.x, top);
+        ctx.lineTo(a.x, top + height);
+        ctx.stroke();
+      }
+      ctx.setLineDash([]);
+      events.push(...actions);
       u.gpumonLabels = boxes.concat(placeLabels(ctx, events, top + 11 * px, step, rows, left + width));
       ctx.restore();
     };
@@ -209,7 +228,8 @@
       const s = l.s;
       const prep = (col) => pick(s ? spanShort(col, s.gapMs, opts.width) : nulls);
       columns.push(prep(s ? s.mean : nulls));
-      series.push({ label: l.label, stroke: l.colour, width: 1.5, dash: l.dash });
+      series.push({ label: l.label, stroke: l.colour, width: 1.5, dash: l.dash,
+                    paths: l.stepped && uPlot.paths.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined });
       if (l.band !== false && s) {
         columns.push(prep(s.min), prep(s.max));
         series.push({ label: l.label + ' min', stroke: fade(l.colour, 0.25), width: 0.5 },
@@ -266,12 +286,19 @@
     for (const r of data.ranks) {
       const x = mode === 'step' ? r.x : t;
       const common = { list: charts, sync: 'gpumon-report', time: mode === 'time', xLabel: 'step', minPad: 0.001,
-                       width: data.width, owner: { findings: rankFindings(r) },
+                       width: data.width, owner: { findings: rankFindings(r), actions: r.actions },
                        axis: mode === 'step' ? r.x : null };
       chart(box, 'Step time and data wait (s): ' + r.label,
             [{ label: LABELS.time, colour: COLOURS.time, s: r.time },
              { label: LABELS.wait, colour: COLOURS.wait, s: r.wait }],
             x, Object.assign({ key: 'steps' }, common));
+      if (r.micro || r.workers) {
+        const lines = [];
+        if (r.micro) lines.push({ label: 'micro-batch size', colour: COLOURS.micro, s: { gapMs: 0, mean: r.micro }, band: false, stepped: true });
+        if (r.workers) lines.push({ label: 'DataLoader workers', colour: COLOURS.workers, s: { gapMs: 0, mean: r.workers }, band: false, stepped: true });
+        chart(box, 'Micro-batch size and DataLoader workers (set by the OOM guard and the adaptive loader): ' + r.label,
+              lines, x, Object.assign({ key: 'actions' }, common));
+      }
       if (r.host) {
         chart(box, 'Host memory (GiB, PSS with its workers): ' + r.label,
               [{ label: 'host memory', colour: COLOURS.reserved, s: r.host }],
@@ -292,7 +319,7 @@
     const note = !stepAxis ? null : gpu.axis.drives
       ? 'step axis: ' + axisRank.label + ', which drives this GPU'
       : 'step axis: ' + axisRank.label + ' (no process is known to drive this GPU)';
-    const owner = { throttled: gpu.throttled, lost: gpu.lost, events: gpu.events,
+    const owner = { throttled: gpu.throttled, lost: gpu.lost, events: gpu.events, actions: gpu.actions,
                     findings: findingsFor((f) => onGpu(f, gpu)) };
     for (const def of CHARTS) {
       const lines = def.series.map((key) => ({ label: LABELS[key], colour: COLOURS[key], s: gpu.series[key] }));
