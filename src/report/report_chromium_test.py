@@ -83,7 +83,9 @@ STEP_PAGE = r"""(() => {
   return { state: window.gpumonReport.state(), steps: titles('#steps'), gpu0: titles('.gpu[data-gpu="0"]'),
            gpu2: titles('.gpu[data-gpu="2"]'), mem2: legend(2), mem5: legend(5), mem0: legend(0),
            inked, injected: document.querySelectorAll('img, [onerror], main b').length,
-           ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent) };
+           ranks: [...document.querySelectorAll('table.ranks tbody tr')].map((tr) => tr.textContent),
+           labels: window.gpumonReport.labels().flat().map((l) => l.text),
+           actionRows: document.querySelectorAll('table.actions tbody tr').length };
 })()"""
 
 def hover_script(gpu, chart):
@@ -201,8 +203,16 @@ def check_steps_page(browser, html, out_dir):
           and "unmapped" in ranks[2] and HOSTILE in ranks[2],
           "steps: rank 0 on GPU 2 by PCI bus id, rank 1 on GPU 5 by PCI order, rank 2 unmapped (%s)" % ranks)
     check(st["injected"] == 0, "steps: the hostile device name injects nothing")
-    check(len(st["steps"]) == 4 and sum("Allocator memory" in t for t in st["steps"]) == 1,
-          "steps: a step chart per rank and an allocator chart for the unmapped one (%s)" % st["steps"])
+    check(len(st["steps"]) == 5 and sum("Allocator memory" in t for t in st["steps"]) == 1,
+          "steps: a step chart per rank, an allocator chart for the unmapped one and an actions chart "
+          "(%s)" % st["steps"])
+    check(sum(t.startswith("Micro-batch size and DataLoader workers") and "rank 0" in t
+              for t in st["steps"]) == 1,
+          "actions: rank 0, which acted, has a micro-batch size and workers chart (%s)" % st["steps"])
+    check(any("oom_split: micro-batch 16" in t for t in st["labels"])
+          and any("loader_retuned: 4 workers" in t for t in st["labels"]),
+          "actions: marked on the charts (%s)" % [t for t in st["labels"] if ":" in t][:6])
+    check(st["actionRows"] == 2, "actions: both in the events table (%d)" % st["actionRows"])
     check("allocated" in st["mem2"] and "reserved" in st["mem5"] and "allocated" not in st["mem0"],
           "steps: allocator memory on GPU 2's and GPU 5's memory charts, not GPU 0's")
     check(min(st["inked"]) > 200, "steps: every chart drawn on the time axis")
@@ -210,7 +220,7 @@ def check_steps_page(browser, html, out_dir):
     mark = browser.event_count()
     browser.eval("document.getElementById('axis-toggle').click()")
     st = browser.eval(STEP_PAGE)
-    check(st["state"]["axis"] == "step" and st["state"]["charts"] == 4 + 8 * CHARTS_PER_GPU,
+    check(st["state"]["axis"] == "step" and st["state"]["charts"] == 5 + 8 * CHARTS_PER_GPU,
           "step axis: every chart redrawn (%s)" % st["state"])
     check(min(st["inked"]) > 200, "step axis: every chart drawn")
     check(all("step axis: rank 0 (pid 1001, cuda:0), which drives this GPU" in t for t in st["gpu2"]),
@@ -304,7 +314,8 @@ def add_steps(path):
     """Three training processes over the sampled time, 0.1 s steps with a data wait and
     allocator figures: rank 0's hello names GPU 2's PCI bus id; rank 1 has no bus id but
     CUDA_DEVICE_ORDER=PCI_BUS_ID and CUDA_VISIBLE_DEVICES=5 (GPU 5 by PCI order); rank 2 says no
-    hello and names a hostile device, so it stays unmapped."""
+    hello and names a hostile device, so it stays unmapped. Rank 0's OOM guard splits its batch
+    at 2 s and its adaptive loader retunes at 4 s (action events)."""
     db = sqlite3.connect(path)
     first, last = db.execute("SELECT min(first_time_ms), max(last_time_ms) FROM sample_chunks").fetchone()
     buses = dict(db.execute("SELECT gpu, pci_bus_id FROM devices"))
@@ -324,6 +335,15 @@ def add_steps(path):
                        (int(t * 1000 + 100), pid, rank, device, n, t, t + 0.1, 0.1, wait,
                         (20 + n % 5) << 30, 40 << 30))
             t, n = t + 0.1, n + 1
+    actions = ((first + 2000, {"action": "oom_split", "step": 20, "reason": "oom", "batch_size": 32,
+                               "micro_batch_size": 16, "previous_micro_batch_size": 32,
+                               "summary": "CUDA OOM at step 20: split 32 into 2 x 16 " + HOSTILE}),
+               (first + 4000, {"action": "loader_retuned", "step": 40, "num_workers": 4,
+                               "previous_num_workers": 0, "prefetch_factor": 2,
+                               "previous_prefetch_factor": 2}))
+    for at, detail in actions:
+        db.execute("INSERT INTO rank_events(time_ms, pid, rank, kind, detail) VALUES (?,?,?,?,?)",
+                   (at, 1001, 0, "action", json.dumps(dict(detail, type="action"))))
     db.commit()
     db.close()
 
