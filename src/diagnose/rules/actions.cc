@@ -98,7 +98,9 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   f.id = "oom_guard";
   f.severity = after_oom > 0 || floors > 0 ? Severity::kWarning : Severity::kInfo;
   f.confidence = 1;
-  f.title = floors ? "OOM guard reached its floor" : "OOM guard split the batch";
+  f.title = floors                      ? "OOM guard reached its floor"
+            : after_oom + predicted > 0 ? "OOM guard split the batch"
+                                        : "OOM guard merged micro-batches back";
   std::string did;
   auto part = [&](int n, const std::string& what) {
     if (n) did += (did.empty() ? "" : ", ") + std::to_string(n) + " " + what;
