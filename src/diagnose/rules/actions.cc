@@ -116,7 +116,18 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
                  (last.batch_size ? " of a batch of " + num(last.batch_size) : "") + " on " +
                  who_of(*last_event) + " since step " + num(last.step);
   if (last.summary) f.summary += " (" + *last.summary + ")";
+  // The OOMs the guard caught: num_ooms growing in the steps of the ranks whose guard split
+  // after one (check_oom leaves them to this finding).
+  double caught = 0;
+  for (const auto& r : v.ranks) {
+    if (!guard_split_after_oom(v.run, r.info->pid)) continue;
+    std::optional<std::int64_t> first, last_ooms;
+    for (const auto* s : r.all)
+      if (s->num_ooms) last_ooms = s->num_ooms, first = first.value_or(*s->num_ooms);
+    if (first && *last_ooms > *first) caught += static_cast<double>(*last_ooms - *first);
+  }
   f.add("guard_actions", static_cast<double>(acts.size()));
+  if (caught > 0) f.add("caught_ooms", caught);
   if (after_oom) f.add("oom_splits", static_cast<double>(after_oom));
   if (predicted) f.add("predicted_splits", static_cast<double>(predicted));
   if (merges) f.add("merges", static_cast<double>(merges));

@@ -45,6 +45,7 @@ TEST(Actions, AGuardSplitAfterAnOomIsAWarningOnItsRankAndGpu) {
   EXPECT_EQ(evidence(*f, "oom_splits"), 1);
   EXPECT_EQ(evidence(*f, "micro_batch_size"), 16);
   EXPECT_EQ(evidence(*f, "guard_requested_bytes"), 2147483648.0);
+  EXPECT_EQ(evidence(*f, "caught_ooms"), 1) << "num_ooms grew by one on rank 1";
   EXPECT_EQ(evidence_words("guard_requested_bytes", 2147483648.0),
             "the failed allocation asked for 2.00 GiB");
   EXPECT_GT(f->deduction, 0);

@@ -95,8 +95,8 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
     if (loader->prefetch_factor)
       f.add("prefetch_factor", static_cast<double>(*loader->prefetch_factor));
     std::string reached =
-        "The adaptive loader (mon.wrap(loader, adapt=True)) was on and still "
-        "the steps wait: it reached num_workers " +
+        "The adaptive loader (mon.wrap(loader, adapt=True)) was on, and the steps still "
+        "wait: it reached num_workers " +
         (loader->num_workers ? std::to_string(*loader->num_workers) : "?") + ", prefetch_factor " +
         (loader->prefetch_factor ? std::to_string(*loader->prefetch_factor) : "?");
     if (loader->prefetch_depth)
