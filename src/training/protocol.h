@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The wire format between a training process and the agent (docs/python.md, "Protocol"): one
 // JSON object per line (UTF-8, '\n'-terminated), at most kMaxMessageBytes bytes with the newline.
-// The first message of a connection is a hello; then steps, OOM reports and a bye. A message
+// The first message of a connection is a hello; then steps, OOM reports, errors, the device
+// named later, the OOM guard's and the adaptive loader's actions, and a bye. A message
 // that does not parse, lacks a required field or has a field of the wrong type is an error (the
 // server drops that client); an unknown "type" parses as Unknown, so newer clients can talk to
 // an older agent.
