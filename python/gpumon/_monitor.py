@@ -242,8 +242,17 @@ class Monitor:
     def active(self):
         return self._client is not None and self._fork_generation() == self._generation
 
-    def wrap(self, iterable):
-        """Iterate `iterable` (a DataLoader), timing the wait for each batch."""
+    def wrap(self, iterable, adapt=False, **adapt_options):
+        """Iterate `iterable` (a DataLoader), timing the wait for each batch.
+
+        adapt=True: also retune the DataLoader's num_workers / prefetch_factor between epochs
+        within the CPU and RAM budgets (docs/adaptive-loader.md; adapt_options are
+        _adaptive_loader.AdaptiveLoader's); it adapts without an agent too."""
+        if adapt:
+            from gpumon._adaptive_loader import AdaptiveLoader
+            return AdaptiveLoader(self, iterable, **adapt_options)
+        if adapt_options:
+            raise TypeError("options %s need adapt=True" % ", ".join(sorted(adapt_options)))
         if not self.active:
             return iterable
         return _Wrapped(self, iterable)
