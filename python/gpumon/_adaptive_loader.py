@@ -66,10 +66,16 @@ class _EpochMeter:
         self.wait_cpu_s += cpu_s
 
     def sample(self, iterator, now):
+        """Reads the workers' CPU time and PSS, at most every _SAMPLE_INTERVAL_S: those of
+        `iterator` (a torch DataLoader iterator), else this process's children that run the
+        same executable (the workers a trainer's loader forked)."""
         if now < self._next_sample:
             return
         self._next_sample = now + _SAMPLE_INTERVAL_S
-        pids = [w.pid for w in getattr(iterator, "_workers", ()) or () if w.pid]
+        if iterator is not None:
+            pids = [w.pid for w in getattr(iterator, "_workers", ()) or () if w.pid]
+        else:
+            pids = budget_mod.python_children()
         if not pids:
             return
         cpu = {}
@@ -118,13 +124,15 @@ class _EpochMeter:
 
 def _default_prefetch_factor(loader):
     """The prefetch_factor the loader's class takes with num_workers=0 (2 in torch 1.x, None
-    from 2.0, which refuses any other value without workers)."""
-    try:
-        param = inspect.signature(type(loader).__init__).parameters.get("prefetch_factor")
+    from 2.0, which refuses any other value without workers): the default of the first
+    __init__ in its classes that names it (a subclass may take **kwargs)."""
+    for cls in type(loader).__mro__:
+        try:
+            param = inspect.signature(cls.__init__).parameters.get("prefetch_factor")
+        except (TypeError, ValueError):
+            continue
         if param is not None and param.default is not inspect.Parameter.empty:
             return param.default
-    except (TypeError, ValueError):
-        pass
     return 2
 
 
@@ -285,6 +293,15 @@ class AdaptiveLoader:
             self._failed = True
             _warn_once("adaptive-loader", "the adaptive loader stopped adapting after an "
                        "internal error: %r" % (e,))
+
+    # A trainer's loop (the Lightning / Hugging Face callbacks, _callback_core.py): the
+    # trainer iterates the loader itself and the callback measures around its hooks.
+
+    def _trainer_epoch_ended(self, meter):
+        """The trainer finished an epoch that `meter` measured: decide, and set the loader
+        for the next one now (the trainer builds its iterator when that epoch starts)."""
+        self._guard(self._epoch_ended, meter, True)
+        self._guard(self._apply_pending)
 
     # Between epochs: what to change.
 

@@ -79,6 +79,30 @@ def pss_bytes(pid="self"):
     return None
 
 
+def python_children():
+    """The pids of this process's children that run its own executable (DataLoader workers
+    forked by a trainer's loader; not the gpumon agent it may have started). Read from
+    /proc/self/task/*/children; [] where the kernel does not list them."""
+    own = _exe("self")
+    pids = []
+    try:
+        tasks = os.listdir(PROC + "/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        for word in (_read("%s/self/task/%s/children" % (PROC, task)) or "").split():
+            if word.isdigit() and own is not None and _exe(word) == own:
+                pids.append(int(word))
+    return pids
+
+
+def _exe(pid):
+    try:
+        return os.readlink("%s/%s/exe" % (PROC, pid))
+    except OSError:
+        return None
+
+
 def mem_available_bytes():
     text = _read(PROC + "/meminfo")
     for line in (text or "").splitlines():

@@ -236,6 +236,31 @@ def _state(pid):
         return "Z"
 
 
+@pytest.mark.parametrize("trainer", ["lightning", "hf"])
+def test_the_trainer_callbacks_retune_the_train_loader_between_epochs(trainer, monkeypatch):
+    import fake_trainers
+    loader = shuffled_loader(Planted(60 * 5, 0.010))
+    if trainer == "lightning":
+        fake_trainers.install_lightning(monkeypatch)
+        from gpumon.lightning import GpumonCallback
+        cb = GpumonCallback(Monitor(), adapt_loader=True)
+        fake_trainers.lightning_fit([cb], 0, 0.0, 0.040, epochs=2, loader=loader)
+    else:
+        fake_trainers.install_transformers(monkeypatch)
+        from gpumon.hf import GpumonCallback
+        cb = GpumonCallback(Monitor(), adapt_loader={"max_workers": 4})
+        fake_trainers.hf_train([cb], 0, 0.0, 0.040, epochs=2, loader=loader)
+    wrapped = cb.adaptive_loader
+    print(describe(wrapped))
+    first, second = wrapped.epochs
+    assert first["batches"] == second["batches"] == 60
+    assert first["num_workers"] == 0 and first["data_wait_share"] >= 0.5
+    assert second["num_workers"] == loader.num_workers >= 2
+    assert second["steady_wait_share"] < first["steady_wait_share"] / 2
+    assert [a["action"] for a in wrapped.actions] == ["loader_retuned"]
+    assert second["worker_pss_bytes"]  # the workers found as the process's children
+
+
 def test_the_budgets_read_proc_and_the_cgroup(tmp_path, monkeypatch):
     proc, cg = tmp_path / "proc", tmp_path / "cgroup"
     (proc / "self").mkdir(parents=True)
