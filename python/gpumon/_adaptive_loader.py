@@ -159,7 +159,8 @@ class AdaptiveLoader:
 
     def __init__(self, mon, loader, target_wait_share=0.10, max_workers=None,
                  reserve_cores=1.0, ram_fraction=0.5, margin=1.5, min_gain=1.10,
-                 tolerance=0.05, max_prefetch_factor=8, min_batches=8):
+                 tolerance=0.05, max_prefetch_factor=8, min_batches=8,
+                 prefetch_thread=False, prefetch_depth=2, max_prefetch_depth=16):
         if not 0.0 < target_wait_share < 1.0:
             raise ValueError("target_wait_share must be in (0, 1), not %r" % target_wait_share)
         if max_workers is not None and int(max_workers) < 0:
@@ -168,6 +169,8 @@ class AdaptiveLoader:
             raise ValueError("ram_fraction must be in (0, 1], not %r" % ram_fraction)
         if margin < 1.0 or min_gain < 1.0 or not 0.0 <= tolerance < 1.0:
             raise ValueError("margin and min_gain must be >= 1 and tolerance in [0, 1)")
+        if not 1 <= int(prefetch_depth) <= int(max_prefetch_depth):
+            raise ValueError("prefetch_depth must be in [1, max_prefetch_depth]")
         self._mon = mon
         self.loader = loader
         self.target_wait_share = float(target_wait_share)
@@ -180,6 +183,9 @@ class AdaptiveLoader:
         self.tolerance = float(tolerance)
         self.max_prefetch_factor = int(max_prefetch_factor)
         self.min_batches = int(min_batches)
+        self.prefetch_thread = bool(prefetch_thread)
+        self.prefetch_depth = int(prefetch_depth)  # the stage's depth, adapted in an epoch
+        self.max_prefetch_depth = int(max_prefetch_depth)
         self.epochs = []
         self.actions = []
         self.budget = None
@@ -222,11 +228,16 @@ class AdaptiveLoader:
         meter.wait_s += clock() - meter.start
         meter.wait_cpu_s += cpu() - c0
         complete = False
+        stage = source = None
         try:
+            source = it
+            if self.prefetch_thread:
+                from gpumon._prefetch import PrefetchStage
+                source = stage = PrefetchStage(it, self.prefetch_depth, self.max_prefetch_depth)
             while True:
                 t0, c0 = clock(), cpu()
                 try:
-                    batch = next(it)
+                    batch = next(source)
                 except StopIteration:
                     meter.end = t0  # the last step ended; the workers' shutdown is not waiting
                     complete = True
@@ -239,8 +250,10 @@ class AdaptiveLoader:
                     meter.sample(it, t1)
                 yield batch
         finally:
-            it = None
-            self._guard(self._epoch_ended, meter, complete)
+            it = source = None
+            if stage is not None:
+                stage.close()
+            self._guard(self._epoch_ended, meter, complete, stage)
 
     def _open(self):
         loader = self.loader
@@ -305,13 +318,34 @@ class AdaptiveLoader:
 
     # Between epochs: what to change.
 
-    def _epoch_ended(self, meter, complete):
+    def _epoch_ended(self, meter, complete, stage=None):
         rec = meter.record(len(self.epochs) + 1, self.num_workers, self.prefetch_factor,
                            complete)
         self.epochs.append(rec)
+        if stage is not None:
+            self._stage_ended(rec, stage)
         if self.untunable is not None or rec["batches"] < self.min_batches:
             return
         self._decide(rec)
+
+    def _stage_ended(self, rec, stage):
+        """Says what the prefetch stage did: once when it first ran, then when an epoch
+        deepened it (never more than once an epoch)."""
+        first = not any(a["action"] == "loader_prefetch" for a in self.actions)
+        before, self.prefetch_depth = self.prefetch_depth, stage.depth
+        rec["prefetch_depth"] = stage.depth
+        if not first and stage.depth == before:
+            return
+        empty = stage.empty_gets / max(stage.gets, 1)
+        self._act("loader_prefetch", rec, "data_wait" if stage.depth != before else None,
+                  {"empty_share": _round(empty), "batches_waiting_for_room": stage.full_puts,
+                   "data_wait_share": _round(rec["data_wait_share"])},
+                  "prefetch thread in epoch %d: depth %d%s; the loop found its queue empty "
+                  "for %d %% of the batches"
+                  % (rec["epoch"], before, "" if stage.depth == before
+                     else " -> %d (the loader ran ahead at times)" % stage.depth,
+                     round(empty * 100)),
+                  prefetch_depth=stage.depth)
 
     def _decide(self, rec):
         workers, prefetch = rec["num_workers"], rec["prefetch_factor"]

@@ -11,7 +11,8 @@ Contract (docs/python.md):
 - Finding and starting the agent, the hello and the OOM report are the client core's
   (src/client/client_core.h), which the C++ client uses too.
 - No thread and no signal handler is started in the training process (a sys.excepthook is
-  chained, for the OOM forensics of _oom.py). torch is never imported by gpumon; it is used only
+  chained, for the OOM forensics of _oom.py); the one exception is opt-in: the adaptive
+  loader's prefetch thread (mon.wrap(loader, adapt=True, prefetch_thread=True), _prefetch.py). torch is never imported by gpumon; it is used only
   when the training script has imported it.
 """
 

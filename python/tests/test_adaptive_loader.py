@@ -13,6 +13,7 @@ with generous factors and never bound wall-clock time. The planted figures:
 import json
 import os
 import sys
+import threading
 import time
 
 import pytest
@@ -259,6 +260,64 @@ def test_the_trainer_callbacks_retune_the_train_loader_between_epochs(trainer, m
     assert second["steady_wait_share"] < first["steady_wait_share"] / 2
     assert [a["action"] for a in wrapped.actions] == ["loader_retuned"]
     assert second["worker_pss_bytes"]  # the workers found as the process's children
+
+
+class Bursty(Dataset):
+    """Every fourth item takes 40 ms, the others nothing: 10 ms an item on average."""
+
+    def __len__(self):
+        return 128
+
+    def __getitem__(self, i):
+        if i % 4 == 0:
+            time.sleep(0.040)
+        return torch.tensor([i])
+
+
+def prefetch_threads():
+    return [t for t in threading.enumerate() if t.name == "gpumon-prefetch"]
+
+
+def test_the_prefetch_thread_deepens_for_a_bursty_loader_and_keeps_the_order():
+    def loader():
+        return DataLoader(Bursty(), batch_size=1, shuffle=True,
+                          generator=torch.Generator().manual_seed(5))
+
+    plain = train(loader(), 2, 0.0)
+    wrapped = Monitor().wrap(loader(), adapt=True, prefetch_thread=True)
+    assert train(wrapped, 2, 0.015) == plain
+    print(describe(wrapped))
+    assert prefetch_threads() == []  # joined at each epoch's end
+    assert wrapped.prefetch_depth > 2
+    prefetch = [a for a in wrapped.actions if a["action"] == "loader_prefetch"]
+    assert 1 <= len(prefetch) <= 2 and prefetch[0]["prefetch_depth"] > 2
+
+
+def test_the_prefetch_thread_stops_on_break_error_and_garbage():
+    class Failing(Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, i):
+            if i == 40:
+                raise KeyError("the user's error")
+            return torch.tensor([i])
+
+    wrapped = Monitor().wrap(DataLoader(Failing()), adapt=True, prefetch_thread=True)
+    for i, batch in enumerate(wrapped):
+        assert batch.tolist() == [[i]]  # in order
+        if i == 5:
+            break
+    assert prefetch_threads() == []
+    with pytest.raises(KeyError, match="the user's error"):
+        for _ in wrapped:
+            pass
+    assert prefetch_threads() == []
+    epoch = iter(wrapped)
+    next(epoch)
+    assert len(prefetch_threads()) == 1
+    del epoch  # garbage: the epoch's generator closes and stops its thread
+    assert prefetch_threads() == []
 
 
 def test_the_budgets_read_proc_and_the_cgroup(tmp_path, monkeypatch):
