@@ -36,7 +36,8 @@ from gpumon import _loader_budget as budget_mod
 from gpumon._actions import action_line
 from gpumon._monitor import _warn_once
 
-_SAMPLE_INTERVAL_S = 0.5  # how often the workers' /proc files are read during an epoch
+_SAMPLE_INTERVAL_S = 0.5  # how often the workers' CPU times are read during an epoch
+_PSS_INTERVAL_S = 2.0  # how often one worker's PSS is read
 
 
 def _round(value, digits=4):
@@ -57,8 +58,11 @@ class _EpochMeter:
         self.startup_s = None  # building the iterator and waiting for its first batch
         self.first = None  # (time, batches, {pid: cpu_s}) at the first sample
         self.last = None
-        self.pss_peak = None
+        self.pss_peak = None  # the peak of the workers' summed PSS
+        self._pss = {}  # pid: its latest PSS
         self._next_sample = 0.0
+        self._next_pss = 0.0
+        self._pss_turn = 0
 
     def add_wait(self, wall_s, cpu_s):
         self.batches += 1
@@ -79,18 +83,29 @@ class _EpochMeter:
         if not pids:
             return
         cpu = {}
-        pss = 0
         for pid in pids:
             seconds = budget_mod.cpu_seconds(pid)
             if seconds is not None:
                 cpu[pid] = seconds
-            pss += budget_mod.pss_bytes(pid) or 0
         point = (now, self.batches, cpu)
         if self.first is None:
             self.first = point
         self.last = point
-        if pss and (self.pss_peak is None or pss > self.pss_peak):
-            self.pss_peak = pss
+        if now >= self._next_pss:
+            # Reading smaps_rollup walks the worker's page tables (milliseconds for a process
+            # that imported torch): one worker per _PSS_INTERVAL_S, in turn; the others count
+            # with their latest reading, or the mean of those read.
+            self._next_pss = now + _PSS_INTERVAL_S
+            pid = pids[self._pss_turn % len(pids)]
+            self._pss_turn += 1
+            value = budget_mod.pss_bytes(pid)
+            if value is not None:
+                self._pss[pid] = value
+            known = [self._pss[p] for p in pids if p in self._pss]
+            if known:
+                total = sum(known) + (len(pids) - len(known)) * sum(known) // len(known)
+                if self.pss_peak is None or total > self.pss_peak:
+                    self.pss_peak = total
 
     def record(self, epoch, num_workers, prefetch_factor, complete):
         """The epoch's figures. data_wait_share and steps_per_s count the whole epoch; the
