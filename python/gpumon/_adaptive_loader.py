@@ -261,8 +261,7 @@ class AdaptiveLoader:
                 meter.add_wait(t1 - t0, cpu() - c0)
                 if meter.startup_s is None:
                     meter.startup_s = meter.wait_s
-                if not self._failed:
-                    meter.sample(it, t1)
+                self._guard(meter.sample, it, t1)
                 yield batch
         finally:
             it = source = None
