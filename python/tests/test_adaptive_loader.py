@@ -188,6 +188,34 @@ def test_an_active_monitor_still_times_the_steps():
     assert len(wrapped.epochs) == 2 and wrapped.actions == []  # fast: left alone
 
 
+def test_an_agent_takes_the_action_lines_and_keeps_the_client(tmp_path, monkeypatch):
+    import gpumon
+    from test_gpumon import BINARY, FAKE_NVML, Agent
+    if not (os.path.exists(BINARY) and os.path.exists(FAKE_NVML)):
+        pytest.skip("no gpumon binary or fake NVML (GPUMON_TEST_BINARY, GPUMON_TEST_FAKE_NVML)")
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GPUMON_AGENT_SOCKET"):
+        monkeypatch.delenv(name, raising=False)
+    agent = Agent(tmp_path)
+    try:
+        mon = gpumon.start(socket_path=agent.sock, start_agent=False)
+        assert mon.active
+        # Loading is all the loop does: the first epoch waits and one worker is added.
+        wrapped = mon.wrap(shuffled_loader(Planted(10 * 5, 0.002)), adapt=True, max_workers=1)
+        for _ in range(2):
+            for _ in wrapped:
+                mon.step()
+        mon.close()
+        # (What epoch 2 then decides depends on how much one worker helps on this machine.)
+        assert wrapped.actions[0]["action"] == "loader_retuned"
+        assert wrapped.actions[0]["step"] == 10  # the first step of the next epoch
+        assert agent.stop_after_byes() == 0
+        assert len(agent.steps()) == 20  # every step after the action line too
+        kinds = [e["kind"] for e in agent.rank_events()]
+        assert "dropped" not in kinds and kinds[0] == "hello" and kinds[-1] == "bye"
+    finally:
+        agent.stop()
+
+
 def test_bad_options_fail_at_once_and_other_loaders_are_only_measured():
     mon = Monitor()
     with pytest.raises(ValueError):
