@@ -12,6 +12,7 @@ with generous factors and never bound wall-clock time. The planted figures:
 """
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -346,6 +347,26 @@ def test_the_prefetch_thread_stops_on_break_error_and_garbage():
     assert len(prefetch_threads()) == 1
     del epoch  # garbage: the epoch's generator closes and stops its thread
     assert prefetch_threads() == []
+
+
+def test_a_script_that_leaves_an_epoch_half_done_still_exits():
+    script = """if True:
+        import time, torch, gpumon
+        from torch.utils.data import DataLoader, Dataset
+        class Slow(Dataset):
+            def __len__(self): return 100
+            def __getitem__(self, i): time.sleep(0.05); return i
+        batches = gpumon.Monitor().wrap(DataLoader(Slow(), num_workers=2), adapt=True,
+                                        prefetch_thread=True)
+        epoch = iter(batches)
+        next(epoch)  # the thread is inside the loader's next() or waiting for room
+        print("left")
+    """
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(
+        os.path.abspath(_loader_budget.__file__))))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == "left\n", done.stderr
 
 
 def test_the_budgets_read_proc_and_the_cgroup(tmp_path, monkeypatch):
