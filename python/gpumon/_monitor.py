@@ -11,7 +11,8 @@ Contract (docs/python.md):
 - Finding and starting the agent, the hello and the OOM report are the client core's
   (src/client/client_core.h), which the C++ client uses too.
 - No thread and no signal handler is started in the training process (a sys.excepthook is
-  chained, for the OOM forensics of _oom.py). torch is never imported by gpumon; it is used only
+  chained, for the OOM forensics of _oom.py); the one exception is opt-in: the adaptive
+  loader's prefetch thread (mon.wrap(loader, adapt=True, prefetch_thread=True), _prefetch.py). torch is never imported by gpumon; it is used only
   when the training script has imported it.
 """
 
@@ -242,8 +243,17 @@ class Monitor:
     def active(self):
         return self._client is not None and self._fork_generation() == self._generation
 
-    def wrap(self, iterable):
-        """Iterate `iterable` (a DataLoader), timing the wait for each batch."""
+    def wrap(self, iterable, adapt=False, **adapt_options):
+        """Iterate `iterable` (a DataLoader), timing the wait for each batch.
+
+        adapt=True: also retune the DataLoader's num_workers / prefetch_factor between epochs
+        within the CPU and RAM budgets (docs/adaptive-loader.md; adapt_options are
+        _adaptive_loader.AdaptiveLoader's); it adapts without an agent too."""
+        if adapt:
+            from gpumon._adaptive_loader import AdaptiveLoader
+            return AdaptiveLoader(self, iterable, **adapt_options)
+        if adapt_options:
+            raise TypeError("options %s need adapt=True" % ", ".join(sorted(adapt_options)))
         if not self.active:
             return iterable
         return _Wrapped(self, iterable)

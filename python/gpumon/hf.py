@@ -22,14 +22,22 @@ class GpumonCallback(_TrainerCallback):
 
     monitor: a gpumon.Monitor to use (you close it); by default one is started with
       gpumon.start(**start_kwargs) when training begins and closed when it ends.
+    adapt_loader: True (or a dict of options) to retune the Trainer's train DataLoader's
+      num_workers / prefetch_factor between epochs (docs/adaptive-loader.md); its state is
+      `callback.adaptive_loader`.
     """
 
-    def __init__(self, monitor=None, **start_kwargs):
-        self._hooks = TrainerHooks(monitor, **start_kwargs)
+    def __init__(self, monitor=None, adapt_loader=False, **start_kwargs):
+        self._hooks = TrainerHooks(monitor, adapt_loader, **start_kwargs)
 
     @property
     def monitor(self):
         return self._hooks.monitor
+
+    @property
+    def adaptive_loader(self):
+        """The AdaptiveLoader tuning the train DataLoader (None before an epoch ended)."""
+        return self._hooks.adaptive
 
     def on_train_begin(self, args, state, control, **kwargs):
         self._hooks.train_started(
@@ -39,6 +47,9 @@ class GpumonCallback(_TrainerCallback):
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         self._hooks.epoch_started()
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self._hooks.epoch_ended(kwargs.get("train_dataloader"))
 
     def on_step_begin(self, args, state, control, **kwargs):
         self._hooks.step_began()

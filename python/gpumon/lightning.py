@@ -25,15 +25,23 @@ class GpumonCallback(_Callback):
 
     monitor: a gpumon.Monitor to use (you close it); by default one is started with
       gpumon.start(**start_kwargs) when training starts and closed when it ends.
+    adapt_loader: True (or a dict of options) to retune trainer.train_dataloader's
+      num_workers / prefetch_factor between epochs (docs/adaptive-loader.md); its state is
+      `callback.adaptive_loader`.
     """
 
-    def __init__(self, monitor=None, **start_kwargs):
+    def __init__(self, monitor=None, adapt_loader=False, **start_kwargs):
         super().__init__()
-        self._hooks = TrainerHooks(monitor, **start_kwargs)
+        self._hooks = TrainerHooks(monitor, adapt_loader, **start_kwargs)
 
     @property
     def monitor(self):
         return self._hooks.monitor
+
+    @property
+    def adaptive_loader(self):
+        """The AdaptiveLoader tuning the train DataLoader (None before an epoch ended)."""
+        return self._hooks.adaptive
 
     def on_train_start(self, trainer, pl_module):
         self._hooks.train_started(
@@ -43,6 +51,9 @@ class GpumonCallback(_Callback):
 
     def on_train_epoch_start(self, trainer, pl_module):
         self._hooks.epoch_started()
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        self._hooks.epoch_ended(getattr(trainer, "train_dataloader", None))
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         self._hooks.step_began()

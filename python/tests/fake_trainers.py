@@ -60,10 +60,20 @@ def install_transformers(monkeypatch):
     monkeypatch.delitem(sys.modules, "gpumon.hf", raising=False)
 
 
+def _fetcher(loader, fetch_s):
+    """One epoch's batches: from `loader` (iterated anew each epoch, as the trainers do), else
+    a sleep of fetch_s each."""
+    if loader is not None:
+        return iter(loader)
+    return (time.sleep(fetch_s) for _ in iter(int, 1))
+
+
 def lightning_fit(callbacks, batches, fetch_s, step_s, val_every=0, val_s=0.0, epochs=1,
-                  global_rank=0, local_rank=0, world_size=1):
+                  global_rank=0, local_rank=0, world_size=1, loader=None):
+    """loader: a DataLoader to fetch from (trainer.train_dataloader), every batch of it an
+    epoch; else `batches` sleeps of fetch_s."""
     trainer = SimpleNamespace(global_rank=global_rank, local_rank=local_rank,
-                              world_size=world_size)
+                              world_size=world_size, train_dataloader=loader)
     module = object()
 
     def call(name, *args):
@@ -79,9 +89,10 @@ def lightning_fit(callbacks, batches, fetch_s, step_s, val_every=0, val_s=0.0, e
     for _ in range(epochs):
         gap_from = time.monotonic()
         call("on_train_epoch_start")
-        for i in range(batches):
-            time.sleep(fetch_s)  # next(data_fetcher)
-            batch = [i]
+        fetcher = _fetcher(loader, fetch_s)
+        for i in range(len(loader) if loader is not None else batches):
+            batch = next(fetcher)  # next(data_fetcher)
+            batch = batch if loader is not None else [i]
             body_from = time.monotonic()
             call("on_train_batch_start", batch, i)
             gap = time.monotonic() - gap_from
@@ -105,7 +116,9 @@ def lightning_fit(callbacks, batches, fetch_s, step_s, val_every=0, val_s=0.0, e
 
 
 def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log_s=0.0,
-             epochs=1, process_index=0, local_process_index=0, world_size=1):
+             epochs=1, process_index=0, local_process_index=0, world_size=1, loader=None):
+    """loader: a DataLoader to fetch from (the callbacks' train_dataloader), len(loader) //
+    grad_accum updates an epoch; else `updates` of grad_accum sleeps of fetch_s."""
     args = SimpleNamespace(process_index=process_index,
                            local_process_index=local_process_index, world_size=world_size,
                            gradient_accumulation_steps=grad_accum)
@@ -114,7 +127,8 @@ def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log
 
     def call(name, **extra):
         for cb in callbacks:
-            getattr(cb, name)(args, state, control, model=None, optimizer=None, **extra)
+            getattr(cb, name)(args, state, control, model=None, optimizer=None,
+                              train_dataloader=loader, **extra)
 
     call("on_init_end")
     call("on_train_begin")
@@ -122,8 +136,10 @@ def hf_train(callbacks, updates, fetch_s, step_s, grad_accum=1, log_every=0, log
     for epoch in range(epochs):
         gap_from = time.monotonic()
         call("on_epoch_begin")
-        for _ in range(updates):
-            time.sleep(fetch_s * grad_accum)  # get_batch_samples: every micro-batch at once
+        fetcher = _fetcher(loader, fetch_s)
+        for _ in range(len(loader) // grad_accum if loader is not None else updates):
+            for _ in range(grad_accum):  # get_batch_samples: every micro-batch at once
+                next(fetcher)
             body_from = time.monotonic()
             call("on_step_begin")
             gap = time.monotonic() - gap_from
