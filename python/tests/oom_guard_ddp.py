@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+"""One rank of the OOM guard's 2-rank gloo DDP test (test_oom_guard.py): RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT from the environment as torchrun sets them; argv[1] is the largest
+micro-batch this rank's planted allocator takes (0: no limit). Prints one JSON line: the
+micro-batch size at the end, the actions and the weights."""
+import faulthandler
+import json
+import signal
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from oom_guard_models import BATCH, STEPS, Planted, batch_of, loss_of  # noqa: E402
+
+import gpumon  # noqa: E402
+
+
+def train(rank, limit):
+    torch.manual_seed(0)
+    model = Planted(limit or None)
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    guard = gpumon.Monitor().oom_guard(ddp)
+    sizes = []
+    for step in range(STEPS):
+        opt.zero_grad()
+        guard.run(batch_of(step, rank), lambda mb: loss_of(ddp, mb))
+        opt.step()
+        sizes.append(guard.micro_batch_size)
+    weights = [p.detach().reshape(-1).tolist() for p in model.parameters()]
+    return {"rank": rank, "sizes": sizes, "actions": guard.actions, "weights": weights,
+            "batch": BATCH}
+
+
+def main():
+    faulthandler.register(signal.SIGUSR1)  # a hang shows where: kill -USR1
+    dist.init_process_group("gloo")
+    print(json.dumps(train(dist.get_rank(), int(sys.argv[1]))), flush=True)
+    # DDP's reducer is gone with train()'s frame before its process group: destroying the
+    # group first hung one run in five at exit on a loaded 2-core machine.
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
