@@ -302,3 +302,88 @@ def test_actions_reach_a_real_agent(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_lightning_manual_optimization_with_manual_backward():
+    # The documented use (docs/oom-guard.md): automatic_optimization = False and the guard's
+    # backward is the LightningModule's manual_backward (a stand-in here: Lightning is absent).
+    class Module(Planted):
+        def __init__(self):
+            super().__init__(limit=8)
+            self.manual_calls = 0
+            self.guard = gpumon.Monitor().oom_guard(self, backward=self.manual_backward)
+
+        def manual_backward(self, loss):
+            self.manual_calls += 1
+            loss.backward()
+
+        def training_step(self, batch, batch_idx):
+            opt.zero_grad()
+            loss = self.guard.run(batch, lambda mb: loss_of(self, mb))
+            opt.step()
+            return loss
+
+    torch.manual_seed(0)
+    module = Module()
+    opt = torch.optim.SGD(module.parameters(), lr=0.1)
+    for step in range(4):
+        module.training_step(batch_of(step), step)
+    assert module.manual_calls == 4 * 4 and module.guard.micro_batch_size == 8
+    assert same_weights(module, reference([8] * 4))
+
+
+def test_hf_trainer_mixin_runs_training_step_through_the_guard(monkeypatch):
+    import contextlib
+    from types import SimpleNamespace
+    from fake_trainers import install_transformers
+    install_transformers(monkeypatch)
+    import gpumon.hf
+
+    backwards = []
+
+    class Trainer:  # what OomGuardMixin.training_step uses of transformers' Trainer
+        def __init__(self, model):
+            self.args = SimpleNamespace(gradient_accumulation_steps=2, n_gpu=1)
+            self.accelerator = SimpleNamespace(backward=lambda loss: (backwards.append(1),
+                                                                      loss.backward()))
+            self.callback_handler = SimpleNamespace(
+                callbacks=[gpumon.hf.GpumonCallback(monitor=gpumon.Monitor())])
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def _prepare_inputs(self, inputs):
+            return inputs
+
+        def compute_loss_context_manager(self):
+            return contextlib.nullcontext()
+
+        def compute_loss(self, model, inputs):
+            return loss_of(model, (inputs["x"], inputs["y"]))
+
+    class GuardedTrainer(gpumon.hf.OomGuardMixin, Trainer):
+        gpumon_oom_guard_options = {"min_micro_batch_size": 2}
+
+    torch.manual_seed(0)
+    model = Planted(limit=8)
+    trainer = GuardedTrainer(model)
+    # The Trainer's own gradient accumulation: allowed, with a warning that a retry in its
+    # second step would drop the first's gradients (here the OOMs come in the first).
+    with pytest.warns(gpumon.GpumonWarning, match="gradient_accumulation_steps=2"):
+        for update in range(3):
+            trainer.optimizer.zero_grad()
+            for micro in range(2):
+                x, y = batch_of(2 * update + micro)
+                loss = trainer.training_step(model, {"x": x, "y": y})
+                assert loss.requires_grad is False
+            trainer.optimizer.step()
+    assert trainer.gpumon_oom_guard.micro_batch_size == 8 and len(backwards) == 3 * 2 * 4
+    torch.manual_seed(0)
+    ref = Planted()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1)
+    for update in range(3):
+        opt.zero_grad()
+        for micro in range(2):
+            x, y = batch_of(2 * update + micro)
+            for xs, ys in zip(x.split(8), y.split(8)):
+                (loss_of(ref, (xs, ys)) * (8 / 32) / 2).backward()
+        opt.step()
+    assert same_weights(model, ref)
