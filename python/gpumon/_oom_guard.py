@@ -172,7 +172,14 @@ class OomGuard:
             self._backward(loss)
 
     def _no_sync(self):
-        return self._model.no_sync() if self._ddp else _NO_CONTEXT
+        if not self._ddp:
+            return _NO_CONTEXT
+        # DDP broadcasts the buffers before a forward that follows a synced backward; a forward
+        # that raised never clears that flag, so the rank that ran out of memory would broadcast
+        # again at its retry and wait for ranks that do not: the guard broadcasts them itself
+        # after each step (_reduce_grads), never inside one.
+        self._model.require_forward_param_sync = False
+        return self._model.no_sync()
 
     def _recover(self, oom):
         """Frees what the failed attempt (of any rank) held: the frames of its traceback (their activations),
@@ -250,11 +257,18 @@ class OomGuard:
         memory probe every probe_every steps."""
         if self._probe is None or not self._predict or (step + 1) % self._probe_every:
             return None
-        reading = self._probe()
+        try:
+            reading = self._probe()
+            if self._micro is None:
+                self._batch_size = self._count(batch)
+        except Exception as e:  # the guard goes on acting on OOMs
+            from gpumon._monitor import _warn_once
+            _warn_once("oom-guard-probe", "the OOM guard's memory probe is off after %r; it "
+                       "still splits on an OOM" % (e,))
+            self._probe = None
+            return None
         self._probes = (self._probes + [reading])[-3:]
         self._evidence, self._why = reading, None
-        if self._micro is None:
-            self._batch_size = self._count(batch)
         current = self._effective(self._micro)
         if current is None:
             return None

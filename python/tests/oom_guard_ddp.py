@@ -32,7 +32,7 @@ def train(rank, limit):
         sizes.append(guard.micro_batch_size)
     weights = [p.detach().reshape(-1).tolist() for p in model.parameters()]
     return {"rank": rank, "sizes": sizes, "actions": guard.actions, "weights": weights,
-            "batch": BATCH}
+            "seen": int(model.seen), "batch": BATCH}
 
 
 def main():

@@ -36,8 +36,12 @@ class Planted(torch.nn.Module):
         self.backward_calls = 0
         self.first = torch.nn.Linear(8, 16)
         self.rest = torch.nn.Sequential(torch.nn.Tanh(), torch.nn.Linear(16, 4))
+        # A buffer (as BatchNorm's running statistics are), which DDP broadcasts: the samples
+        # this replica's forwards began.
+        self.register_buffer("seen", torch.zeros((), dtype=torch.int64))
 
     def forward(self, x):
+        self.seen += x.shape[0]
         if self.limit is not None and x.shape[0] > self.limit:
             raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
         return self.rest(_OomInBackward.apply(self.first(x), self))

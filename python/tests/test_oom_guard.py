@@ -192,6 +192,18 @@ def test_alloc_retries_growing_in_two_probes_in_a_row_split():
         ("oom_split", 6, "retries")]
 
 
+def test_a_failing_probe_warns_once_and_the_guard_still_splits_on_an_oom():
+    def broken():
+        raise RuntimeError("no allocator statistics")
+
+    torch.manual_seed(0)
+    model = Planted(limit=16)
+    with pytest.warns(gpumon.GpumonWarning, match="memory probe is off"):
+        guard, _ = train(model, 4, memory_probe=broken, probe_every=1)
+    assert [a["reason"] for a in guard.actions] == ["oom"]
+    assert same_weights(model, reference([16] * 4))
+
+
 def test_a_size_that_ran_out_of_memory_is_not_merged_back_into_soon():
     probe = FakeProbe([reading(300)])  # plenty of headroom all along
     torch.manual_seed(0)
@@ -251,6 +263,9 @@ def test_two_gloo_ranks_with_an_oom_on_rank_1_end_identical_at_the_same_size(tmp
         results.append(json.loads(out.strip().splitlines()[-1]))
     r0, r1 = results
     assert r0["weights"] == r1["weights"]  # the replicas did not diverge
+    # The buffers are rank 0's after each step, as DDP's broadcast_buffers makes them: rank 0
+    # began 32 + 2 x 16 in step 0's attempts at 32 and 16 (rank 1's OOMs), then 4 x 8 a step.
+    assert r0["seen"] == r1["seen"] == 32 + 32 + 32 * STEPS
     assert r0["sizes"] == r1["sizes"] == [8] * STEPS
     assert [a["micro_batch_size"] for a in r0["actions"]] == [16, 8]
     assert r0["actions"][0]["evidence"] == {"oom_on_other_rank": 1}
