@@ -225,13 +225,16 @@ class OomGuard:
     def _after_oom(self, batch, oom, agreed, step):
         """Any rank ran out of memory: halve (agreed in DDP) or, at the floor, raise."""
         mine = oom is not None
-        if self._batch_size is None or self._micro is None:
-            try:
-                self._batch_size = self._count(batch)
-            except ValueError:
-                if mine:
-                    raise oom
-                raise
+        try:  # this batch's size (the last one of an epoch may be smaller)
+            self._batch_size = self._count(batch)
+        except ValueError as e:  # a batch it cannot split: the OOM stands
+            from gpumon._monitor import _warn_once
+            _warn_once("oom-guard-split", "the OOM guard cannot split this batch: %s" % e)
+            if mine:
+                raise oom
+            raise self._torch.cuda.OutOfMemoryError(
+                "gpumon oom_guard: another rank ran out of memory and this batch cannot be "
+                "split: %s" % e)
         current = self._effective(self._micro)
         smaller = agreed if agreed is not None else self._halve(current)
         self._oomed[current] = step
