@@ -355,14 +355,14 @@ class OomGuard:
             summary = ("%s at step %d: split the batch of %s into %s micro-batches of %d; "
                        "effective batch unchanged" % (where, step, n, count, size))
         elif reason == "predicted":
-            summary = ("%s at step %d: micro-batch %s -> %d (%s micro-batches of a batch of %s) "
-                       "before an OOM" % (self._predicted_words(evidence), step, previous, size,
-                                          count, n))
+            summary = ("%s: micro-batch %s -> %d from step %d (%s micro-batches of a batch of "
+                       "%s), before an OOM" % (self._predicted_words(evidence), previous, size,
+                                               step, count, n))
         else:
             summary = ("headroom returned (estimated peak %s at micro-batch %d leaves %s over "
-                       "the margin) at step %d: micro-batch %s -> %d"
+                       "the margin): micro-batch %s -> %d from step %d"
                        % (_gib(evidence.get("estimated_peak_bytes", 0)), size,
-                          _gib(evidence.get("headroom_after_bytes", 0)), step, previous, size))
+                          _gib(evidence.get("headroom_after_bytes", 0)), previous, size, step))
         ahead = reason in ("predicted", "headroom")  # from the next step on
         action = {"action": kind, "step": self._message_step(step, ahead), "summary": summary,
                   "reason": reason, "batch_size": n, "micro_batch_size": size,
@@ -405,6 +405,8 @@ class OomGuard:
 
     @staticmethod
     def _predicted_words(e):
+        if e.get("trigger") == "other_rank":
+            return "another rank predicted an OOM"
         if e.get("trigger") == "retries":
             return ("the allocator retried (num_alloc_retries %s) in two probes in a row"
                     % e.get("num_alloc_retries"))

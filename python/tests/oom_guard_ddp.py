@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """One rank of the OOM guard's 2-rank gloo DDP test (test_oom_guard.py): RANK, WORLD_SIZE,
 MASTER_ADDR and MASTER_PORT from the environment as torchrun sets them; argv[1] is the largest
-micro-batch this rank's planted allocator takes (0: no limit). Prints one JSON line: the
+micro-batch this rank's planted allocator takes (0: no limit); a stand-in memory probe predicts
+an OOM on rank 1 alone after step 2. Prints one JSON line: the
 micro-batch size at the end, the actions and the weights."""
 import faulthandler
 import json
@@ -18,12 +19,28 @@ from oom_guard_models import BATCH, STEPS, Planted, batch_of, loss_of  # noqa: E
 import gpumon  # noqa: E402
 
 
+class Probe:
+    """A stand-in for the CUDA allocator's figures: plenty of headroom, except on rank 1 after
+    step 2 (40 bytes left of 1000, under the 10 % margin): only rank 1 predicts an OOM."""
+
+    def __init__(self, rank):
+        self.rank, self.calls = rank, 0
+
+    def __call__(self):
+        peak = 910 if self.rank == 1 and self.calls == 2 else 300
+        self.calls += 1
+        return {"total_bytes": 1000, "outside_bytes": 50, "reserved_bytes": peak,
+                "allocated_bytes": 100, "peak_reserved_bytes": peak,
+                "peak_allocated_bytes": peak, "num_alloc_retries": 0}
+
+
 def train(rank, limit):
     torch.manual_seed(0)
     model = Planted(limit or None)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    guard = gpumon.Monitor().oom_guard(ddp)
+    guard = gpumon.Monitor().oom_guard(ddp, memory_probe=Probe(rank), probe_every=1,
+                                       headroom_margin=0.1, hysteresis_steps=1000)
     sizes = []
     for step in range(STEPS):
         opt.zero_grad()

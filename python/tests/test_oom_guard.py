@@ -133,6 +133,19 @@ def test_a_runtime_error_saying_out_of_memory_counts_and_dicts_split():
     assert calls == [20, 10, 10] and guard.micro_batch_size == 10
 
 
+def test_a_batch_it_cannot_split_keeps_its_oom_with_a_warning():
+    oom = torch.cuda.OutOfMemoryError(OOM_MESSAGE)
+
+    def forward(batch):
+        raise oom
+
+    guard = gpumon.Monitor().oom_guard(Planted())
+    with pytest.warns(gpumon.GpumonWarning, match="cannot split this batch"):
+        with pytest.raises(torch.cuda.OutOfMemoryError) as raised:
+            guard.run("some text", forward)
+    assert raised.value is oom and guard.actions == []
+
+
 class FakeProbe:
     """Stands for the CUDA allocator: returns the next planted reading at each call."""
 
@@ -266,10 +279,18 @@ def test_two_gloo_ranks_with_an_oom_on_rank_1_end_identical_at_the_same_size(tmp
     # The buffers are rank 0's after each step, as DDP's broadcast_buffers makes them: rank 0
     # began 32 + 2 x 16 in step 0's attempts at 32 and 16 (rank 1's OOMs), then 4 x 8 a step.
     assert r0["seen"] == r1["seen"] == 32 + 32 + 32 * STEPS
-    assert r0["sizes"] == r1["sizes"] == [8] * STEPS
-    assert [a["micro_batch_size"] for a in r0["actions"]] == [16, 8]
+    # 32 -> 16 -> 8 at step 0 (rank 1's OOMs), 8 -> 4 from step 3 (rank 1's probe after step
+    # 2): both ranks at once.
+    assert r0["sizes"] == r1["sizes"] == [8, 8, 4, 4, 4, 4]
+    for r in (r0, r1):
+        assert [(a["reason"], a["step"], a["micro_batch_size"]) for a in r["actions"]] == [
+            ("oom", 0, 16), ("oom", 0, 8), ("predicted", 3, 4)]
     assert r0["actions"][0]["evidence"] == {"oom_on_other_rank": 1}
     assert "on another rank" in r0["actions"][0]["summary"]
+    assert r0["actions"][2]["evidence"]["trigger"] == "other_rank"
+    assert r0["actions"][2]["summary"].startswith(
+        "another rank predicted an OOM: micro-batch 8 -> 4 from step 3")
+    assert r1["actions"][2]["evidence"]["trigger"] == "headroom"
     assert r1["actions"][0]["evidence"]["requested_bytes"] == 2 << 30
     # The gradients were the average of the two ranks' full-batch gradients at every step.
     torch.manual_seed(0)
