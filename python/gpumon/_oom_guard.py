@@ -232,7 +232,7 @@ class OomGuard:
             _warn_once("oom-guard-split", "the OOM guard cannot split this batch: %s" % e)
             if mine:
                 raise oom
-            raise self._torch.cuda.OutOfMemoryError(
+            raise self._oom_error(
                 "gpumon oom_guard: another rank ran out of memory and this batch cannot be "
                 "split: %s" % e)
         current = self._effective(self._micro)
@@ -242,10 +242,16 @@ class OomGuard:
             self._act("oom_floor", "oom", step, current, current, oom)
             if mine:
                 raise oom
-            raise self._torch.cuda.OutOfMemoryError(
+            raise self._oom_error(
                 "gpumon oom_guard: another rank ran out of memory at step %d with micro-batch "
                 "%d, the floor (min_micro_batch_size=%d)" % (step, current, self._floor))
         self._change(smaller, "oom", step, oom)
+
+    def _oom_error(self, message):
+        """The error a rank raises for another rank's OOM: torch's OOM type (a RuntimeError
+        before torch 1.13), with "CUDA out of memory" in its message as torch's own."""
+        kind = getattr(self._torch.cuda, "OutOfMemoryError", RuntimeError)
+        return kind("CUDA out of memory: " + message)
 
     def _halve(self, size):
         if size is None or size <= self._floor:

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """One rank of the OOM guard's 2-rank gloo DDP test (test_oom_guard.py): RANK, WORLD_SIZE,
 MASTER_ADDR and MASTER_PORT from the environment as torchrun sets them; argv[1] is the largest
-micro-batch this rank's planted allocator takes (0: no limit); a stand-in memory probe predicts
+micro-batch this rank's planted allocator takes (0: no limit), argv[2] the floor (default 1); a stand-in memory probe predicts
 an OOM on rank 1 alone after step 2. Prints one JSON line: the
-micro-batch size at the end, the actions and the weights."""
+micro-batch sizes, the actions and the weights, or the OOM raised at the floor."""
 import faulthandler
 import json
 import signal
@@ -34,13 +34,14 @@ class Probe:
                 "peak_allocated_bytes": peak, "num_alloc_retries": 0}
 
 
-def train(rank, limit):
+def train(rank, limit, floor):
     torch.manual_seed(0)
     model = Planted(limit or None)
     ddp = torch.nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
-    guard = gpumon.Monitor().oom_guard(ddp, memory_probe=Probe(rank), probe_every=1,
-                                       headroom_margin=0.1, hysteresis_steps=1000)
+    guard = gpumon.Monitor().oom_guard(ddp, min_micro_batch_size=floor, memory_probe=Probe(rank),
+                                       probe_every=1, headroom_margin=0.1,
+                                       hysteresis_steps=1000)
     sizes = []
     for step in range(STEPS):
         opt.zero_grad()
@@ -55,7 +56,12 @@ def train(rank, limit):
 def main():
     faulthandler.register(signal.SIGUSR1)  # a hang shows where: kill -USR1
     dist.init_process_group("gloo")
-    print(json.dumps(train(dist.get_rank(), int(sys.argv[1]))), flush=True)
+    rank, floor = dist.get_rank(), int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    try:
+        result = train(rank, int(sys.argv[1]), floor)
+    except torch.cuda.OutOfMemoryError as e:  # at the floor
+        result = {"rank": rank, "raised": str(e)}
+    print(json.dumps(result), flush=True)
     # DDP's reducer is gone with train()'s frame before its process group: destroying the
     # group first hung one run in five at exit on a loaded 2-core machine.
     dist.barrier()

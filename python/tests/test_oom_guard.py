@@ -250,22 +250,23 @@ def test_the_action_line_is_the_spec_s():
         action_line("OOM split", 1, "s")
 
 
-def test_two_gloo_ranks_with_an_oom_on_rank_1_end_identical_at_the_same_size(tmp_path):
+def two_gloo_ranks(limits, floor=1):
+    """Runs oom_guard_ddp.py as ranks 0 and 1 (planted limits per rank); their JSON lines."""
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
     from test_ddp import free_port
     port = free_port()
     ranks = []
-    for rank, limit in ((0, 0), (1, 8)):
+    for rank, limit in enumerate(limits):
         env = dict(os.environ, RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2",
                    MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
                    PYTHONPATH=os.path.join(HERE, ".."))
         env.pop("GPUMON_AGENT_SOCKET", None)
         ranks.append(subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "oom_guard_ddp.py"), str(limit)], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            [sys.executable, os.path.join(HERE, "oom_guard_ddp.py"), str(limit), str(floor)],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     try:
-        outs = [p.communicate(timeout=120)[0] for p in ranks]
+        outs = [p.communicate(timeout=120)[0] for p in ranks]  # a hang fails here
     finally:
         for p in ranks:
             if p.poll() is None:
@@ -274,7 +275,11 @@ def test_two_gloo_ranks_with_an_oom_on_rank_1_end_identical_at_the_same_size(tmp
     for p, out in zip(ranks, outs):
         assert p.returncode == 0, out
         results.append(json.loads(out.strip().splitlines()[-1]))
-    r0, r1 = results
+    return results
+
+
+def test_two_gloo_ranks_with_an_oom_on_rank_1_end_identical_at_the_same_size():
+    r0, r1 = two_gloo_ranks((0, 8))
     assert r0["weights"] == r1["weights"]  # the replicas did not diverge
     # The buffers are rank 0's after each step, as DDP's broadcast_buffers makes them: rank 0
     # began 32 + 2 x 16 in step 0's attempts at 32 and 16 (rank 1's OOMs), then 4 x 8 a step.
@@ -423,3 +428,10 @@ def test_hf_trainer_mixin_runs_training_step_through_the_guard(monkeypatch):
                 (loss_of(ref, (xs, ys)) * (8 / 32) / 2).backward()
         opt.step()
     assert same_weights(model, ref)
+
+
+def test_at_the_floor_on_one_gloo_rank_both_ranks_raise_and_none_hangs():
+    r0, r1 = two_gloo_ranks((0, 2), floor=8)
+    assert r1["raised"] == OOM_MESSAGE  # rank 1's own OOM, as it was
+    assert "another rank ran out of memory at step 0 with micro-batch 8" in r0["raised"]
+    assert "CUDA out of memory" in r0["raised"]
