@@ -295,6 +295,27 @@ class Monitor:
             _warn_once("oom", "no OOM forensics bundle: %r" % (e,))
             return None
 
+    def oom_guard(self, model, min_micro_batch_size=1, **options):
+        """An OOM guard for `model` (docs/oom-guard.md): `loss = guard.run(batch, forward)`
+        runs forward(micro_batch) -> mean loss and its backward in micro-batches, splitting the
+        same batch and retrying it on a CUDA out-of-memory error (down to min_micro_batch_size,
+        where the OOM is raised), before one when memory is about to run out, and merging again
+        when it returns. Works on an inactive monitor too (nothing is sent then). Call
+        optimizer.zero_grad() before run(): a retry starts from no gradients.
+
+        options: micro_batch_size (to start from; default the whole batch), backward (called
+          with each weighted micro-batch loss instead of loss.backward(): Lightning's
+          manual_backward, accelerate's backward), split (split(batch, size) -> micro-batches,
+          for batches that are not tensors / tuples / lists / dicts of tensors), sample_count
+          (sample_count(micro_batch) -> int, with split), memory_probe (a callable returning
+          the readings of gpumon._oom_guard.CudaMemoryProbe; default that on CUDA, none on the
+          CPU), probe_every (steps between probes, default 10), headroom_margin (the share of
+          the device memory kept free, default 0.05), hysteresis_steps (at least this many steps
+          from a change to a merge, default 300), predict (False: act on OOMs only).
+        """
+        from gpumon._oom_guard import OomGuard
+        return OomGuard(self, model, min_micro_batch_size, **options)
+
     def stats(self):
         """The client's counters (sent, dropped, connects, disconnects, ...); {} when inactive.
         Hands the steps queued in this process to the client first."""

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""gpumon for the Hugging Face Trainer: `Trainer(..., callbacks=[GpumonCallback()])`.
+"""gpumon for the Hugging Face Trainer: `Trainer(..., callbacks=[GpumonCallback()])`; and
+OomGuardMixin, which runs its training steps through the OOM guard (docs/oom-guard.md).
 
 Every process sends its own steps (rank, local rank and world size from the environment, else
 from TrainingArguments). A step is one optimizer update, on_step_begin to on_step_end (all its
@@ -68,3 +69,69 @@ class GpumonCallback(_TrainerCallback):
 
     def on_train_end(self, args, state, control, **kwargs):
         self._hooks.train_ended()
+
+
+class OomGuardMixin:
+    """Runs each training step through gpumon's OOM guard (docs/oom-guard.md): put it before
+    the Trainer, `class GuardedTrainer(OomGuardMixin, Trainer): pass`, and train as usual.
+
+    Its training_step follows transformers' (Trainer.training_step): inputs prepared, loss from
+    compute_loss under compute_loss_context_manager(), averaged over the GPUs of DataParallel,
+    divided by gradient_accumulation_steps, backward through accelerator.backward, the detached
+    loss returned; but the guard runs it as micro-batches of the step's inputs (a dict of
+    tensors split along dim 0) when memory runs out. Use gradient_accumulation_steps=1 with the
+    effective batch as per_device_train_batch_size: a retry drops the gradients accumulated
+    before the step (a warning says so when gradient_accumulation_steps > 1). compute_loss is
+    called without num_items_in_batch: each micro-batch's loss must be a mean over its samples
+    (the models' default loss), weighted by its share of the inputs.
+
+    gpumon_monitor: the Monitor the actions go to (default: the monitor of a GpumonCallback
+      among the trainer's callbacks, else none: the guard acts, nothing is sent);
+    gpumon_oom_guard_options: keyword arguments of Monitor.oom_guard (min_micro_batch_size, ...).
+    The guard is made at the first step for the model the Trainer passes (the DDP-wrapped one
+    under distributed training) and is `self.gpumon_oom_guard`.
+    """
+
+    gpumon_monitor = None
+    gpumon_oom_guard_options = {}
+    gpumon_oom_guard = None
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        accumulation = max(int(getattr(self.args, "gradient_accumulation_steps", 1) or 1), 1)
+        guard = self.gpumon_oom_guard
+        if guard is None:
+            if accumulation > 1:
+                from gpumon._monitor import _warn_once
+                _warn_once("oom-guard-accumulation",
+                           "OomGuardMixin with gradient_accumulation_steps=%d: a retry after an "
+                           "OOM drops the gradients of the update's earlier accumulation steps; "
+                           "use gradient_accumulation_steps=1 and a larger "
+                           "per_device_train_batch_size, the guard accumulates" % accumulation)
+            guard = self.gpumon_oom_guard = self._gpumon_monitor().oom_guard(
+                model, backward=lambda loss: self.accelerator.backward(loss / accumulation),
+                **dict(self.gpumon_oom_guard_options))
+        model.train()
+        train = getattr(getattr(self, "optimizer", None), "train", None)
+        if callable(train):  # schedule-free optimizers
+            train()
+        inputs = self._prepare_inputs(inputs)
+
+        def forward(micro_batch):
+            with self.compute_loss_context_manager():
+                loss = self.compute_loss(model, micro_batch)
+            if getattr(self.args, "n_gpu", 1) > 1:
+                loss = loss.mean()
+            return loss
+
+        return guard.run(inputs, forward) / accumulation
+
+    def _gpumon_monitor(self):
+        if self.gpumon_monitor is not None:
+            return self.gpumon_monitor
+        handler = getattr(self, "callback_handler", None)
+        for callback in getattr(handler, "callbacks", ()):
+            monitor = getattr(callback, "monitor", None)
+            if isinstance(callback, GpumonCallback) and monitor is not None:
+                return monitor
+        from gpumon._monitor import Monitor
+        return Monitor()
