@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The OOM guard and the adaptive loader on the H200 (issue: GPU validation), one part per call:
+#   control_h200.sh guard   build; real CUDA OOMs split and retried against a reference run
+#                           (control_h200.py oom), the predicted split and the merge beside a
+#                           neighbour that ramps (predict), the guard's cost with no OOM on a
+#                           ~1-3 ms and a ~10 ms step (bench/oom_guard_overhead.py --device cuda)
+#   control_h200.sh more    build; the guard inside Lightning and the Hugging Face Trainer, and
+#                           the adaptive loader feeding the GPU from a CPU-heavy Dataset
+# Each run is recorded (gpumon record, 10 Hz) and judged by gpumon doctor. Results go to
+# $OUT/results.tgz. DEVDEPS: see sampler_h200.sh (carry .devdeps).
+set -uo pipefail
+part=${1:-guard}
+out=${OUT:-/tmp/gpumon-control}; mkdir -p "$out/r"
+res="$out/r"
+src=$(pwd)
+log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
+finish() { tar -czf "$out/results.tgz" -C "$out" r; }
+trap finish EXIT
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+bdir=/tmp/gpumon-build
+flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_TESTS=OFF -DGPUMON_WITH_EXPORTER=OFF
+       -DGPUMON_PYTHON="$(command -v python3)"
+       -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
+DEVDEPS=${DEVDEPS:-$src/.devdeps}
+if [ ! -f /usr/include/sqlite3.h ] && [ -d "$DEVDEPS" ]; then
+  sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
+  for l in libzstd.so.1 libsqlite3.so.0; do
+    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
+  done
+  export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
+  flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
+fi
+log "build ($part)"
+cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
+  cmake --build "$bdir" -j 16 --target gpumon gpumon_python >"$res/build.txt" 2>&1 ||
+  { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
+g=$bdir/gpumon
+export PYTHONPATH="$src/python" GPUMON_BINARY="$g" PYTHONUNBUFFERED=1
+python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv >"$res/gpu.txt" 2>&1
+pip list 2>/dev/null | grep -i -E "^(torch|lightning|pytorch-lightning|transformers|accelerate) " >"$res/versions.txt"
+
+# rec NAME SECONDS ARGS...: control_h200.py ARGS under `gpumon record`, then gpumon doctor.
+rec() {
+  local name=$1 limit=$2; shift 2
+  log "run $name"
+  timeout "$limit" "$g" record -o "$res/$name.gpumon" --interval 100 -- \
+    python3 tools/device/control_h200.py "$@" --out "$res/$name.json" >"$res/$name.txt" 2>&1
+  log "  $name: exit $? $(head -c 600 "$res/$name.json" 2>/dev/null)"
+  "$g" doctor "$res/$name.gpumon" >"$res/$name.doctor.txt" 2>&1
+  "$g" doctor "$res/$name.gpumon" --json >"$res/$name.doctor.json" 2>&1
+  log "  $name doctor: $(grep -E -i 'oom_guard|loader_|guard|loader' "$res/$name.doctor.txt" | head -5 | tr '\n' ' ')"
+}
+overhead() {
+  local name=$1; shift
+  log "overhead $name"
+  timeout 240 python3 bench/oom_guard_overhead.py --device cuda --out "$res/overhead-$name.json" "$@" \
+    >"$res/overhead-$name.txt" 2>&1
+  log "  $name: exit $? $(tail -c 700 "$res/overhead-$name.txt" | tr '\n' ' ')"
+}
+
+if [ "$part" = guard ]; then
+  rec oom 240 oom --leave-gib 12
+  rec predict 150 predict --leave-gib 24 --ramp-to-gib 8 --seconds 45
+  overhead small --width 2048 --batch 512 --blocks 20
+  overhead large --width 8192 --batch 4096 --blocks 10 --steps 50
+elif [ "$part" = more ]; then
+  rec lightning 200 lightning --leave-gib 12
+  rec hf 200 hf --leave-gib 12
+  rec loader 300 loader
+fi
+log done
