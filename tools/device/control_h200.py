@@ -44,7 +44,11 @@ def neighbour(args):
         want = int((args.leave_gib - args.ramp_to_gib) * GIB)
         n = max(want // chunk, 1)
         for _ in range(n):
-            held.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+            try:
+                held.append(torch.empty(chunk, dtype=torch.uint8, device="cuda"))
+            except RuntimeError:  # the training holds it: stop ramping there
+                print("neighbour: full", flush=True)
+                break
             time.sleep(args.ramp_s / n)
         print("neighbour: ramped, %.1f GiB free" % (torch.cuda.mem_get_info()[0] / GIB),
               flush=True)
@@ -104,12 +108,15 @@ def guarded_run(torch, mon, model, data, **guard_options):
     return guard, sizes
 
 
-def reference_run(torch, model, data, micro):
+def reference_run(torch, model, data, sizes):
+    """Plain accumulation, step i at micro-batch sizes[i] (None: the whole batch): the sizes the
+    guard's successful attempts used."""
     import torch.nn.functional as F
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    for x, y in data():
+    for (x, y), micro in zip(data(), sizes):
         opt.zero_grad(set_to_none=True)
         n = x.shape[0]
+        micro = micro or n
         for i in range(0, n, micro):
             loss = F.cross_entropy(model(x[i:i + micro]), y[i:i + micro])
             (loss * (min(micro, n - i) / n)).backward()
@@ -137,12 +144,12 @@ def oom(args):
         del model
         torch.cuda.empty_cache()
         ref, data2 = model_and_data(torch, width, depth, batch, steps)
-        reference_run(torch, ref, data2, final or batch)
+        reference_run(torch, ref, data2, sizes)
         diff = max((a - b).abs().max().item() for a, b in zip(after, ref.parameters()))
     finally:
         neighbour_p.kill()
     result = {"part": "oom", "steps": steps, "batch": batch, "final_micro_batch_size": final,
-              "sizes_first_steps": sizes[:5], "actions": guard.actions,
+              "sizes": sizes, "actions": guard.actions,
               "max_abs_weight_diff": diff, "guarded_s": round(guarded_s, 2),
               "torch": torch.__version__}
     mon.close()

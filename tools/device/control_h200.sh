@@ -62,7 +62,7 @@ overhead() {
 
 if [ "$part" = guard ]; then
   rec oom 240 oom --leave-gib 12
-  rec predict 150 predict --leave-gib 24 --ramp-to-gib 8 --seconds 45
+  rec predict 150 predict --leave-gib 24 --ramp-to-gib 12 --seconds 45
   overhead small --width 2048 --batch 512 --blocks 20
   overhead large --width 8192 --batch 4096 --blocks 10 --steps 50
 elif [ "$part" = more ]; then
