@@ -310,7 +310,7 @@ class Monitor:
           (sample_count(micro_batch) -> int, with split), memory_probe (a callable returning
           the readings of gpumon._oom_guard.CudaMemoryProbe; default that on CUDA, none on the
           CPU), probe_every (steps between probes, default 10), headroom_margin (the share of
-          the device memory kept free, default 0.05), hysteresis_steps (at least this many steps
+          the device memory kept free, default 0.02), hysteresis_steps (at least this many steps
           from a change to a merge, default 300), predict (False: act on OOMs only).
         """
         from gpumon._oom_guard import OomGuard

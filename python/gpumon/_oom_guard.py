@@ -76,7 +76,7 @@ class OomGuard:
 
     def __init__(self, mon, model, min_micro_batch_size=1, micro_batch_size=None, backward=None,
                  split=None, sample_count=None, memory_probe=None, probe_every=10,
-                 headroom_margin=0.05, hysteresis_steps=300, predict=True):
+                 headroom_margin=0.02, hysteresis_steps=300, predict=True):
         import torch
         if int(min_micro_batch_size) < 1:
             raise ValueError("min_micro_batch_size must be >= 1, not %r" % (min_micro_batch_size,))
@@ -102,7 +102,7 @@ class OomGuard:
         self._probes = []  # the last three probe readings
         self._evidence = None  # the last probe reading
         self._why = None  # what the last predicted split came from: "headroom" or "retries"
-        self._estimate = 0  # the estimated peak reserved bytes of the last merge proposed
+        self._estimate = 0  # the estimated peak allocated bytes of the last merge proposed
         self._ddp = isinstance(model, torch.nn.parallel.DistributedDataParallel)
         self._cuda = any(p.is_cuda for p in model.parameters())
         if memory_probe is None and self._cuda and predict:
@@ -281,23 +281,35 @@ class OomGuard:
         current = self._effective(self._micro)
         if current is None:
             return None
+        # What a step needs is its peak *allocated* memory: the allocator's cache above it
+        # (reserved) is given back before an OOM, and it does not shrink after a split, so
+        # judging by the peak reserved would split again and again (seen on an H200).
         total = reading["total_bytes"]
         margin = self._margin * total
-        headroom = total - reading["outside_bytes"] - reading["peak_reserved_bytes"]
+        available = total - reading["outside_bytes"]  # free + this allocator's reserved
+        peak = reading["peak_allocated_bytes"]
+        headroom = available - peak
+        # Static memory (weights, gradients, optimizer state) is what stays allocated after the
+        # backward; the rest of the peak grows with the micro-batch.
+        activation = max(peak - reading["allocated_bytes"], 0)
         retries = [p.get("num_alloc_retries") or 0 for p in self._probes]
         growing = len(retries) == 3 and retries[0] < retries[1] < retries[2]
-        if (headroom < margin or growing) and current > self._floor:
-            self._why = "headroom" if headroom < margin else "retries"
-            return self._halve(current)
+        smaller = self._halve(current)
+        if smaller is not None and smaller < current:
+            if growing:
+                self._why = "retries"
+                return smaller
+            # Split only where halving gives the margin back: where the static part leaves
+            # no room, smaller micro-batches would not help, and the OOM path stays.
+            if headroom < margin <= headroom + activation * (current - smaller) / current:
+                self._why = "headroom"
+                return smaller
         bigger = self._bigger(step, current)
         if bigger is None:
             return None
-        # Static memory (weights, gradients, optimizer state) is what stays allocated after the
-        # backward; the rest of the peak grows with the micro-batch.
-        activation = max(reading["peak_allocated_bytes"] - reading["allocated_bytes"], 0)
-        scale = (bigger - current) / float(current)
-        estimate = reading["peak_reserved_bytes"] + scale * activation
-        if total - reading["outside_bytes"] - estimate >= margin:
+        # Twice the margin after a merge, so the split rule does not undo it at once.
+        estimate = peak + activation * (bigger - current) / float(current)
+        if available - estimate >= 2 * margin:
             self._estimate = estimate
             return bigger
         return None
@@ -396,8 +408,8 @@ class OomGuard:
             total = reading["total_bytes"]
             evidence.update(
                 total_bytes=total, outside_bytes=reading["outside_bytes"],
-                peak_reserved_bytes=reading["peak_reserved_bytes"],
-                headroom_bytes=total - reading["outside_bytes"] - reading["peak_reserved_bytes"],
+                peak_allocated_bytes=reading["peak_allocated_bytes"],
+                headroom_bytes=total - reading["outside_bytes"] - reading["peak_allocated_bytes"],
                 margin_bytes=int(self._margin * total),
                 num_alloc_retries=reading.get("num_alloc_retries"))
             if reason == "headroom":
@@ -417,9 +429,9 @@ class OomGuard:
             return ("the allocator retried (num_alloc_retries %s) in two probes in a row"
                     % e.get("num_alloc_retries"))
         if "headroom_bytes" in e:
-            return ("headroom %s under the margin of %s (peak reserved %s of %s, %s outside "
+            return ("headroom %s under the margin of %s (peak allocated %s of %s, %s outside "
                     "PyTorch)" % (_gib(e["headroom_bytes"]), _gib(e["margin_bytes"]),
-                                  _gib(e["peak_reserved_bytes"]), _gib(e["total_bytes"]),
+                                  _gib(e["peak_allocated_bytes"]), _gib(e["total_bytes"]),
                                   _gib(e["outside_bytes"])))
         return "another rank predicted an OOM"
 

@@ -169,11 +169,12 @@ def reading(peak, allocated=200, peak_allocated=None, total=1000, outside=50, re
 
 def test_a_predicted_split_before_the_oom_and_a_merge_after_the_hysteresis():
     # Margin 10 % of 1000 bytes = 100. Steps 0-2: peak 500, headroom 450. Step 3: peak 880
-    # (headroom 70 < 100): split 32 -> 16 from step 4. Then peak 560 with 200 static: the
-    # activations are 360 at 16, so 32 would peak at 920 (headroom 30): no merge. From the
-    # probe after step 9 the peak is 480: 32 would reach 760 (headroom 190): a merge, but not
-    # before 5 steps after the split (applies from step 9 at the earliest).
-    readings = [reading(500)] * 3 + [reading(880)] + [reading(560)] * 4 + [reading(480)] * 10
+    # (headroom 70 < 100; halving frees half of the 680 of activations): split 32 -> 16 from
+    # step 4. Then peak 560 with 200 static: the activations are 360 at 16, so 32 would peak
+    # at 920 (headroom 30): no merge. From the probe after step 9 the peak is 440: 32 would
+    # reach 680 (headroom 270, over twice the margin): a merge, but not before 5 steps after
+    # the split (applies from step 9 at the earliest).
+    readings = [reading(500)] * 3 + [reading(880)] + [reading(560)] * 4 + [reading(440)] * 10
     probe = FakeProbe(readings)
     torch.manual_seed(0)
     model = Planted()
@@ -184,16 +185,34 @@ def test_a_predicted_split_before_the_oom_and_a_merge_after_the_hysteresis():
     split, merge = guard.actions
     assert (split["action"], split["reason"], split["step"]) == ("oom_split", "predicted", 4)
     assert split["evidence"] == {"total_bytes": 1000, "outside_bytes": 50,
-                                 "peak_reserved_bytes": 880, "headroom_bytes": 70,
+                                 "peak_allocated_bytes": 880, "headroom_bytes": 70,
                                  "margin_bytes": 100, "num_alloc_retries": 0,
                                  "trigger": "headroom"}
     assert "headroom 0.00 GiB under the margin" in split["summary"]
     assert (merge["action"], merge["reason"], merge["micro_batch_size"]) == (
         "oom_merge", "headroom", 32)
-    assert merge["step"] == 9 and merge["evidence"]["estimated_peak_bytes"] == 760
+    assert merge["step"] == 9 and merge["evidence"]["estimated_peak_bytes"] == 680
     assert sizes[8:] == [32] * 6
     # Micro-batching changed only the accumulation: the weights match that reference.
     assert same_weights(model, reference([None] * 4 + [16] * 5 + [32] * 5))
+
+
+def test_a_predicted_split_judges_the_peak_allocated_and_never_one_that_cannot_help():
+    # The allocator's cache (reserved) stays at 990 after the split, as on a real GPU; what the
+    # steps allocate drops from 880 to 540: one split, not a cascade. Then the static part
+    # grows to 850 of a 900 peak: headroom 50 under the margin of 100, but halving frees only
+    # 25: no split (the OOM path stays).
+    high = dict(reading(880), peak_reserved_bytes=990, reserved_bytes=990)
+    after = dict(reading(540), peak_reserved_bytes=990, reserved_bytes=990)
+    static = dict(reading(900, allocated=850), peak_reserved_bytes=990, reserved_bytes=990)
+    probe = FakeProbe([high] + [after] * 4 + [static] * 6)
+    torch.manual_seed(0)
+    sizes = []
+    guard, _ = train(Planted(), 11, sizes, memory_probe=probe, probe_every=1,
+                     headroom_margin=0.1, hysteresis_steps=1000)
+    assert [(a["action"], a["reason"], a["micro_batch_size"]) for a in guard.actions] == [
+        ("oom_split", "predicted", 16)]
+    assert sizes == [16] * 11  # from the probe after step 0 on
 
 
 def test_alloc_retries_growing_in_two_probes_in_a_row_split():

@@ -146,7 +146,7 @@ constexpr std::array kPhrases{
   Phrase{"batch_size", "effective batch of {}", Unit::kCount},
   Phrase{"guard_requested_bytes", "the failed allocation asked for {}", Unit::kBytes},
   Phrase{"guard_headroom_bytes", "{} of GPU memory headroom", Unit::kBytes},
-  Phrase{"guard_peak_reserved_bytes", "{} reserved at the peak", Unit::kBytes},
+  Phrase{"guard_peak_allocated_bytes", "{} allocated at the peak", Unit::kBytes},
   Phrase{"guard_total_bytes", "the GPU has {}", Unit::kBytes},
   Phrase{"guard_num_alloc_retries", "{} allocation retries", Unit::kCount},
   // loader_tuned, loader_limited (and data_loader_stall with the adaptive loader on)

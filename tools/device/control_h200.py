@@ -21,6 +21,7 @@ usage (repository root, PYTHONPATH=$PWD/python, gpumon built):
 Each part prints one JSON line and writes it to --out.
 """
 import argparse
+import gc
 import json
 import os
 import subprocess
@@ -139,17 +140,19 @@ def oom(args):
         t0 = time.monotonic()
         guard, sizes = guarded_run(torch, mon, model, data, predict=False)
         guarded_s = time.monotonic() - t0
-        final = guard.micro_batch_size
-        after = [p.detach().clone() for p in model.parameters()]
-        del model
+        final, actions = guard.micro_batch_size, guard.actions
+        after = [p.detach().cpu() for p in model.parameters()]
+        del guard, model  # the guard holds the model: both go before the reference starts
+        gc.collect()
         torch.cuda.empty_cache()
         ref, data2 = model_and_data(torch, width, depth, batch, steps)
         reference_run(torch, ref, data2, sizes)
-        diff = max((a - b).abs().max().item() for a, b in zip(after, ref.parameters()))
+        diff = max((a - b.detach().cpu()).abs().max().item()
+                   for a, b in zip(after, ref.parameters()))
     finally:
         neighbour_p.kill()
     result = {"part": "oom", "steps": steps, "batch": batch, "final_micro_batch_size": final,
-              "sizes": sizes, "actions": guard.actions,
+              "sizes": sizes, "actions": actions,
               "max_abs_weight_diff": diff, "guarded_s": round(guarded_s, 2),
               "torch": torch.__version__}
     mon.close()
@@ -201,9 +204,11 @@ def lightning(args):
         import lightning as L
     except ImportError:
         import pytorch_lightning as L
+    import gpumon
     from gpumon.lightning import GpumonCallback
     width, depth, batch = 8192, 8, 16384
-    callback = GpumonCallback()
+    mon = gpumon.start()
+    callback = GpumonCallback(monitor=mon)
 
     class Model(L.LightningModule):
         def __init__(self):
@@ -215,8 +220,7 @@ def lightning(args):
             self.net = torch.nn.Sequential(*layers, torch.nn.Linear(width, 10))
 
         def on_train_start(self):
-            self.guard = callback.monitor.oom_guard(self, backward=self.manual_backward,
-                                                    predict=False)
+            self.guard = mon.oom_guard(self, backward=self.manual_backward, predict=False)
 
         def training_step(self, b, i):
             opt = self.optimizers()

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The OOM guard and the adaptive loader on the H200 (issue: GPU validation), one part per call:
-#   control_h200.sh guard   build; real CUDA OOMs split and retried against a reference run
-#                           (control_h200.py oom), the predicted split and the merge beside a
-#                           neighbour that ramps (predict), the guard's cost with no OOM on a
-#                           ~1-3 ms and a ~10 ms step (bench/oom_guard_overhead.py --device cuda)
-#   control_h200.sh more    build; the guard inside Lightning and the Hugging Face Trainer, and
-#                           the adaptive loader feeding the GPU from a CPU-heavy Dataset
+#   control_h200.sh guard     build; real CUDA OOMs split and retried against a reference run
+#                             (control_h200.py oom), the predicted split and the merge beside a
+#                             neighbour that ramps (predict), the guard in Lightning
+#   control_h200.sh overhead  build; the guard's cost with no OOM on a ~1.3 ms and a ~54 ms
+#                             step (bench/oom_guard_overhead.py --device cuda)
+#   control_h200.sh more      build; the guard in the Hugging Face Trainer, and the adaptive
+#                             loader feeding the GPU from a CPU-heavy Dataset
 # Each run is recorded (gpumon record, 10 Hz) and judged by gpumon doctor. Results go to
 # $OUT/results.tgz. DEVDEPS: see sampler_h200.sh (carry .devdeps).
 set -uo pipefail
@@ -36,7 +37,7 @@ cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
   cmake --build "$bdir" -j 16 --target gpumon gpumon_python >"$res/build.txt" 2>&1 ||
   { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
 g=$bdir/gpumon
-export PYTHONPATH="$src/python" GPUMON_BINARY="$g" PYTHONUNBUFFERED=1
+export PYTHONPATH="$src/python" GPUMON_BINARY="$g" GPUMON_PYTHON_DIR="$src/python" PYTHONUNBUFFERED=1
 python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv >"$res/gpu.txt" 2>&1
 pip list 2>/dev/null | grep -i -E "^(torch|lightning|pytorch-lightning|transformers|accelerate) " >"$res/versions.txt"
@@ -61,12 +62,13 @@ overhead() {
 }
 
 if [ "$part" = guard ]; then
-  rec oom 240 oom --leave-gib 12
-  rec predict 150 predict --leave-gib 24 --ramp-to-gib 12 --seconds 45
+  rec oom 150 oom --leave-gib 12
+  rec predict 120 predict --leave-gib 24 --ramp-to-gib 12 --seconds 50 --hysteresis 20
+  rec lightning 150 lightning --leave-gib 12
+elif [ "$part" = overhead ]; then
   overhead small --width 2048 --batch 512 --blocks 20
   overhead large --width 8192 --batch 4096 --blocks 10 --steps 50
 elif [ "$part" = more ]; then
-  rec lightning 200 lightning --leave-gib 12
   rec hf 200 hf --leave-gib 12
   rec loader 300 loader
 fi
