@@ -7,14 +7,19 @@ Contract:
 - The gradients a step leaves equal the full batch's: micro-batch i's mean loss is weighted by
   its share of the batch (n_i / n) before its backward. Nothing else is changed; losses must be
   means over the samples, and statistics computed per batch (BatchNorm) see micro-batches.
-- A retry starts from no gradients (every parameter's .grad is set to None): call
-  optimizer.zero_grad() before run().
+- A retry starts from no gradients (every parameter's .grad is set to None, and zero_grad() is
+  called when given, for parameters outside the model): call optimizer.zero_grad() before run().
+  BatchNorm's running statistics are put back as they were before the failed attempt.
 - Raised into the loop: the user's own errors, as they were, and the OOM at the floor
   (min_micro_batch_size), as it was. Nothing else; no thread.
-- DDP (torch.nn.parallel.DistributedDataParallel): micro-batches run under no_sync(); one
+- DDP (torch.nn.parallel.DistributedDataParallel): the guard owns the model's gradient sync
+  (require_backward_grad_sync and require_forward_param_sync are set False for good, also
+  when the guard runs inside DDP.forward, as Lightning's training_step does); one
   all_reduce(MAX) per attempt agrees on whether any rank ran out of memory and on the next
   micro-batch size, so all ranks switch at the same step; the gradients are then averaged here
-  (flattened buckets), after the backward rather than overlapped with it.
+  (flattened buckets), after the backward rather than overlapped with it. Any other model under
+  torch.distributed with more than one rank (FSDP, DeepSpeed): every OOM is raised, as at the
+  floor (a retry on one rank alone would leave the others waiting in a collective).
 - Every action is kept in guard.actions and sent to the agent as an `action` message when the
   monitor is active (gpumon._actions).
 Not thread-safe: one training thread calls run().
@@ -76,7 +81,8 @@ class OomGuard:
 
     def __init__(self, mon, model, min_micro_batch_size=1, micro_batch_size=None, backward=None,
                  split=None, sample_count=None, memory_probe=None, probe_every=10,
-                 headroom_margin=0.02, hysteresis_steps=300, predict=True):
+                 headroom_margin=0.02, hysteresis_steps=300, predict=True, zero_grad=None,
+                 weight=None):
         import torch
         if int(min_micro_batch_size) < 1:
             raise ValueError("min_micro_batch_size must be >= 1, not %r" % (min_micro_batch_size,))
@@ -91,6 +97,9 @@ class OomGuard:
         self._backward = backward
         self._split = split
         self._sample_count = sample_count
+        self._zero_grad = zero_grad
+        self._zero_grad_to_none = zero_grad is not None and _takes(zero_grad, "set_to_none")
+        self._weight = weight
         self._probe_every = max(int(probe_every), 1)
         self._margin = float(headroom_margin)
         self._hysteresis = max(int(hysteresis_steps), 0)
@@ -104,6 +113,33 @@ class OomGuard:
         self._why = None  # what the last predicted split came from: "headroom" or "retries"
         self._estimate = 0  # the estimated peak allocated bytes of the last merge proposed
         self._ddp = isinstance(model, torch.nn.parallel.DistributedDataParallel)
+        self._has_grad = None  # DDP: per trainable parameter, whether any rank has its gradient
+        if self._ddp:
+            # The guard owns DDP's sync for this model, for good: entered per attempt, no_sync()
+            # would set require_backward_grad_sync back to True on exit, before DDP's own
+            # post-forward when run() is called inside DDP.forward (Lightning's training_step),
+            # which then arms the reducer for the guard's next backward (bucket all-reduces
+            # that an OOM on one rank mismatches).
+            model.require_backward_grad_sync = False
+            model.require_forward_param_sync = False
+        # Under torch.distributed with other ranks but not DDP (FSDP, DeepSpeed, ...): a retry
+        # on this rank alone would leave the others waiting in a collective.
+        self._alone = False
+        dist = getattr(torch, "distributed", None)
+        if (not self._ddp and dist is not None and dist.is_available() and dist.is_initialized()
+                and dist.get_world_size() > 1):
+            from gpumon._monitor import _warn_once
+            _warn_once("oom-guard-distributed",
+                       "OomGuard on a %s under torch.distributed with %d ranks: not DDP, so "
+                       "the ranks cannot agree on a retry; every OOM is raised as it was, and "
+                       "no split is predicted" % (type(model).__name__, dist.get_world_size()))
+            self._alone = True
+            self._predict = predict = False
+        # BatchNorm's running statistics, put back after a failed attempt (found once).
+        norm = torch.nn.modules.batchnorm._BatchNorm
+        self._norms = [m for m in model.modules() if isinstance(m, norm)
+                       and m.track_running_stats and m.running_mean is not None]
+        self._norm_state = None
         self._cuda = any(p.is_cuda for p in model.parameters())
         if memory_probe is None and self._cuda and predict:
             device = next(p.device for p in model.parameters() if p.is_cuda)
@@ -120,6 +156,10 @@ class OomGuard:
         """Runs forward(micro_batch) -> mean loss and its backward on `batch`, in micro-batches
         when needed; returns the batch's loss (detached, weighted)."""
         step = self._steps
+        if self._norms:
+            self._norm_state = [(m.running_mean.clone(), m.running_var.clone(),
+                                 None if m.num_batches_tracked is None
+                                 else m.num_batches_tracked.clone()) for m in self._norms]
         while True:
             loss, oom = self._attempt(batch, forward, self._micro)
             proposal = self._proposal(step, batch) if oom is None else None
@@ -150,7 +190,12 @@ class OomGuard:
                     self._run_backward(loss)
                     return loss.detach(), None
                 parts = self._parts(batch, size)
-                total = sum(n for _, n in parts)
+                if self._weight is not None:
+                    weights = [self._weight(p) for p, _ in parts]
+                    weights = [float(n if w is None else w) for (_, n), w in zip(parts, weights)]
+                    if sum(weights) > 0:  # else (nothing labelled) by the sample counts
+                        parts = [(p, w) for (p, _), w in zip(parts, weights)]
+                total = float(sum(n for _, n in parts))
                 out = None
                 for part, n in parts:
                     loss = forward(part)
@@ -172,14 +217,16 @@ class OomGuard:
             self._backward(loss)
 
     def _no_sync(self):
-        if not self._ddp:
-            return _NO_CONTEXT
-        # DDP broadcasts the buffers before a forward that follows a synced backward; a forward
-        # that raised never clears that flag, so the rank that ran out of memory would broadcast
-        # again at its retry and wait for ranks that do not: the guard broadcasts them itself
-        # after each step (_reduce_grads), never inside one.
-        self._model.require_forward_param_sync = False
-        return self._model.no_sync()
+        if self._ddp:
+            # Set at construction, again here in case anything set them back. DDP broadcasts the
+            # buffers before a forward that follows a synced backward; a forward that raised
+            # never clears that flag, so the rank that ran out of memory would broadcast again
+            # at its retry and wait for ranks that do not: the guard broadcasts them itself
+            # after each step (_reduce_grads), never inside one. No backward is synced by DDP:
+            # the guard averages the gradients after the step.
+            self._model.require_backward_grad_sync = False
+            self._model.require_forward_param_sync = False
+        return _NO_CONTEXT
 
     def _recover(self, oom):
         """Frees what the failed attempt (of any rank) held: the frames of its traceback (their activations),
@@ -188,6 +235,18 @@ class OomGuard:
             traceback.clear_frames(oom.__traceback__)
         for p in self._model.parameters():
             p.grad = None
+        if self._zero_grad is not None:  # parameters outside the model
+            if self._zero_grad_to_none:
+                self._zero_grad(set_to_none=True)
+            else:
+                self._zero_grad()
+        if self._norm_state is not None:
+            with self._torch.no_grad():
+                for m, (mean, var, count) in zip(self._norms, self._norm_state):
+                    m.running_mean.copy_(mean)
+                    m.running_var.copy_(var)
+                    if count is not None:
+                        m.num_batches_tracked.copy_(count)
         if self._cuda:
             self._torch.cuda.empty_cache()
 
@@ -225,8 +284,20 @@ class OomGuard:
     def _after_oom(self, batch, oom, agreed, step):
         """Any rank ran out of memory: halve (agreed in DDP) or, at the floor, raise."""
         mine = oom is not None
+        if self._alone:  # not DDP under torch.distributed: the other ranks could not follow
+            try:
+                self._batch_size = self._count(batch)
+            except ValueError:
+                pass
+            current = self._effective(self._micro)
+            self._act("oom_floor", "oom", step, current, current, oom)
+            raise oom
         try:  # this batch's size (the last one of an epoch may be smaller)
             self._batch_size = self._count(batch)
+            current = self._effective(self._micro)
+            smaller = agreed if agreed is not None else self._halve(current)
+            if smaller is not None and smaller < current:
+                self._parts(batch, smaller)  # a trial: can it be split at all?
         except ValueError as e:  # a batch it cannot split: the OOM stands
             from gpumon._monitor import _warn_once
             _warn_once("oom-guard-split", "the OOM guard cannot split this batch: %s" % e)
@@ -235,8 +306,6 @@ class OomGuard:
             raise self._oom_error(
                 "gpumon oom_guard: another rank ran out of memory and this batch cannot be "
                 "split: %s" % e)
-        current = self._effective(self._micro)
-        smaller = agreed if agreed is not None else self._halve(current)
         self._oomed[current] = step
         if current <= self._floor or smaller is None or smaller >= current:
             self._act("oom_floor", "oom", step, current, current, oom)
@@ -339,10 +408,15 @@ class OomGuard:
         halved = self._halve(self._effective(self._micro))
         wanted = proposal if proposal is not None else (self._micro or _WHOLE)
         device = next(self._model.parameters()).device
-        flags = torch.tensor([1 if oomed else 0, -(halved or _WHOLE), -wanted],
+        # and, per trainable parameter, whether this rank has its gradient: one the MAX leaves
+        # at 0 was used by no rank and stays None, as under DDP.
+        has = [0 if p.grad is None else 1 for p in self._model.parameters() if p.requires_grad]
+        flags = torch.tensor([1 if oomed else 0, -(halved or _WHOLE), -wanted] + has,
                              dtype=torch.int64, device=device)
         dist.all_reduce(flags, op=dist.ReduceOp.MAX, group=self._model.process_group)
-        any_oom, halved, wanted = (int(x) for x in flags.tolist())
+        flags = flags.tolist()  # the host-device sync of a step
+        any_oom, halved, wanted = flags[:3]
+        self._has_grad = flags[3:]
         if any_oom:
             return True, (None if -halved >= _WHOLE else -halved)
         wanted = -wanted
@@ -364,10 +438,14 @@ class OomGuard:
         evidence = self._evidence_of(kind, reason, oom)
         count = -(-n // size) if n and size else None
         if kind == "oom_floor":
-            summary = ("%s at step %d with micro-batch %d, the floor (min_micro_batch_size=%d): "
+            summary = ("%s at step %d with micro-batch %s, the floor (min_micro_batch_size=%d): "
                        "the OOM is raised" % ("CUDA OOM" if oom is not None else
                                               "CUDA OOM on another rank", step, size,
                                               self._floor))
+            if self._alone:
+                summary = ("CUDA OOM at step %d with micro-batch %s under torch.distributed, not "
+                           "DDP (the ranks cannot agree on a retry): the OOM is raised"
+                           % (step, size))
         elif reason == "oom":
             where = "CUDA OOM" if oom is not None else "CUDA OOM on another rank"
             summary = ("%s at step %d: split the batch of %s into %s micro-batches of %d; "
@@ -452,8 +530,9 @@ class OomGuard:
 
     def _reduce_grads(self):
         """Averages the gradients over the ranks (what DDP's reducer does during the backward),
-        in flattened buckets of at most 25 MiB per dtype and device; a parameter that got no
-        gradient on this rank counts as zeros. Then the buffers from rank 0, as DDP's
+        in flattened buckets of at most 25 MiB per dtype and device, each divided by the world
+        size before its all_reduce (as DDP does: no fp16 overflow of the sum); a parameter that
+        got no gradient on this rank counts as zeros, one that no rank got stays None. Then the buffers from rank 0, as DDP's
         broadcast_buffers does before each forward."""
         torch = self._torch
         dist = torch.distributed
@@ -461,8 +540,10 @@ class OomGuard:
         group = self._model.process_group
         world = dist.get_world_size(group)
         buckets, sizes = collections.OrderedDict(), {}
-        for p in self._model.parameters():
-            if not p.requires_grad:
+        params = [p for p in self._model.parameters() if p.requires_grad]
+        used = self._has_grad if self._has_grad is not None else [1] * len(params)
+        for p, anyone in zip(params, used):
+            if not anyone:
                 continue
             if p.grad is None:
                 p.grad = torch.zeros_like(p)
@@ -476,8 +557,8 @@ class OomGuard:
         for key in buckets:
             for grads in buckets[key]:
                 flat = _flatten_dense_tensors(grads)
-                dist.all_reduce(flat, group=group)
                 flat.div_(world)
+                dist.all_reduce(flat, group=group)
                 for g, reduced in zip(grads, _unflatten_dense_tensors(flat, grads)):
                     g.copy_(reduced)
         buffers = [b for b in self._model.module.buffers()]
@@ -488,6 +569,16 @@ class OomGuard:
             else:
                 for b in buffers:
                     dist.broadcast(b, src=0, group=group)
+
+
+def _takes(fn, name):
+    """Whether fn accepts the keyword `name` (a zero_grad(set_to_none=...))."""
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
 class _NoContext:

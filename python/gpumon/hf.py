@@ -82,8 +82,13 @@ class OomGuardMixin:
     tensors split along dim 0) when memory runs out. Use gradient_accumulation_steps=1 with the
     effective batch as per_device_train_batch_size: a retry drops the gradients accumulated
     before the step (a warning says so when gradient_accumulation_steps > 1). compute_loss is
-    called without num_items_in_batch: each micro-batch's loss must be a mean over its samples
-    (the models' default loss), weighted by its share of the inputs.
+    called without num_items_in_batch, so each micro-batch's loss is the model's own mean: over
+    its samples, or for token-level losses (causal LM, seq2seq, token classification: labels
+    -100 ignored) over its labelled tokens. Each micro-batch's loss is weighted by its share of
+    the step: by default, when `labels` is in the inputs, its count of labels != -100 (the
+    full batch's token mean then; a causal LM's shift drops the first label of each row from
+    its loss, so there the weights are off by one token per row), else its sample count. Pass
+    gpumon_oom_guard_options={"weight": fn} (fn(micro_batch) -> number) for anything else.
 
     gpumon_monitor: the Monitor the actions go to (default: the monitor of a GpumonCallback
       among the trainer's callbacks, else none: the guard acts, nothing is sent);
@@ -107,9 +112,11 @@ class OomGuardMixin:
                            "OOM drops the gradients of the update's earlier accumulation steps; "
                            "use gradient_accumulation_steps=1 and a larger "
                            "per_device_train_batch_size, the guard accumulates" % accumulation)
+            options = dict(self.gpumon_oom_guard_options)
+            options.setdefault("weight", _labelled_tokens)
             guard = self.gpumon_oom_guard = self._gpumon_monitor().oom_guard(
                 model, backward=lambda loss: self.accelerator.backward(loss / accumulation),
-                **dict(self.gpumon_oom_guard_options))
+                **options)
         model.train()
         train = getattr(getattr(self, "optimizer", None), "train", None)
         if callable(train):  # schedule-free optimizers
@@ -135,3 +142,13 @@ class OomGuardMixin:
                 return monitor
         from gpumon._monitor import Monitor
         return Monitor()
+
+
+def _labelled_tokens(micro_batch):
+    """The weight of a micro-batch under a model's own loss: its labels that are not -100
+    (the ignore index of transformers' losses) when it has `labels`, else None (the guard
+    then weights by the sample count)."""
+    labels = micro_batch.get("labels") if hasattr(micro_batch, "get") else None
+    if labels is None or not hasattr(labels, "ne"):
+        return None
+    return int(labels.ne(-100).sum())

@@ -269,8 +269,8 @@ def test_the_action_line_is_the_spec_s():
         action_line("OOM split", 1, "s")
 
 
-def two_gloo_ranks(limits, floor=1):
-    """Runs oom_guard_ddp.py as ranks 0 and 1 (planted limits per rank); their JSON lines."""
+def two_gloo_ranks(limits, floor=1, script="oom_guard_ddp.py"):
+    """Runs `script` as ranks 0 and 1 (planted limits per rank); their JSON lines."""
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
     from test_ddp import free_port
@@ -282,7 +282,7 @@ def two_gloo_ranks(limits, floor=1):
                    PYTHONPATH=os.path.join(HERE, ".."))
         env.pop("GPUMON_AGENT_SOCKET", None)
         ranks.append(subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "oom_guard_ddp.py"), str(limit), str(floor)],
+            [sys.executable, os.path.join(HERE, script), str(limit), str(floor)],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
     try:
         outs = [p.communicate(timeout=120)[0] for p in ranks]  # a hang fails here
@@ -454,3 +454,145 @@ def test_at_the_floor_on_one_gloo_rank_both_ranks_raise_and_none_hangs():
     assert r1["raised"] == OOM_MESSAGE  # rank 1's own OOM, as it was
     assert "another rank ran out of memory at step 0 with micro-batch 8" in r0["raised"]
     assert "CUDA out of memory" in r0["raised"]
+
+
+def test_inside_ddp_forward_as_lightning_runs_it_ddp_never_syncs_and_unused_grads_stay_none():
+    # Lightning calls training_step inside DDP.forward: a no_sync() per attempt left
+    # require_backward_grad_sync True again at DDP's post-forward, which armed the reducer for
+    # the guard's next backward ("marked as ready twice" here; a hang on a real OOM).
+    r0, r1 = two_gloo_ranks((0, 8), script="oom_guard_nested.py")
+    assert r0["reducer_calls"] == r1["reducer_calls"] == 0  # no bucket all-reduce of DDP's
+    assert r0["weights"] == r1["weights"] and r0["size"] == r1["size"] == 8
+    # A parameter no rank used keeps grad None, as under DDP (not zeros: an optimizer with
+    # weight decay or momentum would move it).
+    assert r0["unused_grad_is_none"] and r1["unused_grad_is_none"]
+    # BatchNorm's running statistics: rank 0's forwards at 32 and 16 (rank 1's OOMs at step
+    # 0) are undone; 5 steps of 4 micro-batches of 8 remain.
+    assert r0["batches_tracked"] == 20
+
+
+def test_zero_grad_clears_parameters_outside_the_model_on_a_retry():
+    # The OOM comes in the second micro-batch's forward, after the first's backward reached
+    # `head`, which is not the model's: without zero_grad it is counted twice.
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    head = torch.nn.Parameter(torch.ones(1))
+    head_opt = torch.optim.SGD([head], lr=0.1)
+    x = torch.randn(8, 3)
+    calls = []
+
+    def forward(mb):
+        calls.append(mb.shape[0])
+        if len(calls) == 2:
+            raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
+        return ((model(mb) * head) ** 2).mean()
+
+    guard = gpumon.Monitor().oom_guard(model, micro_batch_size=4, zero_grad=head_opt.zero_grad)
+    guard.run(x, forward)
+    assert calls == [4, 4, 2, 2, 2, 2]
+    got = head.grad.clone()
+    head.grad = None
+    ((model(x) * head) ** 2).mean().backward()
+    assert torch.allclose(got, head.grad, rtol=0, atol=1e-6)
+    # A zero_grad without set_to_none is called as it is.
+    plain = []
+    guard = gpumon.Monitor().oom_guard(Planted(limit=8), zero_grad=lambda: plain.append(1))
+    guard.run(batch_of(0), lambda mb: loss_of(guard._model, mb))
+    assert plain == [1, 1]
+
+
+def test_a_zero_dim_tensor_in_the_batch_keeps_the_oom_with_one_warning(monkeypatch):
+    from gpumon import _monitor
+    monkeypatch.setattr(_monitor, "_warned", set())
+    model = Planted(limit=4)
+
+    def forward(mb):
+        return loss_of(model, (mb["x"], mb["y"])) * mb["scale"]
+
+    x, y = batch_of(0)
+    guard = gpumon.Monitor().oom_guard(model)
+    with pytest.warns(gpumon.GpumonWarning, match="cannot split this batch.*shape \\(\\)"):
+        with pytest.raises(torch.cuda.OutOfMemoryError) as raised:
+            guard.run({"x": x, "y": y, "scale": torch.tensor(2.0)}, forward)
+    assert str(raised.value) == OOM_MESSAGE and guard.actions == []
+
+
+def test_under_torch_distributed_without_ddp_every_oom_is_raised(monkeypatch):
+    # FSDP, DeepSpeed, ...: a retry on one rank alone would hang the others in a collective.
+    dist = torch.distributed
+    monkeypatch.setattr(dist, "is_available", lambda: True)
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_world_size", lambda group=None: 2)
+    from gpumon import _monitor
+    monkeypatch.setattr(_monitor, "_warned", set())
+    model = Planted(limit=8)
+    with pytest.warns(gpumon.GpumonWarning, match="not DDP"):
+        guard = gpumon.Monitor().oom_guard(model, memory_probe=FakeProbe([reading(990)]),
+                                           probe_every=1)
+    with pytest.raises(torch.cuda.OutOfMemoryError) as raised:
+        guard.run(batch_of(0), lambda mb: loss_of(model, mb))
+    assert str(raised.value) == OOM_MESSAGE
+    assert [(a["action"], a["micro_batch_size"]) for a in guard.actions] == [("oom_floor", 32)]
+    # No split is predicted either (it would change the collectives of this rank alone).
+    model.limit = None
+    for step in range(3):
+        guard.run(batch_of(step), lambda mb: loss_of(model, mb))
+    assert guard.micro_batch_size is None and len(guard.actions) == 1
+
+
+def test_batchnorm_running_statistics_are_those_of_the_micro_batches_that_passed():
+    class BackwardOom(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
+
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
+
+    x = torch.randn(8, 3)
+    model = net()
+
+    def forward(mb):  # the whole batch's forward passes, its backward runs out of memory
+        out = (model(mb) ** 2).mean()
+        return BackwardOom.apply(out) if mb.shape[0] > 4 else out
+
+    gpumon.Monitor().oom_guard(model).run(x, forward)
+    ref = net()
+    for mb in x.split(4):
+        ref(mb)
+    got, want = model[1], ref[1]
+    assert int(got.num_batches_tracked) == int(want.num_batches_tracked) == 2
+    assert torch.allclose(got.running_mean, want.running_mean, rtol=0, atol=1e-7)
+    assert torch.allclose(got.running_var, want.running_var, rtol=0, atol=1e-7)
+
+
+def test_weight_makes_token_mean_losses_the_full_batch_s(monkeypatch):
+    # A token-mean loss (labels -100 ignored, as transformers' losses): micro-batches weighted
+    # by their labelled tokens give the full batch's token mean; by samples they would not.
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    x = torch.randn(8, 5, 4)
+    labels = torch.randn(8, 5)
+    labels[:4, 1:] = -100  # the first half has one labelled token a row, the second five
+
+    def token_mean(batch):
+        xs, ls = batch["x"], batch["labels"]
+        mask = ls.ne(-100)
+        return ((model(xs).squeeze(-1) - ls) ** 2)[mask].mean()
+
+    from fake_trainers import install_transformers
+    install_transformers(monkeypatch)
+    from gpumon.hf import _labelled_tokens
+    guard = gpumon.Monitor().oom_guard(model, micro_batch_size=4, weight=_labelled_tokens)
+    guard.run({"x": x, "labels": labels}, token_mean)
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    token_mean({"x": x, "labels": labels}).backward()
+    for g, p in zip(got, model.parameters()):
+        assert torch.allclose(g, p.grad, rtol=0, atol=1e-6)
+    assert _labelled_tokens({"x": x}) is None
