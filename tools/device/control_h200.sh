@@ -5,8 +5,9 @@
 #                             neighbour that ramps (predict), the guard in Lightning
 #   control_h200.sh overhead  build; the guard's cost with no OOM on a ~1.3 ms and a ~54 ms
 #                             step (bench/oom_guard_overhead.py --device cuda)
-#   control_h200.sh more      build; the guard in the Hugging Face Trainer, and the adaptive
-#                             loader feeding the GPU from a CPU-heavy Dataset
+#   control_h200.sh more      build; predict again with less memory left, the guard in
+#                             Lightning and the Hugging Face Trainer, and the adaptive loader
+#                             feeding the GPU from a CPU-heavy Dataset
 # Each run is recorded (gpumon record, 10 Hz) and judged by gpumon doctor. Results go to
 # $OUT/results.tgz. DEVDEPS: see sampler_h200.sh (carry .devdeps).
 set -uo pipefail
@@ -69,7 +70,11 @@ elif [ "$part" = overhead ]; then
   overhead small --width 2048 --batch 512 --blocks 20
   overhead large --width 8192 --batch 4096 --blocks 10 --steps 50
 elif [ "$part" = more ]; then
-  rec hf 200 hf --leave-gib 12
-  rec loader 300 loader
+  # The second call: a ramp to 11 GiB free (12 left the guard its margin: rightly no split),
+  # Lightning and HF with 8 GiB free (12 fit a batch of 16384 without momentum), the loader.
+  rec predict 120 predict --leave-gib 24 --ramp-to-gib 11 --seconds 50 --hysteresis 20
+  rec lightning 120 lightning --leave-gib 8
+  rec hf 150 hf --leave-gib 8
+  rec loader 150 loader
 fi
 log done
