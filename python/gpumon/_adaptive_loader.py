@@ -137,6 +137,94 @@ class _EpochMeter:
         return rec
 
 
+class _Epoch:
+    """One epoch of an AdaptiveLoader: what iter(adaptive_loader) returns. It runs in the
+    training thread, as the user's loop calls next(). The first next() applies the pending
+    settings and builds the loader's iterator; StopIteration, close() or the garbage
+    collection of the epoch (a `break`, an exception in the loop) end it and judge it. An
+    error of the user's loader raised in next() passes through and the epoch goes on at the
+    next next(), as a DataLoader iterator does."""
+
+    def __init__(self, owner):
+        self._owner = owner
+        self._meter = None
+        self._it = self._source = self._stage = None
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def _begin(self):
+        owner = self._owner
+        owner._join_stage()
+        owner._guard(owner._apply_pending)
+        self._meter = meter = _EpochMeter()
+        c0 = time.thread_time()
+        try:
+            self._it = self._source = owner._open()  # the start-up (the fork) is waiting too
+        except BaseException:
+            self._done = True
+            raise
+        meter.wait_s += time.perf_counter() - meter.start
+        meter.wait_cpu_s += time.thread_time() - c0
+        if owner.prefetch_thread:
+            from gpumon._prefetch import PrefetchStage
+            self._source = self._stage = owner._stage = PrefetchStage(
+                self._it, owner.prefetch_depth, owner.max_prefetch_depth)
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        if self._meter is None:
+            self._begin()
+        meter = self._meter
+        clock, cpu = time.perf_counter, time.thread_time
+        t0, c0 = clock(), cpu()
+        try:
+            batch = next(self._source)
+        except StopIteration:
+            meter.end = t0  # the last step ended; the workers' shutdown is not waiting
+            self._finish(True)
+            raise StopIteration from None
+        except BaseException:
+            meter.wait_s += clock() - t0  # the user's error: waited for, not a batch
+            meter.wait_cpu_s += cpu() - c0
+            # The error's traceback keeps this frame: without `self` in it, a loop the error
+            # left ends the epoch (garbage) as a `break` does, while one that catches it can
+            # go on with the next batch.
+            self = None  # (not `del self`, which pyflakes misreads in the else: below)
+            raise
+        else:
+            t1 = clock()
+            meter.add_wait(t1 - t0, cpu() - c0)
+            if meter.startup_s is None:
+                meter.startup_s = meter.wait_s
+            self._owner._guard(meter.sample, self._it, t1)
+            return batch
+
+    def _finish(self, complete):
+        if self._done:
+            return
+        self._done = True
+        stage = self._stage
+        self._it = self._source = self._stage = None
+        if self._meter is None:
+            return
+        if stage is not None:
+            stage.close()  # at most JOIN_S here; the next epoch joins it to the end
+        self._owner._guard(self._owner._epoch_ended, self._meter, complete, stage)
+
+    def close(self):
+        """Ends the epoch where it is (idempotent)."""
+        self._finish(False)
+
+    def __del__(self):
+        try:
+            self._finish(False)
+        except Exception:
+            pass
+
+
 def _default_prefetch_factor(loader):
     """The prefetch_factor the loader's class takes with num_workers=0 (2 in torch 1.x, None
     from 2.0, which refuses any other value without workers): the default of the first
@@ -210,6 +298,8 @@ class AdaptiveLoader:
         self._pending = None  # (num_workers, prefetch_factor) for the next epoch's iterator
         self._probe = None  # the epoch measured before the latest raise, to judge its gain
         self._reseed = None  # base seed for a rebuilt persistent iterator (see _open)
+        self._stage = None  # the latest epoch's prefetch stage, joined before the next epoch
+        self._lent = None  # (the user's generator, the lent one) in a trainer's loop
         self._default_pf = _default_prefetch_factor(loader)
 
     @property
@@ -225,49 +315,20 @@ class AdaptiveLoader:
 
     def __iter__(self):
         mon = self._mon
-        epoch = self._run_epoch()
+        epoch = _Epoch(self)
         if mon.active and mon._clock is not None:
             mon._epoch_start()
             # The monitor's own timing of each next() (python/src/step_calls.h) stays.
             return mon._clock.timed_iter(epoch, weakref.ref(mon))
         return epoch
 
-    # One epoch: runs in the training thread, as the user's loop iterates.
-
-    def _run_epoch(self):
-        self._guard(self._apply_pending)
-        meter = _EpochMeter()
-        clock, cpu = time.perf_counter, time.thread_time
-        c0 = cpu()
-        it = self._open()  # the iterator's start-up (the workers' fork) is waiting too
-        meter.wait_s += clock() - meter.start
-        meter.wait_cpu_s += cpu() - c0
-        complete = False
-        stage = source = None
-        try:
-            source = it
-            if self.prefetch_thread:
-                from gpumon._prefetch import PrefetchStage
-                source = stage = PrefetchStage(it, self.prefetch_depth, self.max_prefetch_depth)
-            while True:
-                t0, c0 = clock(), cpu()
-                try:
-                    batch = next(source)
-                except StopIteration:
-                    meter.end = t0  # the last step ended; the workers' shutdown is not waiting
-                    complete = True
-                    return
-                t1 = clock()
-                meter.add_wait(t1 - t0, cpu() - c0)
-                if meter.startup_s is None:
-                    meter.startup_s = meter.wait_s
-                self._guard(meter.sample, it, t1)
-                yield batch
-        finally:
-            it = source = None
-            if stage is not None:
-                stage.close()
-            self._guard(self._epoch_ended, meter, complete, stage)
+    def _join_stage(self):
+        """Waits until the previous epoch's prefetch thread ended: after a `break` it may
+        still be inside the loader's next(), and a persistent iterator is the object the next
+        epoch resets (or _apply_pending shuts down)."""
+        stage, self._stage = self._stage, None
+        if stage is not None:
+            stage.join()
 
     def _open(self):
         loader = self.loader
@@ -276,22 +337,34 @@ class AdaptiveLoader:
             # they use instead, so workers that mostly wait may outnumber them.
             warnings.filterwarnings("ignore", message="This DataLoader will create",
                                     category=UserWarning)
-            seed, self._reseed = self._reseed, None
-            torch = sys.modules.get("torch")
-            if seed is None or torch is None or not hasattr(loader, "generator"):
-                return iter(loader)
-            # A persistent iterator rebuilt: a new iterator draws its workers' base seed from
-            # loader.generator (or torch's global generator), which a reset one does not, and
-            # the sampler would then shuffle from a different state. Draw it from a generator
-            # of its own, seeded with the old iterator's base seed, so the order stays.
-            saved = loader.generator
-            own = torch.Generator()
-            own.manual_seed(int(seed))
-            loader.generator = own
+            saved = self._lend_seed()
             try:
                 return iter(loader)
             finally:
-                loader.generator = saved
+                self._restore_generator(saved)
+
+    def _lend_seed(self):
+        """A persistent iterator was dropped (_apply_pending): a new iterator draws its
+        workers' base seed from loader.generator (or torch's global generator), which a reset
+        one does not, and the sampler (which holds its own reference to the user's generator,
+        or draws from the global one) would then shuffle from a different state. Until the
+        next iterator is built, loader.generator is one of its own, seeded with the old
+        iterator's base seed, so the order stays. Returns what _restore_generator puts back,
+        or None."""
+        seed, self._reseed = self._reseed, None
+        loader = self.loader
+        torch = sys.modules.get("torch")
+        if seed is None or torch is None or not hasattr(loader, "generator"):
+            return None
+        saved = loader.generator
+        own = torch.Generator()
+        own.manual_seed(int(seed))
+        loader.generator = own
+        return saved, own
+
+    def _restore_generator(self, lent):
+        if lent is not None and self.loader.generator is lent[1]:
+            self.loader.generator = lent[0]
 
     def _apply_pending(self):
         if self._pending is None:
@@ -326,9 +399,24 @@ class AdaptiveLoader:
 
     def _trainer_epoch_ended(self, meter):
         """The trainer finished an epoch that `meter` measured: decide, and set the loader
-        for the next one now (the trainer builds its iterator when that epoch starts)."""
+        for the next one now (the trainer builds its iterator when that epoch starts). A
+        dropped persistent iterator's seed is lent to the loader's generator until
+        _trainer_step_began, when the trainer has built the next iterator."""
+        self._trainer_step_began()
         self._guard(self._epoch_ended, meter, True)
         self._guard(self._apply_pending)
+        if not self._failed and self._reseed is not None:
+            try:
+                self._lent = self._lend_seed()
+            except Exception:
+                self._lent = None
+
+    def _trainer_step_began(self):
+        """The trainer's first step of an epoch (or its end): its iterator is built, the
+        user's generator goes back on the loader."""
+        lent, self._lent = self._lent, None
+        if lent is not None:
+            self._guard(self._restore_generator, lent)
 
     # Between epochs: what to change.
 

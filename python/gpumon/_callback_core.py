@@ -117,6 +117,8 @@ class TrainerHooks:
             self._gap_start, self._gap_cpu = _perf(), _thread_time()
 
     def step_began(self):
+        if self.adaptive is not None and self.adaptive._lent is not None:
+            self.adaptive._trainer_step_began()  # the epoch's iterator is built
         meter = self._meter
         if meter is not None and self._gap_start is not None:
             now = _perf()
@@ -153,6 +155,8 @@ class TrainerHooks:
             self._meter.end = self._gap_start  # the epoch's wall time ends with its last step
 
     def train_ended(self):
+        if self.adaptive is not None:
+            self.adaptive._trainer_step_began()  # the user's generator back on the loader
         self.step_ended()
         self._gap_start = None
         if self._owned and self.monitor is not None:

@@ -8,9 +8,12 @@ times (a bursty loader).
 It is the one thread gpumon starts in a training process, and only when asked. The thread is
 a daemon and never runs gpumon code that could raise into training: it only iterates the
 user's iterator and queues what comes out, the user's own exceptions included, which next()
-raises in the training thread. close() (the epoch's end, a `break`, an exception, garbage
-collection of the epoch) stops it and joins it for at most JOIN_S seconds: a thread still
-inside the loader's next() then ends on its own when that returns. The batches are pinned by
+raises in the training thread; after an error it goes on feeding, as the loader's iterator goes
+on after one. close() (the epoch's end, a `break`, an exception, garbage collection of the
+epoch) stops it and joins it for at most JOIN_S seconds: a thread still inside the loader's
+next() then ends when that returns, without calling next() again. join() waits for that; the
+adaptive loader calls it before it touches the loader again (a persistent iterator is the same
+object in the next epoch). The batches are pinned by
 the DataLoader's own pin_memory, as without the stage (with num_workers=0 that pinning, and
 the Dataset's loading, run in this thread).
 
@@ -71,7 +74,7 @@ class PrefetchStage:
                         break
                     except queue.Full:
                         continue
-            if item is _END or isinstance(item, _Raised):
+            if item is _END:
                 return
 
     def __iter__(self):
@@ -108,8 +111,10 @@ class PrefetchStage:
                 q.maxsize = self.depth
                 q.not_full.notify()
 
-    def close(self):
-        """Stops the thread and joins it (at most JOIN_S); idempotent."""
+    def close(self, timeout=JOIN_S):
+        """Stops the thread and joins it (at most `timeout` seconds, None: until it ended);
+        idempotent. A stopped thread calls next() no more: it ends when the next() it is in
+        returns, or within 0.1 s when it waits for room in the queue."""
         self._stop.set()
         try:
             while True:
@@ -117,4 +122,8 @@ class PrefetchStage:
         except queue.Empty:
             pass
         if self._thread is not threading.current_thread():
-            self._thread.join(JOIN_S)
+            self._thread.join(timeout)
+
+    def join(self):
+        """Stops the thread and waits until it ended (its current next() returned)."""
+        self.close(None)

@@ -291,6 +291,32 @@ def test_the_trainer_callbacks_retune_the_train_loader_between_epochs(trainer, m
     assert second["worker_pss_bytes"]  # the workers found as the process's children
 
 
+def test_a_trainer_s_persistent_loader_keeps_its_order_when_retuned():
+    # The trainer calls iter(loader) itself: the rebuilt persistent iterator must not draw
+    # its base seed from the user's generator (the sampler's), or the shuffle would move.
+    from gpumon._callback_core import TrainerHooks
+
+    def loader():
+        return shuffled_loader(Planted(32 * 5, 0.002), num_workers=1, persistent_workers=True)
+
+    plain = train(loader(), 3, 0.0)
+    trained, hooks = loader(), TrainerHooks(Monitor(), adapt_loader={"max_workers": 2})
+    user_generator, seen = trained.generator, []
+    hooks.train_started()
+    for _ in range(3):
+        hooks.epoch_started()
+        for batch in trained:  # iter(loader), as the trainer's loop
+            hooks.step_began()
+            seen.append(batch.tolist())
+            hooks.step_ended()
+        hooks.epoch_ended(trained)
+    hooks.train_ended()
+    print(describe(hooks.adaptive))
+    assert hooks.adaptive.actions and trained.num_workers == 2  # it did change
+    assert seen == plain
+    assert trained.generator is user_generator  # put back
+
+
 class Bursty(Dataset):
     """Every fourth item takes 40 ms, the others nothing: 10 ms an item on average."""
 
@@ -346,6 +372,89 @@ def test_the_prefetch_thread_stops_on_break_error_and_garbage():
     next(epoch)
     assert len(prefetch_threads()) == 1
     del epoch  # garbage: the epoch's generator closes and stops its thread
+    assert prefetch_threads() == []
+
+
+class PersistentIter:
+    """A persistent loader's iterator, as DataLoader(persistent_workers=True) keeps one:
+    iter(loader) resets the same object. It notes a reset, or a second next(), while a
+    next() is running (what the prefetch thread of an epoch left by `break` would do)."""
+
+    def __init__(self, n, slow_from, slow_s):
+        self.n, self.slow_from, self.slow_s = n, slow_from, slow_s
+        self.epoch, self.i, self.inside, self.overlaps = -1, 0, 0, []
+
+    def reset(self):
+        if self.inside:
+            self.overlaps.append("reset during next()")
+        self.epoch, self.i = self.epoch + 1, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        self.inside += 1
+        try:
+            if self.inside > 1:
+                self.overlaps.append("two next() at once")
+            if self.i >= self.n:
+                raise StopIteration
+            i, self.i = self.i, self.i + 1
+            if self.epoch == 0 and i >= self.slow_from:
+                time.sleep(self.slow_s)  # longer than close()'s 1 s join
+            return (self.epoch, i)
+        finally:
+            self.inside -= 1
+
+
+class PersistentLoader:
+    def __init__(self, it):
+        self.it = it
+
+    def __iter__(self):
+        self.it.reset()
+        return self.it
+
+
+def test_the_next_epoch_waits_for_a_prefetch_thread_left_inside_next_by_a_break():
+    it = PersistentIter(8, slow_from=2, slow_s=1.5)
+    wrapped = Monitor().wrap(PersistentLoader(it), adapt=True, prefetch_thread=True)
+    for batch in wrapped:
+        time.sleep(0.2)  # the thread queued batch 1 and went into the slow next() of batch 2
+        break
+    assert len(prefetch_threads()) == 1  # still inside next() after close()'s 1 s
+    assert list(wrapped) == [(1, i) for i in range(8)]  # the whole next epoch, in order
+    assert it.overlaps == [] and prefetch_threads() == []
+
+
+@pytest.mark.parametrize("thread", [False, True])
+def test_an_error_of_the_dataset_passes_through_and_the_epoch_goes_on(thread):
+    class Failing(Dataset):
+        def __len__(self):
+            return 20
+
+        def __getitem__(self, i):
+            if i in (5, 6):
+                raise KeyError("the user's error")
+            return torch.tensor([i])
+
+    def run(iterable):
+        it, seen, errors = iter(iterable), [], 0
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return seen, errors
+            except KeyError:
+                errors += 1  # skipped, as a loop that catches the Dataset's error does
+                continue
+            seen.append(batch.tolist())
+
+    plain = run(DataLoader(Failing()))
+    wrapped = Monitor().wrap(DataLoader(Failing()), adapt=True, prefetch_thread=thread)
+    assert plain == ([[[i]] for i in range(20) if i not in (5, 6)], 2)
+    assert run(wrapped) == plain
+    assert wrapped.epochs[0]["complete"] and wrapped.epochs[0]["batches"] == 18
     assert prefetch_threads() == []
 
 
