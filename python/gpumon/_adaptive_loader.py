@@ -38,6 +38,15 @@ from gpumon._monitor import _warn_once
 
 _SAMPLE_INTERVAL_S = 0.5  # how often the workers' CPU times are read during an epoch
 _PSS_INTERVAL_S = 2.0  # how often one worker's PSS is read
+# Before its workers were measured, one is priced at this share of the training process's PSS:
+# a forked worker shares the training process's pages (a Dataset held in memory included)
+# until it writes them, and PSS splits a shared page between the processes that map it, so a
+# worker's PSS is its own pages plus at most half of the shared ones (1 / (n + 1) of them with
+# n workers). Pricing it at the whole PSS left a process holding a large Dataset no worker at
+# all; a quarter leaves room for the pages reference counting copies. The first epoch with
+# workers measures them, and the RAM check cuts back where they hold more.
+UNMEASURED_WORKER_PSS_SHARE = 0.25
+_RAM_GROWTH = 1.25  # a RAM budget this much larger than when `limited` was set clears it
 
 
 def _round(value, digits=4):
@@ -293,6 +302,7 @@ class AdaptiveLoader:
         self.actions = []
         self.budget = None
         self.limited = False
+        self._limited_at = None  # (reason, budget) when `limited` was set
         self.untunable = _untunable_reason(loader)
         self._failed = False
         self._pending = None  # (num_workers, prefetch_factor) for the next epoch's iterator
@@ -483,6 +493,7 @@ class AdaptiveLoader:
             self._probe = None  # fast enough: left as it is
             return
 
+        self._budgets_grew(budget)
         probe, self._probe = self._probe, None
         if probe is not None and not self.limited:
             gain = rec["steady_steps_per_s"] / max(probe["steady_steps_per_s"], 1e-9)
@@ -501,7 +512,11 @@ class AdaptiveLoader:
         needed = int(math.ceil(production / consume * self.margin))
         if needed <= workers:
             needed = workers + max(1, workers // 2)  # the model fell short: climb
-        per_worker_pss = (pss / workers) if (pss and workers) else budget_mod.pss_bytes()
+        if pss and workers:
+            per_worker_pss = pss / workers  # measured
+        else:
+            own = budget_mod.pss_bytes()
+            per_worker_pss = own * UNMEASURED_WORKER_PSS_SHARE if own else None
         allowed = budget_mod.workers_allowed(budget, rec["load_cpu_per_batch_s"], production,
                                              per_worker_pss)
         cap = self.max_workers if allowed is None else min(self.max_workers, allowed)
@@ -526,7 +541,7 @@ class AdaptiveLoader:
                          % (round(share * 100), rec["epoch"], workers, cap, prefetch, bigger))
             self._probe = rec
         else:
-            self.limited = True
+            self._set_limited("budget", budget)
             self._act("loader_limited", rec, "budget", evidence,
                       "data wait %d %% of epoch %d, but the budgets allow no more than %d "
                       "workers (CPU %.3g cores, RAM %s): left at num_workers %d"
@@ -556,7 +571,7 @@ class AdaptiveLoader:
                          "num_workers %d, prefetch_factor %s"
                          % (_change(probe, rec), gain, probe["steady_steps_per_s"],
                             rec["steady_steps_per_s"], workers, prefetch))
-        self.limited = True
+        self._set_limited("no_gain", self.budget)
         cpu = rec["worker_cpu_cores"]
         self._act("loader_limited", rec, "no_gain", evidence,
                   "%s stopped helping: %s changed the step rate x%.2f "
@@ -569,6 +584,26 @@ class AdaptiveLoader:
                      "%.2g" % cpu if cpu is not None else "an unknown share",
                      self.budget["cpu_budget_cores"], workers),
                   num_workers=workers, prefetch_factor=prefetch)
+
+    def _set_limited(self, reason, budget):
+        self.limited = True
+        self._limited_at = (reason, dict(budget))
+
+    def _budgets_grew(self, budget):
+        """`limited` clears when the budgets grew since it was set: more cores (either
+        reason), or, where the budgets were the limit, a RAM budget _RAM_GROWTH times larger
+        (free memory moves a little from epoch to epoch)."""
+        if not self.limited or self._limited_at is None:
+            return
+        reason, then = self._limited_at
+        grew = budget["cpu_budget_cores"] > then["cpu_budget_cores"] + 1e-6
+        ram, ram_then = budget["ram_budget_bytes"], then["ram_budget_bytes"]
+        if reason == "budget" and ram is not None and ram_then is not None and \
+                ram > ram_then * _RAM_GROWTH:
+            grew = True
+        if grew:
+            self.limited = False
+            self._limited_at = None
 
     def _retune(self, rec, workers, prefetch, reason, evidence, summary):
         if workers == 0:

@@ -511,6 +511,44 @@ def test_the_budgets_read_proc_and_the_cgroup(tmp_path, monkeypatch):
     assert _loader_budget.workers_allowed(budget, 0.025, 0.05, None) == 2  # CPU-bound
 
 
+def test_a_process_holding_a_big_dataset_gets_workers_and_limited_clears(tmp_path,
+                                                                          monkeypatch):
+    # The fake /proc: the training process's PSS is 6 GiB (a Dataset held in memory); the
+    # workers forked from it share those pages, so one is not priced at all of it.
+    proc = tmp_path / "proc"
+    (proc / "self").mkdir(parents=True)
+    (proc / "self" / "smaps_rollup").write_text("Rss: %d kB\nPss: %d kB\n" % (7 << 20, 6 << 20))
+    meminfo = proc / "meminfo"
+    meminfo.write_text("MemAvailable: %d kB\n" % (8 << 20))  # RAM budget 4 GiB
+    monkeypatch.setattr(_loader_budget, "PROC", str(proc))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+
+    def epoch(wrapped):
+        for _ in wrapped:
+            pass
+
+    wrapped = Monitor().wrap(shuffled_loader(Planted(10 * 5, 0.002)), adapt=True,
+                             max_workers=4)
+    epoch(wrapped)
+    [action] = wrapped.actions
+    print(describe(wrapped))
+    # 4 GiB at a quarter of 6 GiB a worker: 2 (at the whole PSS: none, and loader_limited).
+    assert action["action"] == "loader_retuned" and action["num_workers"] == 2
+    assert action["evidence"]["workers_allowed"] == 2 and not wrapped.limited
+
+    # Less memory: no worker fits, loader_limited; more memory later: limited clears.
+    meminfo.write_text("MemAvailable: %d kB\n" % (1 << 20))  # RAM budget 0.5 GiB
+    wrapped = Monitor().wrap(shuffled_loader(Planted(10 * 5, 0.002)), adapt=True,
+                             max_workers=4)
+    epoch(wrapped)
+    assert [a["action"] for a in wrapped.actions] == ["loader_limited"] and wrapped.limited
+    meminfo.write_text("MemAvailable: %d kB\n" % (16 << 20))  # RAM budget 8 GiB
+    epoch(wrapped)
+    print(describe(wrapped))
+    assert [a["action"] for a in wrapped.actions] == ["loader_limited", "loader_retuned"]
+    assert wrapped.actions[1]["num_workers"] == 4 and not wrapped.limited
+
+
 def test_the_action_line_is_compact_and_cut():
     line = action_line("loader_retuned", 3, "x" * 1000, reason="data_wait", epoch=None,
                        evidence={"data_wait_share": 0.5})
