@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <tuple>
 
 #include "diagnose/rules/rules.h"
 #include "training/protocol.h"
@@ -87,13 +90,18 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   Finding f;
   int after_oom = 0, predicted = 0, merges = 0, floors = 0;
   std::string floor_who;
+  // Under DDP every rank takes the same action at the same step (one rank's OOM splits them
+  // all): an action counts once per step, whichever ranks sent it.
+  std::set<std::tuple<std::string, std::string, std::int64_t>> seen;
   for (const auto& [e, a] : acts) {
     add_event(f, v.run, *e);
+    if (a.action == "oom_floor") floor_who += (floor_who.empty() ? "" : ", ") + who_of(*e);
+    if (a.step && !seen.emplace(a.action, a.reason.value_or(""), *a.step).second) continue;
     if (a.action == "oom_split") (a.reason == "oom" ? after_oom : predicted) += 1;
     if (a.action == "oom_merge") ++merges;
-    if (a.action == "oom_floor")
-      ++floors, floor_who += (floor_who.empty() ? "" : ", ") + who_of(*e);
+    if (a.action == "oom_floor") ++floors;
   }
+  const int distinct = after_oom + predicted + merges + floors;
   const auto& [last_event, last] = acts.back();
   f.id = "oom_guard";
   f.severity = after_oom > 0 || floors > 0 ? Severity::kWarning : Severity::kInfo;
@@ -109,7 +117,9 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   part(predicted, "split(s) before a predicted OOM");
   part(merges, "merge(s) when headroom returned");
   part(floors, "time(s) at its floor");
-  f.summary = "the OOM guard acted " + std::to_string(acts.size()) + " time(s): " + did;
+  f.summary = "the OOM guard acted " + std::to_string(distinct) + " time(s)" +
+              (f.ranks.size() > 1 ? " on " + std::to_string(f.ranks.size()) + " ranks" : "") +
+              ": " + did;
   if (floors) f.summary += "; at the floor on " + floor_who + " the OOM was raised as it was";
   if (last.micro_batch_size)
     f.summary += "; micro-batch " + num(last.micro_batch_size) +
@@ -126,7 +136,7 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
       if (s->num_ooms) last_ooms = s->num_ooms, first = first.value_or(*s->num_ooms);
     if (first && *last_ooms > *first) caught += static_cast<double>(*last_ooms - *first);
   }
-  f.add("guard_actions", static_cast<double>(acts.size()));
+  f.add("guard_actions", static_cast<double>(distinct));
   if (caught > 0) f.add("caught_ooms", caught);
   if (after_oom) f.add("oom_splits", static_cast<double>(after_oom));
   if (predicted) f.add("predicted_splits", static_cast<double>(predicted));
@@ -166,7 +176,7 @@ void check_loader(const RunView& v, std::vector<Finding>& out) {
       if (ra.action.action != "loader_retuned") continue;
       ++retunes;
       if (!first) first = &ra;
-      last = &ra;
+      if (ra.event->pid == first->event->pid) last = &ra;  // before and after of one process
     }
   }
   if (!tuned.ranks.empty()) {
@@ -218,10 +228,13 @@ void check_loader(const RunView& v, std::vector<Finding>& out) {
     limited.id = "loader_limited";
     limited.severity = Severity::kWarning;
     limited.confidence = 1;
-    limited.title = "More loader workers stopped helping";
+    const bool budget = a.reason == "budget";
+    limited.title = budget ? "Loader workers held back by the CPU or RAM budget"
+                           : "More loader workers stopped helping";
     limited.summary = "the adaptive loader left " + who_of(*last_limited->event) +
                       "'s DataLoader at num_workers " + num(a.num_workers) +
-                      ": more workers did not make the data come faster" +
+                      (budget ? ": its CPU or RAM budget allows no more"
+                              : ": more workers did not make the data come faster") +
                       (a.summary ? " (" + *a.summary + ")" : "");
     if (a.num_workers) limited.add("num_workers", static_cast<double>(*a.num_workers));
     if (a.prefetch_factor) limited.add("prefetch_factor", static_cast<double>(*a.prefetch_factor));
@@ -229,10 +242,14 @@ void check_loader(const RunView& v, std::vector<Finding>& out) {
       limited.add("data_wait_share_after", *after);
     add_action_evidence(limited, a, "loader_");
     limited.advice =
-        "The limit is not the worker count: look for a lock or a shared handle in the "
-        "Dataset's __getitem__ (one file opened once and shared, a global lock, a "
-        "single-threaded decoder), slow storage (iostat; copy the data to local disk), or "
-        "decoding that could be done once ahead of training.";
+        budget ? "The budgets keep cores for the training and memory for the node "
+                 "(docs/adaptive-loader.md): where the node has room, raise them (reserve_cores, "
+                 "ram_fraction); else make each sample cheaper: decoding or augmentation done "
+                 "once ahead, smaller samples, or fewer copies held per worker."
+               : "The limit is not the worker count: look for a lock or a shared handle in the "
+                 "Dataset's __getitem__ (one file opened once and shared, a global lock, a "
+                 "single-threaded decoder), slow storage (iostat; copy the data to local disk), "
+                 "or decoding that could be done once ahead of training.";
     out.push_back(std::move(limited));
   }
 }

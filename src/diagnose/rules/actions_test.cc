@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "diagnose/evidence_words.h"
 #include "diagnose/test_builder.h"
 #include "training/protocol.h"
@@ -145,6 +147,42 @@ TEST(Actions, ALimitedLoaderIsAWarningThatSaysWhereItWasLeftAndWhy) {
   EXPECT_NE(stall->advice.find("more workers stopped helping"), std::string::npos);
   EXPECT_EQ(evidence(*stall, "num_workers"), 2);
   EXPECT_NE(find_any(d, "loader_tuned"), nullptr) << "the retune before it is reported too";
+}
+
+TEST(Actions, OneOomSplitOnEveryDdpRankCountsOnce) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_gpu(run, 1, 600);
+  add_rank(run, 10, 0, 2, 300, 0.1);
+  add_rank(run, 11, 1, 2, 300, 0.1);
+  for (const auto& [pid, rank, reason] : {std::tuple{10, 0, "oom"}, std::tuple{11, 1, "oom"}})
+    act(run, pid, rank, 12,
+        std::string(R"("action":"oom_split","step":120,"micro_batch_size":16,"reason":")") +
+            reason + "\"");
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "oom_guard");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NE(f->summary.find("acted 1 time(s) on 2 ranks: 1 split(s) after a CUDA OOM"),
+            std::string::npos)
+      << f->summary;
+  EXPECT_EQ(evidence(*f, "oom_splits"), 1);
+  EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{0, 1}));
+}
+
+TEST(Actions, ALoaderHeldBackByItsBudgetIsNotBlamedOnALock) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 1, 400, 0.1, [](training::Step& s, int) { s.data_wait_s = 0.04; });
+  act(run, 10, 0, 20,
+      R"("action":"loader_limited","reason":"budget","num_workers":1,"prefetch_factor":2)");
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "loader_limited");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(f->title, "Loader workers held back by the CPU or RAM budget");
+  EXPECT_NE(f->summary.find("its CPU or RAM budget allows no more"), std::string::npos)
+      << f->summary;
+  EXPECT_EQ(f->advice.find("lock"), std::string::npos) << f->advice;
+  EXPECT_NE(f->advice.find("reserve_cores"), std::string::npos);
 }
 
 TEST(Actions, UnknownOrMalformedActionsAreNotJudged) {
