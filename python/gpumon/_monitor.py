@@ -311,7 +311,10 @@ class Monitor:
           the readings of gpumon._oom_guard.CudaMemoryProbe; default that on CUDA, none on the
           CPU), probe_every (steps between probes, default 10), headroom_margin (the share of
           the device memory kept free, default 0.02), hysteresis_steps (at least this many steps
-          from a change to a merge, default 300), predict (False: act on OOMs only).
+          from a change to a merge, default 300), predict (False: act on OOMs only),
+          zero_grad (called on a retry, e.g. optimizer.zero_grad, for parameters outside
+          `model`), weight (weight(micro_batch) -> its share's numerator, default the sample
+          count: the label-token count for token-mean losses).
         """
         from gpumon._oom_guard import OomGuard
         return OomGuard(self, model, min_micro_batch_size, **options)
