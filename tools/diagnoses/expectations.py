@@ -19,7 +19,9 @@ SEVERITY = {"info": 0, "warning": 1, "critical": 2}
 FINDING_IDS = {
     "data_loader_stall", "launch_bound", "throttled", "rank_wait", "memory_leak",
     "allocator_cache", "fragmentation", "oom_forecast", "oom", "foreign_memory", "imbalance",
-    "straggler", "idle_gpu", "hang", "ecc_errors", "xid", "gpu_lost"}
+    "straggler", "idle_gpu", "hang", "ecc_errors", "xid", "gpu_lost", "step_pauses",
+    "run_failed", "run_interrupted", "host_memory_leak", "cpu_straggler", "oom_guard",
+    "loader_tuned", "loader_limited", "steps_not_recorded", "recording_cut_short", "no_data"}
 
 
 class Outcome:
