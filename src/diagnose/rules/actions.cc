@@ -91,12 +91,16 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   int after_oom = 0, predicted = 0, merges = 0, floors = 0;
   std::string floor_who;
   // Under DDP every rank takes the same action at the same step (one rank's OOM splits them
-  // all): an action counts once per step, whichever ranks sent it.
-  std::set<std::tuple<std::string, std::string, std::int64_t>> seen;
+  // all): an action counts once per step and size, whichever ranks sent it (two halvings in
+  // one step are two).
+  std::set<std::tuple<std::string, std::string, std::int64_t, std::int64_t>> seen;
   for (const auto& [e, a] : acts) {
     add_event(f, v.run, *e);
     if (a.action == "oom_floor") floor_who += (floor_who.empty() ? "" : ", ") + who_of(*e);
-    if (a.step && !seen.emplace(a.action, a.reason.value_or(""), *a.step).second) continue;
+    if (a.step &&
+        !seen.emplace(a.action, a.reason.value_or(""), *a.step, a.micro_batch_size.value_or(0))
+             .second)
+      continue;
     if (a.action == "oom_split") (a.reason == "oom" ? after_oom : predicted) += 1;
     if (a.action == "oom_merge") ++merges;
     if (a.action == "oom_floor") ++floors;
@@ -190,7 +194,8 @@ void check_loader(const RunView& v, std::vector<Finding>& out) {
       const auto& z = last->action;
       said = "retuned " + who_of(*last->event) + "'s DataLoader " + std::to_string(retunes) +
              " time(s): num_workers " + num(a.previous_num_workers) + " -> " + num(z.num_workers) +
-             ", prefetch_factor " + num(a.previous_prefetch_factor) + " -> " +
+             ", prefetch_factor " +
+             (a.previous_prefetch_factor ? num(a.previous_prefetch_factor) : "none") + " -> " +
              num(z.prefetch_factor);
       if (z.num_workers) tuned.add("num_workers", static_cast<double>(*z.num_workers));
       if (a.previous_num_workers)
@@ -276,6 +281,14 @@ bool guard_split_after_oom(const RunData& run, std::int64_t pid) {
     if (e.pid != pid) return false;
     const auto a = training::action_of(e);
     return a && a->action == "oom_split" && a->reason == "oom";
+  });
+}
+
+bool loader_retuned(const RunData& run, std::int64_t pid) {
+  return std::any_of(run.rank_events.begin(), run.rank_events.end(), [&](const auto& e) {
+    if (e.pid != pid) return false;
+    const auto a = training::action_of(e);
+    return a && a->action == "loader_retuned";
   });
 }
 

@@ -115,6 +115,23 @@ TEST(Actions, ARetuneSaysWhatChangedAndTheDataWaitBeforeAndAfter) {
   EXPECT_NEAR(evidence(*f, "data_wait_share_after"), 0.05, 1e-9);
   EXPECT_EQ(evidence(*f, "loader_cpu_budget_cores"), 3);
   EXPECT_EQ(find_any(d, "loader_limited"), nullptr);
+  // The stall is judged on what the loader reached: the 200 steps after the retune wait 5 %.
+  EXPECT_EQ(find_any(d, "data_loader_stall"), nullptr) << warnings(d);
+}
+
+TEST(Actions, AStallLeftAfterTheRetuneIsJudgedOnTheStepsAfterIt) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  // 80 % until the retune at step 200, then 30 %: a stall of 30 %, from 20 s on.
+  add_rank(run, 10, 0, 1, 400, 0.1,
+           [](training::Step& s, int i) { s.data_wait_s = i < 200 ? 0.08 : 0.03; });
+  act(run, 10, 0, 20, R"("action":"loader_retuned","step":200,"num_workers":2)");
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "data_loader_stall");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NEAR(evidence(*f, "data_wait_share"), 0.3, 1e-6);
+  EXPECT_EQ(evidence(*f, "steps"), 200);
+  EXPECT_GE(*f->start_ms, kT0Ms + 20000);
 }
 
 TEST(Actions, ALimitedLoaderIsAWarningThatSaysWhereItWasLeftAndWhy) {
@@ -167,6 +184,10 @@ TEST(Actions, OneOomSplitOnEveryDdpRankCountsOnce) {
       << f->summary;
   EXPECT_EQ(evidence(*f, "oom_splits"), 1);
   EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{0, 1}));
+  // Two halvings in one step (32 -> 16 -> 8) are two splits.
+  act(run, 10, 0, 13, R"("action":"oom_split","step":120,"micro_batch_size":8,"reason":"oom")");
+  const auto d2 = run_diagnose(run);
+  EXPECT_EQ(evidence(*find(d2, "oom_guard"), "oom_splits"), 2);
 }
 
 TEST(Actions, ALoaderHeldBackByItsBudgetIsNotBlamedOnALock) {

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // data_loader_stall: per rank, the share of step time blocked on the next batch (after warm-up).
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <utility>
 
 #include "diagnose/rules/rules.h"
 #include "diagnose/stats.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 
@@ -17,9 +20,11 @@ struct WaitShape {
   double tail_share = 0, median_s = 0, tail_steps_share = 0;
 };
 
-WaitShape wait_shape(const RankSteps& r) {
+using Steps = std::vector<const training::Step*>;
+
+WaitShape wait_shape(const Steps& steps) {
   std::vector<double> waits;
-  for (const auto* s : r.steady) waits.push_back(s->data_wait_s);
+  for (const auto* s : steps) waits.push_back(s->data_wait_s);
   std::sort(waits.begin(), waits.end(), std::greater<>());
   const std::size_t tail = std::max<std::size_t>(1, waits.size() / 20);
   double total = 0, in_tail = 0;
@@ -32,6 +37,25 @@ WaitShape wait_shape(const RankSteps& r) {
   return w;
 }
 
+// The steps judged: where the adaptive loader retuned this process's DataLoader, those after
+// its last retune, when at least `min_steps` are left (the stall is what it reached, not the
+// epochs it measured to get there; loader_tuned tells the before); else every steady step.
+Steps judged_steps(const RunView& v, const RankSteps& r, int min_steps) {
+  std::optional<training::Action> last;
+  std::int64_t last_ms = 0;
+  for (const auto& e : v.run.rank_events) {
+    if (e.pid != r.info->pid) continue;
+    if (auto a = training::action_of(e); a && a->action == "loader_retuned")
+      last = std::move(a), last_ms = e.time_ms;
+  }
+  if (!last) return r.steady;
+  Steps after;
+  for (const auto* s : r.steady)
+    if (last->step ? s->step >= *last->step : s->t_start_s * 1000 >= static_cast<double>(last_ms))
+      after.push_back(s);
+  return static_cast<int>(after.size()) >= min_steps ? after : r.steady;
+}
+
 }  // namespace
 
 void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
@@ -39,22 +63,28 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   double worst = 0, worst_wait = 0, worst_step = 0, worst_n = 0;
   std::int64_t worst_rank = 0;
   std::string worst_who;
-  const RankSteps* worst_r = nullptr;
+  Steps worst_steps;
   for (const auto& r : v.ranks) {
     if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
+    const Steps steps = judged_steps(v, r, t.min_steps);
     double wait = 0, cpu = 0;
-    for (const auto* s : r.steady) wait += s->data_wait_s, cpu += s->cpu_step_s;
-    const double n = static_cast<double>(r.steady.size());
+    for (const auto* s : steps) wait += s->data_wait_s, cpu += s->cpu_step_s;
+    const double n = static_cast<double>(steps.size());
     if (cpu <= 0) continue;
     const double share = std::min(wait / cpu, 1.0);
     if (share < t.data_wait_share || wait / n < t.data_wait_min_s) continue;
     f.ranks.push_back(r.label);
     if (r.info->gpu) f.gpus.push_back(*r.info->gpu);
-    const auto [t0, t1] = step_span_ms(r);
+    // Where only the steps after a retune are judged, the finding spans them alone.
+    const auto [t0, t1] =
+        steps.size() == r.steady.size()
+            ? step_span_ms(r)
+            : std::pair<std::int64_t, std::int64_t>{std::llround(steps.front()->t_start_s * 1000),
+                                                    std::llround(steps.back()->t_end_s * 1000)};
     widen_range(f, t0, t1);
     if (share > worst)
       worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label,
-      worst_who = who(r), worst_r = &r;
+      worst_who = who(r), worst_steps = steps;
   }
   if (f.ranks.empty()) return;
   std::sort(f.gpus.begin(), f.gpus.end());
@@ -65,7 +95,7 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   f.title = "Data loader stall";
   f.summary = fmt(worst * 100, 0) + "% of step time waiting for data on " + worst_who + " (" +
               fmt(worst_wait * 1000) + " ms of a " + fmt(worst_step * 1000) + " ms step)";
-  const WaitShape shape = wait_shape(*worst_r);
+  const WaitShape shape = wait_shape(worst_steps);
   const bool bursty = shape.tail_share >= t.data_wait_bursty_share;
   f.summary += bursty
                    ? "; a few long waits: the slowest " + fmt(shape.tail_steps_share * 100, 0) +

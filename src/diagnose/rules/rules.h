@@ -103,6 +103,11 @@ std::optional<LoaderActions> loader_actions(const RunData& run);
 /// (oom_guard), not an `oom` finding of their own.
 bool guard_split_after_oom(const RunData& run, std::int64_t pid);
 
+/// Process `pid`'s DataLoader was retuned by the adaptive loader: its data wait before the last
+/// retune is loader_tuned's "before", not a stall or pauses of the run (data_loader_stall judges
+/// the steps after it).
+bool loader_retuned(const RunData& run, std::int64_t pid);
+
 }  // namespace gpumon::diagnose
 
 namespace gpumon::diagnose {

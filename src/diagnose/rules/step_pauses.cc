@@ -112,7 +112,9 @@ void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Findin
   const std::size_t where = static_cast<std::size_t>(
       std::max_element(w.excess.begin(), w.excess.end()) - w.excess.begin());
   // Pauses of data wait on a rank data_loader_stall reported (it runs first) are its "few long
-  // waits": one finding, not two.
+  // waits": one finding, not two; on a rank whose loader the adaptive loader retuned, they are
+  // the epochs before the retune, which loader_tuned reports.
+  if (where == 0 && loader_retuned(v.run, w.rank->info->pid)) return;
   if (where == 0)
     for (const auto& o : out)
       if (o.id == "data_loader_stall" && std::count(o.ranks.begin(), o.ranks.end(), w.rank->label))
