@@ -285,9 +285,14 @@ def test_the_trainer_callbacks_retune_the_train_loader_between_epochs(trainer, m
     first, second = wrapped.epochs
     assert first["batches"] == second["batches"] == 60
     assert first["num_workers"] == 0 and first["data_wait_share"] >= 0.5
-    assert second["num_workers"] == loader.num_workers >= 2
+    assert second["num_workers"] >= 2
     assert second["steady_wait_share"] < first["steady_wait_share"] / 2
-    assert [a["action"] for a in wrapped.actions] == ["loader_retuned"]
+    # After the second epoch it may climb once more when the machine's load kept that epoch's
+    # wait over the target: the loader holds the latest setting, never less than epoch 2's.
+    assert loader.num_workers >= second["num_workers"]
+    retunes = [a for a in wrapped.actions if a["action"] == "loader_retuned"]
+    assert retunes[0]["previous_num_workers"] == 0 and len(retunes) <= 2
+    assert {a["action"] for a in wrapped.actions} <= {"loader_retuned", "loader_limited"}
     assert second["worker_pss_bytes"]  # the workers found as the process's children
 
 
