@@ -16,12 +16,18 @@ expected.json: {"findings": [{"id": "data_loader_stall", "gpus": [0], "ranks": [
 import json
 
 SEVERITY = {"info": 0, "warning": 1, "critical": 2}
+# The ids a synthetic case covers (test_expectations.py checks each has one).
 FINDING_IDS = {
     "data_loader_stall", "launch_bound", "throttled", "rank_wait", "memory_leak",
     "allocator_cache", "fragmentation", "oom_forecast", "oom", "foreign_memory", "imbalance",
-    "straggler", "idle_gpu", "hang", "ecc_errors", "xid", "gpu_lost", "step_pauses",
-    "run_failed", "run_interrupted", "host_memory_leak", "cpu_straggler", "oom_guard",
-    "loader_tuned", "loader_limited", "steps_not_recorded", "recording_cut_short", "no_data"}
+    "straggler", "idle_gpu", "hang", "ecc_errors", "xid", "gpu_lost"}
+# The engine's other ids: tested by their rules' C++ and Python tests and the real cases, not
+# yet by a synthetic case; an expectation may name them.
+OTHER_IDS = {
+    "step_pauses", "run_failed", "run_interrupted", "host_memory_leak", "cpu_straggler",
+    "oom_guard", "loader_tuned", "loader_limited", "steps_not_recorded", "recording_cut_short",
+    "no_data"}
+KNOWN_IDS = FINDING_IDS | OTHER_IDS
 
 
 class Outcome:
@@ -46,7 +52,7 @@ def validate_expected(exp, where="expected.json"):
     errors += ["%s: unknown key %r" % (where, k) for k in exp if k not in known]
     ids = []
     for f in exp.get("findings", []):
-        if f.get("id") not in FINDING_IDS:
+        if f.get("id") not in KNOWN_IDS:
             errors.append("%s: unknown finding id %r" % (where, f.get("id")))
         if f.get("severity", "warning") not in SEVERITY:
             errors.append("%s: bad severity %r" % (where, f.get("severity")))
@@ -56,7 +62,7 @@ def validate_expected(exp, where="expected.json"):
         ids.append(f.get("id"))
     for key in ("forbidden", "allowed"):
         for i in exp.get(key, []):
-            if i not in FINDING_IDS:
+            if i not in KNOWN_IDS:
                 errors.append("%s: unknown finding id %r in %s" % (where, i, key))
     clash = set(exp.get("forbidden", [])) & (set(exp.get("allowed", [])) | set(ids))
     if clash:
