@@ -2,10 +2,14 @@
 // Writes recordings through RecordingWriter and reads them back: every metric exactly, missing
 // values, a lost GPU, counters, events, processes, metadata.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "record/recording_reader.h"
 #include "record/recording_writer.h"
@@ -212,6 +216,40 @@ TEST(Recording, IsReadableByItsOwnerOnly) {
     EXPECT_EQ(st.st_mode & 0777, 0600U) << path << suffix;
   }
   w->close();
+}
+
+// Someone polling the path read-only (a script waiting for the run, `doctor` on the live file)
+// may hold a shared lock on the still empty file just as the writer switches it to WAL: creation
+// waits for the reader instead of failing with SQLite's BUSY. The reader holds each lock 1 ms so
+// that it overlaps the switch in most of the rounds; creation must succeed in every one.
+TEST(Recording, IsCreatedWhileAReaderPollsThePath) {
+  TempDir dir;
+  constexpr int kRounds = 20;
+  std::atomic<int> round{0};
+  std::atomic<int> overlapped{0};
+  std::thread reader([&] {
+    for (int r = round.load(); r < kRounds; r = round.load()) {
+      const std::string path = dir.file("polled-" + std::to_string(r) + ".gpumon");
+      sqlite3* db = nullptr;
+      if (::access(path.c_str(), F_OK) == 0 &&
+          sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK &&
+          sqlite3_exec(db, "BEGIN; SELECT count(*) FROM sqlite_master", nullptr, nullptr,
+                       nullptr) == SQLITE_OK) {
+        overlapped.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+      }
+      sqlite3_close(db);
+    }
+  });
+  for (int r = 0; r < kRounds; ++r) {
+    const std::string path = dir.file("polled-" + std::to_string(r) + ".gpumon");
+    auto w = open_writer(path, 1);
+    if (w) w->close();
+    round.store(r + 1);
+  }
+  reader.join();
+  RecordProperty("reader_locks", overlapped.load());
 }
 
 TEST(Recording, DropsAndCountsWhatDoesNotFitTheQueue) {

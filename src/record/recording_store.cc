@@ -64,8 +64,18 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
     error = path + ": cannot create the recording: " + error;
     return nullptr;
   }
+  // Anyone may open the new file read-only between its creation and the schema (a `doctor` of
+  // the live run, a script polling it): its shared lock makes the switch to WAL answer BUSY at
+  // once unless SQLite waits. Once in WAL mode, readers never block this writer: the wait is
+  // turned off again so that no later write waits on anyone.
+  sqlite3_busy_timeout(db.get(), 2000);
   int rc = db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
   if (rc == SQLITE_OK) rc = create_schema(db);
+  if (rc != SQLITE_OK) {
+    error = path + ": cannot create the recording: " + db.message();
+    return nullptr;
+  }
+  sqlite3_busy_timeout(db.get(), 0);
   std::unique_ptr<RecordingStore> store(new RecordingStore(std::move(db)));
   auto& s = *store;
   s.insert_chunk_ = s.db_.prepare(
@@ -93,7 +103,7 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
       "workers, workers_cpu_s, workers_pss_bytes, mem_available_bytes, mem_total_bytes, "
       "cgroup_limit_bytes, cgroup_usage_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.set_meta_ = s.db_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
-  if (rc == SQLITE_OK) rc = s.begin();
+  rc = s.begin();
   if (rc == SQLITE_OK) rc = insert_devices(s.db_, devices);
   const std::pair<const char*, std::string> meta[] = {
       {"schema_version", std::to_string(kSchemaVersion)},
