@@ -191,7 +191,7 @@ TEST(CsvGolden, LocaleDoesNotChangeNumbers) {
   auto backend = std::shared_ptr<TestBackend>(h200_backend());
   const RunResult csv = run_query({"--query-gpu=power.draw,memory.total", "--format=csv"}, backend);
   const RunResult json =
-      run_query({"--query-gpu=power.draw,memory.total", "--format=jsonl"}, backend);
+      run_query({"--query-gpu=power.draw,memory.total", "--format=jsonl-flat"}, backend);
   std::locale::global(previous);
   EXPECT_EQ(csv.out, "power.draw [W], memory.total [MiB]\n78.91 W, 143771 MiB\n");
   EXPECT_NE(json.out.find("\"power.draw\":78.91,\"memory.total\":150754820096"), std::string::npos)

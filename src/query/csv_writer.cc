@@ -59,8 +59,9 @@ std::unique_ptr<SampleWriter> make_writer(const OutputFormat& format, WriterSetu
   switch (format.kind) {
     case OutputFormat::Kind::kCsv:
       return make_csv_writer(std::move(setup), format.header, format.units);
-    case OutputFormat::Kind::kJson: return make_json_writer(std::move(setup), false);
-    case OutputFormat::Kind::kJsonLines: return make_json_writer(std::move(setup), true);
+    case OutputFormat::Kind::kJson: return make_json_writer(std::move(setup), false, format.flat);
+    case OutputFormat::Kind::kJsonLines:
+      return make_json_writer(std::move(setup), true, format.flat);
   }
   return make_csv_writer(std::move(setup), format.header, format.units);
 }

@@ -50,7 +50,16 @@ struct FieldInfo {
   /// H200). JSON keeps the true reason.
   bool not_supported_reads_na = false;
   bool extension = false;  ///< gpumon's own field; nvidia-smi does not have it
+  /// Its dotted path in nvidia-smi-shaped JSON where that differs from `name`: "product_name"
+  /// (as `nvidia-smi -q` names it), or a path no other field's path lies under
+  /// ("power.draw.instant" would need "power.draw" to be both a value and an object).
+  std::string_view json_path = {};
 };
+
+/// `field`'s dotted path in nvidia-smi-shaped JSON: json_path, else its name.
+inline std::string_view nested_json_path(const FieldInfo& field) {
+  return field.json_path.empty() ? field.name : field.json_path;
+}
 
 /// A registry row: FieldInfo plus how to get the value from a `Source` (one row of output).
 template <typename Source>

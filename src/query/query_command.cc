@@ -65,7 +65,7 @@ Expected<std::vector<unsigned>> choose_devices(const QueryOptions& o, const GpuB
 int sample_loop(const QueryOptions& o, const Plan& plan, GpuBackend& backend,
                 std::vector<unsigned> devices, std::ostream& sink, std::ostream& err,
                 LoopClock& clock) {
-  WriterSetup setup{plan.columns, o.target == QueryOptions::Target::kGpus ? "gpus" : "processes",
+  WriterSetup setup{plan.columns, o.target == QueryOptions::Target::kComputeApps,
                     backend.system().simulated_scenario};
   auto writer = make_writer(o.format, std::move(setup));
   std::function<SampleTable()> read;

@@ -170,7 +170,8 @@ TEST_F(FakeNvml, H200MatchesTheCaptureByteForByte) {
 
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
   play(kH200);
-  const Result r = query({"--query-gpu=uuid,memory.reserved", "--format=jsonl", "-i", "00:06.0"});
+  const Result r =
+      query({"--query-gpu=uuid,memory.reserved", "--format=jsonl-flat", "-i", "00:06.0"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("\"simulated\":\"query-h200\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"uuid\":\"GPU-5ca1ab1e-0000-4000-8000-000000000000\","

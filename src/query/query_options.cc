@@ -30,7 +30,8 @@ void declare(CLI::App& app, RawOptions& raw) {
   app.add_option("--query-compute-apps", raw.query_apps,
                  "Compute-process fields to print, comma-separated")
       ->type_name("FIELDS");
-  app.add_option("--format", raw.format, "csv[,noheader][,nounits] (default csv), json or jsonl")
+  app.add_option("--format", raw.format,
+                 "csv[,noheader][,nounits] (default csv), json, jsonl, json-flat or jsonl-flat")
       ->type_name("FORMAT");
   app.add_option("-i,--id", raw.ids, "GPUs by index, UUID, PCI bus id or serial, comma-separated")
       ->type_name("ID[,ID...]");
@@ -44,8 +45,9 @@ void declare(CLI::App& app, RawOptions& raw) {
   app.add_flag("--help-query-gpu", raw.help_gpu, "List the --query-gpu fields");
   app.add_flag("--help-query-compute-apps", raw.help_apps, "List the --query-compute-apps fields");
   app.footer(
-      "Output matches nvidia-smi's query mode; json and jsonl give numbers in base units "
-      "(see docs/query.md).");
+      "Output matches nvidia-smi's query mode; json and jsonl nest the fields as scripts written "
+      "for nvidia-smi read them, json-flat and jsonl-flat give numbers in base units (see "
+      "docs/query.md).");
 }
 
 Expected<QueryOptions> check(const RawOptions& raw) {

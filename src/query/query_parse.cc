@@ -52,7 +52,8 @@ Expected<OutputFormat> parse_format(std::string_view text) {
   bool csv = false, json = false, jsonl = false, modifier = false;
   const std::vector<std::string> items = split_list(text);
   if (items.empty())
-    return usage_error("--format is empty; use csv[,noheader][,nounits], json or jsonl.");
+    return usage_error(
+        "--format is empty; use csv[,noheader][,nounits], json, jsonl, json-flat or jsonl-flat.");
   for (const std::string& item : items) {
     if (item == "csv") {
       csv = true;
@@ -62,18 +63,22 @@ Expected<OutputFormat> parse_format(std::string_view text) {
     } else if (item == "nounits") {
       format.units = false;
       modifier = true;
-    } else if (item == "json") {
+    } else if (item == "json" || item == "json-flat") {
       json = true;
-    } else if (item == "jsonl") {
+      format.flat = item == "json-flat";
+    } else if (item == "jsonl" || item == "jsonl-flat") {
       jsonl = true;
+      format.flat = item == "jsonl-flat";
     } else {
       return QueryError{kExitUsage,
                         "Format modifier is not recognized.\ngpumon: " + quote_for_message(item) +
-                            " is not one of csv, noheader, nounits, json, jsonl.\n"};
+                            " is not one of csv, noheader, nounits, json, jsonl, "
+                            "json-flat, jsonl-flat.\n"};
     }
   }
   if (int{csv} + int{json} + int{jsonl} > 1) {
-    return usage_error("--format takes one of csv, json and jsonl, not several.");
+    return usage_error(
+        "--format takes one of csv, json and jsonl (or their -flat forms), not several.");
   }
   if ((json || jsonl) && modifier) {
     return usage_error("noheader and nounits apply to csv only; json and jsonl take no modifier.");

@@ -21,11 +21,14 @@ struct OutputFormat {
   Kind kind = Kind::kCsv;
   bool header = true;  ///< csv only: false with "noheader"
   bool units = true;   ///< csv only: false with "nounits"
+  /// json/jsonl only: gpumon's flat rows ("json-flat", "jsonl-flat": dotted field names as keys,
+  /// base units) instead of nvidia-smi's shape (nested objects, nvidia-smi's units).
+  bool flat = false;
   friend bool operator==(const OutputFormat&, const OutputFormat&) = default;
 };
 
-/// Parses "csv[,noheader][,nounits]", "json" or "jsonl". Modifiers alone imply csv (as csv is
-/// nvidia-smi's default); json and jsonl take no modifier.
+/// Parses "csv[,noheader][,nounits]", "json", "jsonl", "json-flat" or "jsonl-flat". Modifiers
+/// alone imply csv (as csv is nvidia-smi's default); the JSON forms take no modifier.
 Expected<OutputFormat> parse_format(std::string_view text);
 
 /// Splits a comma list and trims blanks around each item. Empty items are skipped, as

@@ -28,6 +28,9 @@ TEST(ParseFormat, CsvVariants) {
 TEST(ParseFormat, JsonVariants) {
   EXPECT_EQ(parse_format("json")->kind, Kind::kJson);
   EXPECT_EQ(parse_format("jsonl")->kind, Kind::kJsonLines);
+  EXPECT_FALSE(parse_format("json")->flat);
+  EXPECT_EQ(*parse_format("json-flat"), (OutputFormat{Kind::kJson, true, true, true}));
+  EXPECT_EQ(*parse_format("jsonl-flat"), (OutputFormat{Kind::kJsonLines, true, true, true}));
 }
 
 TEST(ParseFormat, Errors) {
@@ -37,7 +40,8 @@ TEST(ParseFormat, Errors) {
   // nvidia-smi's line first, then which word was wrong.
   EXPECT_EQ(bad.error().message.rfind("Format modifier is not recognized.\n", 0), 0U);
   EXPECT_NE(bad.error().message.find("\"xml\""), std::string::npos);
-  for (const char* text : {"", ",", "json,csv", "json,jsonl", "json,noheader", "jsonl,nounits"}) {
+  for (const char* text : {"", ",", "json,csv", "json,jsonl", "json,noheader", "jsonl,nounits",
+                           "json-flat,noheader", "json-flat,jsonl"}) {
     auto r = parse_format(text);
     ASSERT_FALSE(r) << text;
     EXPECT_EQ(r.error().exit_code, 2) << text;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Formatters over plain data: a SampleTable (rows of Cells) goes out as nvidia-smi CSV, as one
-// JSON document per sample, or as one JSON line per sample. They never touch a GPU, so tests
-// feed them hand-made tables.
+// JSON document per sample, or as one JSON line per sample (nvidia-smi-shaped or flat). They never
+// touch a GPU, so tests feed them hand-made tables.
 #pragma once
 
 #include <memory>
@@ -23,7 +23,7 @@ struct SampleTable {
 /// What every writer needs besides the samples.
 struct WriterSetup {
   std::vector<const FieldInfo*> columns;  ///< requested fields, in order, duplicates kept
-  std::string rows_key;                   ///< JSON array name: "gpus" or "processes"
+  bool process_rows = false;              ///< rows are processes (--query-compute-apps)
   std::string simulated_scenario;         ///< non-empty: JSON documents carry "simulated"
 };
 
@@ -37,8 +37,9 @@ class SampleWriter {
 };
 
 std::unique_ptr<SampleWriter> make_csv_writer(WriterSetup setup, bool header, bool units);
-/// `lines` true: jsonl (one compact object per line); false: indented documents.
-std::unique_ptr<SampleWriter> make_json_writer(WriterSetup setup, bool lines);
+/// `lines` true: jsonl (one compact object per line); false: indented documents. `flat`: gpumon's
+/// flat rows in base units; else nvidia-smi's nested shape and units (json_writer.cc).
+std::unique_ptr<SampleWriter> make_json_writer(WriterSetup setup, bool lines, bool flat);
 
 /// The writer --format asks for.
 std::unique_ptr<SampleWriter> make_writer(const OutputFormat& format, WriterSetup setup);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstdlib>
 
 namespace gpumon::query {
@@ -87,6 +88,27 @@ nlohmann::ordered_json json_value(const Scalar& value) {
   if (const auto* real = std::get_if<double>(&value)) return *real;
   if (const auto* flag = std::get_if<bool>(&value)) return *flag;
   return format_iso_timestamp(to_local_time(std::get<WallTime>(value)));
+}
+
+nlohmann::ordered_json nvidia_smi_json_value(const Scalar& value, const FieldInfo& field) {
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  const std::string shown = csv_text(value, field.csv);
+  const bool number =
+      std::holds_alternative<std::uint64_t>(value) || std::holds_alternative<double>(value);
+  if (number && (field.csv == CsvStyle::kPlain || field.csv == CsvStyle::kMib ||
+                 field.csv == CsvStyle::kFixed2 || field.csv == CsvStyle::kFixed3)) {
+    const char* end = shown.data() + shown.size();
+    if (shown.find('.') == std::string::npos) {
+      std::uint64_t n = 0;
+      if (auto [p, ec] = std::from_chars(shown.data(), end, n); ec == std::errc() && p == end)
+        return n;
+    } else {
+      double real = 0;
+      if (auto [p, ec] = std::from_chars(shown.data(), end, real); ec == std::errc() && p == end)
+        return real;
+    }
+  }
+  return shown;
 }
 
 LocalTime to_local_time(WallTime t) {

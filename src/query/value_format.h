@@ -26,6 +26,11 @@ std::string csv_cell(const Cell& cell, const FieldInfo& field, bool units);
 /// A Scalar as a JSON value: numbers in base units, booleans, strings; timestamps in ISO 8601.
 nlohmann::ordered_json json_value(const Scalar& value);
 
+/// A Scalar as nvidia-smi-shaped JSON has it: a number in the field's CSV unit, as CSV shows it
+/// (memory in whole MiB, watts with two decimals), text as CSV writes it ("P0", "Enabled",
+/// "2026/11/29 18:46:37.888"), strings as they are.
+nlohmann::ordered_json nvidia_smi_json_value(const Scalar& value, const FieldInfo& field);
+
 /// Broken-down local time plus milliseconds and UTC offset: what both timestamp formats need.
 struct LocalTime {
   std::tm tm{};
