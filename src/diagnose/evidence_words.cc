@@ -47,6 +47,9 @@ constexpr std::array kPhrases{
   Phrase{"worst_rank", "the worst is rank {}", Unit::kCount},
   Phrase{"ranks_stalled", "{} rank(s) stalled", Unit::kCount},
   Phrase{"mean_util_pct", "mean utilization {}", Unit::kPct},
+  Phrase{"num_workers_seen", "{} DataLoader worker processes seen", Unit::kCount},
+  Phrase{"load_ms_per_batch", "a batch takes {} to load", Unit::kMs},
+  Phrase{"suggested_num_workers", "num_workers={} would keep up", Unit::kCount},
   // hang
   // step_pauses
   Phrase{"pause_share", "pauses took {} of the wall time", Unit::kShare},
@@ -102,6 +105,7 @@ constexpr std::array kPhrases{
   Phrase{"busy_gpus", "{} GPU(s) busy", Unit::kCount},
   Phrase{"world_size", "{} rank(s) in the job", Unit::kCount},
   Phrase{"memory_gap_bytes", "memory used differs by {} between GPUs", Unit::kBytes},
+  Phrase{"most_memory_gpu", "GPU {} holds the most", Unit::kCount},
   Phrase{"util_cv", "utilization varies by {} between GPUs (coefficient of variation)", Unit::kShare},
   Phrase{"util_gap_pct", "utilization differs by {} between GPUs", Unit::kPoints},
   Phrase{"memory_cv", "memory used varies by {} between GPUs (coefficient of variation)", Unit::kShare},

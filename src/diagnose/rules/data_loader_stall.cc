@@ -56,12 +56,60 @@ Steps judged_steps(const RunView& v, const RankSteps& r, int min_steps) {
   return static_cast<int>(after.size()) >= min_steps ? after : r.steady;
 }
 
+// How many DataLoader workers would keep up, from the run's own numbers: the worker processes
+// the node saw under the rank (the median over its judged span; nullopt without process
+// samples), the time a batch takes one worker to load, and the compute left in a step. With
+// n workers behind every step, a batch takes n x step to load; in-process loading (n = 0) takes
+// the wait. The 1.5x head-room is the adaptive loader's default margin, the model it jumps by.
+struct WorkerAdvice {
+  std::optional<std::int64_t> seen;
+  double load_s = 0;
+  std::int64_t suggested = 0;
+};
+
+std::optional<WorkerAdvice> suggest_workers(const RunView& v, std::int64_t pid, double wait_s,
+                                            double step_s, std::int64_t t0, std::int64_t t1) {
+  const double compute_s = step_s - wait_s;
+  if (compute_s < 1e-3) return std::nullopt;  // nothing left to hide the loading behind
+  std::vector<double> workers;
+  for (const auto& p : v.run.process_samples)
+    if (p.pid == pid && p.time_ms >= t0 && p.time_ms <= t1) workers.push_back(p.workers);
+  WorkerAdvice a;
+  if (const auto m = median_of(workers)) a.seen = std::llround(*m);
+  const std::int64_t n = a.seen.value_or(0);
+  a.load_s = n > 0 ? static_cast<double>(n) * step_s : wait_s;
+  a.suggested = std::clamp<std::int64_t>(std::llround(std::ceil(a.load_s / compute_s * 1.5)),
+                                         std::max<std::int64_t>(n + 1, 2), 64);
+  return a;
+}
+
+// Workers the advice sets at most: more than most nodes have cores for beside their ranks.
+constexpr std::int64_t kMaxAdvisedWorkers = 16;
+
+// "it loaded with num_workers 2 (the worker processes gpumon saw), ...": the advice's numbers.
+std::string worker_numbers(const WorkerAdvice& a, double compute_s, std::size_t ranks) {
+  std::string text = a.seen ? "it loaded with num_workers " + std::to_string(*a.seen) +
+                                  " (the worker processes gpumon saw under the rank)"
+                            : "gpumon did not see its worker processes";
+  text += ", a batch takes about " + fmt(a.load_s * 1000) + " ms to load" +
+          (a.seen.value_or(0) > 0 ? " per worker" : "") + " against " + fmt(compute_s * 1000) +
+          " ms of compute a step: num_workers=" + std::to_string(a.suggested) +
+          " keeps up with 1.5x head-room";
+  if (ranks > 1)
+    text += " (" + std::to_string(a.suggested * static_cast<std::int64_t>(ranks)) +
+            " worker processes for the " + std::to_string(ranks) +
+            " ranks: the node needs the cores for them besides the ranks' own)";
+  if (a.suggested > kMaxAdvisedWorkers)
+    text += "; more workers than most nodes have cores for, so make each batch cheaper too";
+  return text;
+}
+
 }  // namespace
 
 void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
   Finding f;
   double worst = 0, worst_wait = 0, worst_step = 0, worst_n = 0;
-  std::int64_t worst_rank = 0;
+  std::int64_t worst_rank = 0, worst_pid = 0, worst_t0 = 0, worst_t1 = 0;
   std::string worst_who;
   Steps worst_steps;
   for (const auto& r : v.ranks) {
@@ -84,7 +132,8 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
     widen_range(f, t0, t1);
     if (share > worst)
       worst = share, worst_wait = wait / n, worst_step = cpu / n, worst_n = n, worst_rank = r.label,
-      worst_who = who(r), worst_steps = steps;
+      worst_who = who(r), worst_steps = steps, worst_pid = r.info->pid, worst_t0 = t0,
+      worst_t1 = t1;
   }
   if (f.ranks.empty()) return;
   std::sort(f.gpus.begin(), f.gpus.end());
@@ -142,20 +191,32 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
     f.advice = reached;
   } else if (bursty) {
     f.advice = kBurstyLoaderAdvice;
-  } else if (v.cpu_only) {
-    f.advice =
-        "Every step waits for its batch: raise DataLoader num_workers (the loader and the "
-        "training share the CPU cores: leave the training some), set persistent_workers=True, "
-        "make decoding/augmentation cheaper or do it once ahead, and check the storage the "
-        "data is read from. mon.wrap(loader, adapt=True) raises the workers between epochs "
-        "within CPU and RAM budgets (docs/adaptive-loader.md).";
   } else {
+    const auto workers = suggest_workers(v, worst_pid, worst_wait, worst_step, worst_t0, worst_t1);
+    std::string numbers;
+    if (workers) {
+      if (workers->seen) f.add("num_workers_seen", static_cast<double>(*workers->seen));
+      f.add("load_ms_per_batch", workers->load_s * 1000);
+      f.add("suggested_num_workers", static_cast<double>(workers->suggested));
+      numbers = ": " + worker_numbers(*workers, worst_step - worst_wait, v.ranks.size());
+    }
+    const std::string raise =
+        workers ? "num_workers=" + std::to_string(std::min(workers->suggested, kMaxAdvisedWorkers))
+                : "a higher num_workers";
     f.advice =
-        "Every step waits for its batch: feed the GPU faster: raise DataLoader num_workers, set "
-        "pin_memory=True and persistent_workers=True, raise prefetch_factor, move "
-        "decoding/augmentation off the training process (or to the GPU), and check the storage "
-        "the data is read from. mon.wrap(loader, adapt=True) raises num_workers and "
-        "prefetch_factor between epochs within CPU and RAM budgets (docs/adaptive-loader.md).";
+        v.cpu_only
+            ? "Every step waits for its batch" + numbers + ". Set DataLoader(" + raise +
+                  ", persistent_workers=True) (the loader and the training share the CPU "
+                  "cores: leave the training some), make decoding/augmentation cheaper or do "
+                  "it once ahead, and check the storage the data is read from. "
+                  "mon.wrap(loader, adapt=True) tunes the workers between epochs within CPU and "
+                  "RAM budgets (docs/adaptive-loader.md)."
+            : "Every step waits for its batch" + numbers + ". Set DataLoader(" + raise +
+                  ", prefetch_factor=4, pin_memory=True, persistent_workers=True), move "
+                  "decoding/augmentation off the training process (or to the GPU), and check "
+                  "the storage the data is read from. mon.wrap(loader, adapt=True) tunes "
+                  "num_workers and prefetch_factor between epochs within CPU and RAM budgets "
+                  "(docs/adaptive-loader.md).";
   }
   out.push_back(std::move(f));
 }

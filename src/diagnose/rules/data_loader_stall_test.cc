@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "diagnose/test_builder.h"
 #include "training/protocol.h"
 
@@ -67,6 +69,38 @@ TEST(DataLoaderStall, ACpuRunIsNotToldToFeedTheGpu) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->advice.find("GPU"), std::string::npos) << f->advice;
   EXPECT_EQ(f->advice.find("pin_memory"), std::string::npos) << f->advice;
+}
+
+// Seed 000's advice (num_workers=8, prefetch_factor=4, pin_memory=True) with the run's own
+// numbers: 3 workers behind a 100 ms step load a batch each in 300 ms, against 60 ms of compute:
+// 300 / 60 x 1.5 = 7.5, so num_workers=8.
+TEST(DataLoaderStall, AdviceNamesTheWorkersThatWouldKeepUp) {
+  auto run = with_wait(0.4);
+  for (int i = 0; i <= 50; ++i) {
+    training::ProcessSample p;
+    p.time_ms = kT0Ms + i * 1000;
+    p.pid = 10;
+    p.workers = 3;
+    run.process_samples.push_back(p);
+  }
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "data_loader_stall");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(evidence(*f, "num_workers_seen"), 3);
+  EXPECT_NEAR(evidence(*f, "load_ms_per_batch"), 300, 1e-6);
+  EXPECT_EQ(evidence(*f, "suggested_num_workers"), 8);
+  EXPECT_NE(f->advice.find("it loaded with num_workers 3"), std::string::npos) << f->advice;
+  EXPECT_NE(f->advice.find("num_workers=8, prefetch_factor=4, pin_memory=True"), std::string::npos)
+      << f->advice;
+  EXPECT_NE(f->advice.find("mon.wrap(loader, adapt=True)"), std::string::npos);
+  // Without process samples the wait is taken as in-process loading: at least 2 workers.
+  auto bare = with_wait(0.4);
+  const auto d2 = run_diagnose(bare);
+  const auto* g = find(d2, "data_loader_stall");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(std::isnan(evidence(*g, "num_workers_seen")));
+  EXPECT_EQ(evidence(*g, "suggested_num_workers"), 2);
+  EXPECT_NE(g->advice.find("gpumon did not see its worker processes"), std::string::npos);
 }
 
 TEST(DataLoaderStall, CriticalWhenTheGpuWaitsMoreThanItWorks) {

@@ -164,24 +164,33 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
   }
   if (busy.size() < 2) return;
   std::vector<double> utils, mems;
+  std::vector<unsigned> mem_gpus;  // the GPU of each of `mems`
   Finding f;
   for (const auto& [gpu, u] : busy) {
     utils.push_back(u);
     const auto* g = find_gpu(v.run, gpu);
     if (const auto m = mean_between(*g, span.first, span.second,
                                     [](const GpuPoint& p) { return p.mem_used_bytes; }))
-      mems.push_back(*m);
+      mems.push_back(*m), mem_gpus.push_back(gpu);
   }
   const auto [umin, umax] = std::minmax_element(utils.begin(), utils.end());
   const bool util_off = !straggler &&
                         coefficient_of_variation(utils).value_or(0) >= t.imbalance_cv &&
                         *umax - *umin >= t.imbalance_util_gap_pct;
   bool mem_off = false;
+  std::string mem_numbers;  // "GPU 0 holds 61.2 GiB, GPU 3 38.0 GiB"
   if (mems.size() == utils.size()) {
     const auto [mmin, mmax] = std::minmax_element(mems.begin(), mems.end());
     mem_off = coefficient_of_variation(mems).value_or(0) >= t.imbalance_cv &&
               *mmax - *mmin >= t.imbalance_mem_gap_bytes;
-    if (mem_off) f.add("memory_gap_bytes", *mmax - *mmin);
+    if (mem_off) {
+      f.add("memory_gap_bytes", *mmax - *mmin);
+      const unsigned most = mem_gpus[static_cast<std::size_t>(mmax - mems.begin())];
+      const unsigned least = mem_gpus[static_cast<std::size_t>(mmin - mems.begin())];
+      f.add("most_memory_gpu", static_cast<double>(most));
+      mem_numbers = "GPU " + std::to_string(most) + " holds " + fmt_bytes(*mmax) + ", GPU " +
+                    std::to_string(least) + " " + fmt_bytes(*mmin);
+    }
   }
   // Step time of ranks that do not synchronise (a straggler finding covers the rest).
   std::vector<double> steps;
@@ -206,7 +215,7 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
   }
   if (mem_off) {
     cv = std::max(cv, *coefficient_of_variation(mems));
-    what += std::string(what.empty() ? "" : ", ") + "memory";
+    what += std::string(what.empty() ? "" : ", ") + "memory (" + mem_numbers + ")";
     f.add("memory_cv", *coefficient_of_variation(mems));
   }
   if (step_off) {
@@ -227,6 +236,16 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
       "Give each rank the same work: equal batch sizes and sequence lengths (bucketing), "
       "balanced model/pipeline sharding, the same data-loader settings; keep extra work "
       "(logging, evaluation, checkpointing) off rank 0 or spread it.";
+  if (mem_off)
+    f.advice += " The memory gap (" + mem_numbers +
+                "): in DDP every rank holds the same model, gradients and optimizer state, so "
+                "the extra is what one rank does on its own: other ranks' CUDA contexts on it "
+                "(call torch.cuda.set_device(local_rank) before anything touches CUDA; "
+                "torch.load(..., map_location=\"cuda:\" + str(local_rank))), evaluation or "
+                "checkpoint copies on rank 0, or uneven batches from the sampler (shard with "
+                "DistributedSampler, drop_last=True). The GPU's process list shows whose memory "
+                "it is; ZeRO/FSDP sharding spreads the optimizer state where that is the "
+                "extra.";
   out.push_back(std::move(f));
 }
 

@@ -69,7 +69,15 @@ TEST(Imbalance, Memory) {
   add_gpu(run, 1, 1200, 100, [](GpuPoint& p, int) { p.mem_used_bytes = 70 * kGiB; });
   add_rank(run, 10, 0, 2, 1000, 0.1);
   add_rank(run, 11, 1, 2, 1000, 0.1);
-  EXPECT_NE(find(run_diagnose(run), "imbalance"), nullptr);
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "imbalance");
+  ASSERT_NE(f, nullptr);
+  // Seed 000's per-card memory advice, with the run's numbers: which GPU holds how much.
+  EXPECT_EQ(evidence(*f, "most_memory_gpu"), 1);
+  EXPECT_NE(f->summary.find("memory (GPU 1 holds 70.00 GiB, GPU 0 40.00 GiB)"), std::string::npos)
+      << f->summary;
+  EXPECT_NE(f->advice.find("torch.cuda.set_device(local_rank)"), std::string::npos) << f->advice;
+  EXPECT_NE(f->advice.find("DistributedSampler"), std::string::npos) << f->advice;
 }
 
 TEST(Straggler, DataLoaderOfOneRank) {
