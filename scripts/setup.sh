@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what gpumon needs to build and test on Debian 12, from Debian's packages only.
-# Usage: scripts/setup.sh [--build-only]
+# Usage: scripts/setup.sh [--build-only] [--with-npm]
+#   --build-only  only what building gpumon needs (no test tools)
+#   --with-npm    npm even with --build-only, for the web dashboard's chart library
+#                 (deploy/Dockerfile's build stage)
 # Runs apt-get only when a package is missing, so repeated runs are fast.
 set -euo pipefail
 
@@ -11,11 +14,22 @@ test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-de
   prometheus python3-prometheus-client chromium wrk slowhttptest openssl
   python3-torch python3-pybind11 python3-pytest libtorch-dev)
 
+build_only=0 with_npm=0
+for arg in "$@"; do
+  case $arg in
+    --build-only) build_only=1 ;;
+    --with-npm) with_npm=1 ;;
+    *) echo "usage: scripts/setup.sh [--build-only] [--with-npm]" >&2; exit 2 ;;
+  esac
+done
+
 pkgs=("${build_pkgs[@]}")
-[ "${1:-}" = "--build-only" ] || pkgs+=("${test_pkgs[@]}")
+[ $build_only -eq 1 ] || pkgs+=("${test_pkgs[@]}")
 # npm fetches the web dashboard's chart library (web/package-lock.json); Debian's npm only
 # where no npm is installed (a Node.js from elsewhere brings its own).
-[ "${1:-}" = "--build-only" ] || command -v npm >/dev/null || pkgs+=(npm)
+if [ $build_only -eq 0 ] || [ $with_npm -eq 1 ]; then
+  command -v npm >/dev/null || pkgs+=(npm)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
