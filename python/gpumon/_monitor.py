@@ -14,16 +14,20 @@ Contract (docs/python.md):
   chained, for the OOM forensics of _oom.py); the one exception is opt-in: the adaptive
   loader's prefetch thread (mon.wrap(loader, adapt=True, prefetch_thread=True), _prefetch.py). torch is never imported by gpumon; it is used only
   when the training script has imported it.
+- The memory table (mon.log_table(), _table.py) is off unless asked for; it prints from the
+  Monitor's housekeeping, which the step calls then run at every hand-over (about once a
+  second), and from a Python step() where no agent is attached.
 """
 
 import atexit
 import json
 import os
 import sys
+import time
 import warnings
 import weakref
 
-from gpumon import _device, _oom
+from gpumon import _device, _oom, _table
 
 
 class GpumonWarning(UserWarning):
@@ -152,6 +156,8 @@ class Monitor:
         self._mem_interval = allocator_interval_s
         self._gpu_timer = None
         self._gpu_interval = gpu_interval_s
+        self._table = None  # the memory table (_table.MemoryTable) while log_table() is on
+        self._table_steps = 0  # steps counted by _table_step() (no agent attached)
         if client is None:
             return
         from gpumon import _gpumon
@@ -206,8 +212,8 @@ class Monitor:
                 return  # the script has not chosen its GPU yet
         except Exception:
             pass  # a broken CUDA setup: _hello() names what it can
-        self._clock.keep_housekeeping(False)  # once, whatever happens below
-        self._torch = torch
+        self._torch = torch  # once, whatever happens below
+        self._clock.keep_housekeeping(self._table is not None)
         try:
             from gpumon import _gpumon
             hello = _hello(torch, _gpumon)
@@ -264,6 +270,23 @@ class Monitor:
         A connected Monitor replaces this with the C function of the same name (see __init__):
         this one serves a Monitor that was never active."""
         return _NULL
+
+    def log_table(self, interval_s=2.0, file=None, clock=None):
+        """Prints a table every interval_s seconds (None: stops it): per GPU this process uses,
+        the time since this call, the step count, utilization, torch's allocated and reserved
+        memory (MiB) and temperature ("-" where gpumon has no value: utilization and
+        temperature are the agent's, see `gpumon watch`), to `file` (default sys.stderr),
+        each line starting "gpumon: " ("gpumon rank N: " under DDP). It prints from the gpumon
+        call of the training thread (a step, a batch fetch) that finds the interval passed,
+        at most about once a second with an agent. Works without CUDA or an agent. An error
+        stops it with one GpumonWarning. clock: a time.monotonic stand-in (tests).
+        A bad interval raises ValueError here, at setup."""
+        if interval_s is None:
+            self._table = None
+        else:
+            prefix = "gpumon: " if self._rank is None else "gpumon rank %d: " % self._rank
+            self._table = _table.MemoryTable(interval_s, file, clock or time.monotonic, prefix)
+        self._table_hooks()
 
     def close(self):
         """Sends what is left and a bye, and disconnects (also run at exit). Idempotent."""
@@ -408,6 +431,40 @@ class Monitor:
             self._resolve_device()
         if self._finding_callbacks:
             self._check_findings()
+        if self._table is not None:
+            self._tick_table(self._step_number())
+
+    def _table_hooks(self):
+        """Makes the gpumon calls run the table: the step clock's housekeeping at every
+        hand-over, or, with no step clock (no agent), _table_step() as step()."""
+        on = self._table is not None
+        if self._clock is not None:
+            self._clock.keep_housekeeping(on or self._torch is None)
+        elif on:
+            self.step = self._table_step
+        else:
+            self.__dict__.pop("step", None)
+
+    def _table_step(self):
+        """step() of a Monitor without an agent while the table is on: counts the step."""
+        self._table_steps += 1
+        self._tick_table(self._table_steps)
+        return _NULL
+
+    def _tick_table(self, steps):
+        """Prints the table when due; an error stops it with one warning, training goes on."""
+        table = self._table
+        if table is None:
+            return
+        try:
+            table.tick(steps, self._torch if self._torch is not None else sys.modules.get("torch"))
+        except Exception as e:
+            _warn_once("table", "the table stopped after an error: %r" % (e,))
+            self._table = None
+            try:
+                self._table_hooks()
+            except Exception:
+                pass
 
     def _on_error(self, exc):
         """An exception leaves a `with mon.step():` body: report it when it is (or wraps) a CUDA
@@ -546,7 +603,7 @@ def _start_auto():
 
 
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
-          oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
+          oom_dir=None, oom_steps=64, gpu_interval_s=1.0, table_interval_s=None):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
@@ -559,7 +616,20 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
     oom_dir: where a CUDA OOM's forensics bundle goes (default GPUMON_OOM_DIR, else the
       current directory); oom_steps: how many of the last steps it holds.
     gpu_interval_s: time a step on the GPU (CUDA events) at most this often (CUDA only).
+    table_interval_s: print the memory table every this many seconds (mon.log_table(); off
+      when None). A bad value raises ValueError here.
     """
+    if table_interval_s is not None:
+        _table.check_interval(table_interval_s)  # bad configuration fails here, not later
+    mon = _start_monitor(socket_path, start_agent, record, allocator_interval_s, oom_dir,
+                         oom_steps, gpu_interval_s)
+    if table_interval_s is not None:
+        mon.log_table(table_interval_s)
+    return mon
+
+
+def _start_monitor(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_steps,
+                   gpu_interval_s):
     global _explicit_started
     _explicit_started = True
     auto = sys.modules.get("gpumon._auto")

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: MIT
+"""The memory table of mon.log_table() (docs/python.md "A table in the log"): every interval_s
+seconds, one row per GPU this process uses (its current device, and any other where torch's
+allocator holds memory) with the time since the table was switched on, the step count, the
+GPU's utilization, torch's allocated and reserved memory (MiB, whole) and the temperature.
+
+- Printed from the training thread, by the gpumon call (a step, a batch fetch) that finds the
+  interval passed: no thread, no timer. Nothing prints while no gpumon call runs.
+- Utilization and temperature are NVML's, which only the agent calls, never the training
+  thread: they print as "-" (missing, never 0); `gpumon watch` shows them.
+- torch is never imported here; CUDA is never initialised here (before the script has, the row
+  says so). Without CUDA a row gives what is known (elapsed, step) and says why.
+- tick() raises what goes wrong; the Monitor turns that into one GpumonWarning and stops it.
+Not thread-safe: one training thread calls it.
+"""
+
+import os
+import sys
+from datetime import timedelta
+
+MIB = 1024 * 1024
+HEADER_EVERY = 20  # blocks between repeats of the header (vmstat-style)
+_COLUMNS = (("Elapsed", 9), ("Step", 9), ("GPU", 5), ("Util%", 7), ("Alloc(MiB)", 12),
+            ("Reserv(MiB)", 13), ("Temp(C)", 9))  # (name, width)
+
+
+def check_interval(interval_s):
+    """interval_s as a float > 0, or a ValueError a user can act on."""
+    try:
+        value = float(interval_s)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise ValueError("the table's interval must be a number of seconds > 0, not %r"
+                         % (interval_s,))
+    return value
+
+
+def _mib(n):
+    return None if n is None else int(n) // MIB
+
+
+def read_rows(torch):
+    """([(gpu, util_pct, allocated_mib, reserved_mib, temp_c)], note): the GPU cells now, None
+    where missing; note says why there is no GPU row (else None)."""
+    if torch is None:
+        return [], "torch not imported"
+    cuda = getattr(torch, "cuda", None)
+    if cuda is None or not cuda.is_available():
+        return [], "no CUDA device"
+    if not cuda.is_initialized():
+        return [], "CUDA not initialised yet"
+    current = cuda.current_device()
+    rows = []
+    for index in range(cuda.device_count()):
+        stats = cuda.memory_stats(index)  # never initialises a device
+        reserved = stats.get("reserved_bytes.all.current")
+        if index == current or reserved:
+            rows.append((index, None, _mib(stats.get("allocated_bytes.all.current")),
+                         _mib(reserved), None))
+    return rows, None
+
+
+def _line(prefix, cells):
+    text = "%-*s" % (_COLUMNS[0][1], cells[0])
+    text += "".join("%*s" % (width, "-" if cell is None else cell)
+                    for (_, width), cell in zip(_COLUMNS[1:], cells[1:]))
+    return prefix + text.rstrip() + "\n"
+
+
+def format_block(elapsed_s, steps, rows, note, prefix="gpumon: ", header=True):
+    """The table's lines for one print."""
+    elapsed = str(timedelta(seconds=int(elapsed_s)))
+    out = _line(prefix, [name for name, _ in _COLUMNS]) if header else ""
+    for row in rows:
+        out += _line(prefix, (elapsed, steps) + tuple(row))
+    if not rows:
+        out = out + _line(prefix, (elapsed, steps, None, None, None, None, None))[:-1]
+        out += "  (%s)\n" % note
+    return out
+
+
+class MemoryTable:
+    """Prints the table to `file` (None: sys.stderr at each print) when interval_s has passed
+    since the last print (the first after one interval). clock: seconds, monotonic."""
+
+    def __init__(self, interval_s, file, clock, prefix="gpumon: "):
+        self.interval_s = check_interval(interval_s)
+        self._file = file
+        self._clock = clock
+        self._prefix = prefix
+        self._start = clock()
+        self._next = self._start + self.interval_s
+        self._blocks = 0
+        self._pid = os.getpid()  # a forked child (a DataLoader worker) prints nothing
+
+    def tick(self, steps, torch):
+        """Prints when due; `steps`: the steps done so far; `torch`: the script's torch module
+        (None: not imported). True when it printed."""
+        now = self._clock()
+        if now < self._next:
+            return False
+        self._next = now + self.interval_s
+        if os.getpid() != self._pid:
+            return False
+        rows, note = read_rows(torch)
+        text = format_block(now - self._start, steps, rows, note, self._prefix,
+                            header=self._blocks % HEADER_EVERY == 0)
+        self._blocks += 1
+        out = self._file if self._file is not None else sys.stderr
+        out.write(text)
+        out.flush()
+        return True
