@@ -78,6 +78,8 @@ constexpr std::array kPhrases{
   Phrase{"busy_samples", "{} busy samples", Unit::kCount},
   // memory
   Phrase{"slope_bytes_per_step", "allocated memory grows {} a step", Unit::kBytes},
+  Phrase{"allocator_summary_file", "allocator state written to {}", Unit::kText},
+  Phrase{"allocation_history_file", "allocation history in {}", Unit::kText},
   Phrase{"growth_bytes", "allocated memory grew {}", Unit::kBytes},
   Phrase{"first_allocated_bytes", "{} allocated at first", Unit::kBytes},
   Phrase{"last_allocated_bytes", "{} allocated at last", Unit::kBytes},

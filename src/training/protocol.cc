@@ -151,6 +151,13 @@ Message parse_action(const json& o) {
   a.previous_prefetch_factor = opt_int(o, "previous_prefetch_factor");
   a.prefetch_depth = opt_int(o, "prefetch_depth");
   a.epoch = opt_int(o, "epoch");
+  a.finding = opt_text(o, "finding");
+  a.summary_file = opt_text(o, "summary_file");
+  a.snapshot_file = opt_text(o, "snapshot_file");
+  if (const json* p = field(o, "history_pending")) {
+    if (!p->is_boolean()) throw BadField{"\"history_pending\" must be true, false or null"};
+    a.history_pending = p->get<bool>();
+  }
   if (const json* e = field(o, "evidence"); e && !e->is_object())
     throw BadField{"\"evidence\" must be an object or null"};
   a.json = o.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -57,6 +57,10 @@ struct Action {
   std::optional<std::int64_t> batch_size, micro_batch_size, previous_micro_batch_size;
   std::optional<std::int64_t> num_workers, previous_num_workers;
   std::optional<std::int64_t> prefetch_factor, previous_prefetch_factor, prefetch_depth, epoch;
+  /// memory_captured: the finding it answers, the memory_summary() file, and the allocation
+  /// history snapshot (PyTorch's memory_viz opens it; history_pending while it is recorded).
+  std::optional<std::string> finding, summary_file, snapshot_file;
+  bool history_pending = false;
   std::string json;  ///< the message, compact
 };
 

@@ -127,6 +127,17 @@ TEST(AgentProtocol, AnActionIsTypedAndKeptWhole) {
   EXPECT_EQ(l.prefetch_factor, 4);
   EXPECT_EQ(l.previous_prefetch_factor, 2);
   EXPECT_EQ(l.prefetch_depth, std::nullopt);
+  const auto m =
+      std::get<Action>(message_of(R"({"type":"action","action":"memory_captured","step":900,)"
+                                  R"("finding":"memory_leak","summary_file":"/r/m.txt",)"
+                                  R"("snapshot_file":"/r/m.pickle","history_pending":true})"));
+  EXPECT_EQ(m.finding, "memory_leak");
+  EXPECT_EQ(m.summary_file, "/r/m.txt");
+  EXPECT_EQ(m.snapshot_file, "/r/m.pickle");
+  EXPECT_TRUE(m.history_pending);
+  EXPECT_FALSE(l.history_pending);
+  EXPECT_EQ(error_of(R"({"type":"action","action":"memory_captured","history_pending":1})"),
+            "\"history_pending\" must be true, false or null");
   // The recorded event reads back the same way; another kind or a bad detail is no action.
   const auto e = action_of(rank_event(5, 77, 0, "action", a.json));
   ASSERT_TRUE(e);

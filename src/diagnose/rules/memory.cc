@@ -36,6 +36,28 @@ std::optional<double> gpu_total(const RunView& v, const RankSteps& r) {
   return std::nullopt;
 }
 
+// The allocator state the Python client captured when this finding reached it (the
+// memory_captured action, docs/python.md): named in the evidence and the advice. Its latest
+// message wins (the history snapshot comes after the summary).
+void name_memory_capture(const RunView& v, Finding& f) {
+  std::optional<training::Action> last;
+  for (const auto& e : v.run.rank_events)
+    if (auto a = training::action_of(e);
+        a && a->action == "memory_captured" && a->finding == f.id && a->summary_file)
+      last = std::move(a);
+  if (!last) return;
+  f.add("allocator_summary_file", *last->summary_file);
+  f.advice += " gpumon wrote the allocator's state when this was found: " + *last->summary_file +
+              " (torch.cuda.memory_summary())";
+  if (last->snapshot_file) {
+    f.add("allocation_history_file", *last->snapshot_file);
+    f.advice += (last->history_pending ? ", and is recording the next steps' allocations into "
+                                       : ", and the next steps' allocations in ") +
+                *last->snapshot_file + " (open it at https://pytorch.org/memory_viz)";
+  }
+  f.advice += ".";
+}
+
 void add_rank(Finding& f, const RankSteps& r) {
   f.ranks.push_back(r.label);
   if (r.info->gpu && !std::count(f.gpus.begin(), f.gpus.end(), *r.info->gpu))
@@ -138,6 +160,7 @@ void check_allocator(const RunView& v, const Thresholds& t, std::vector<Finding>
         "by retain_graph. torch.cuda.memory._record_memory_history() shows who allocates. "
         "(mon.oom_guard(model) only buys time against a leak: it splits the batch as memory "
         "fills, docs/oom-guard.md.)";
+    name_memory_capture(v, leak);
     out.push_back(std::move(leak));
   }
   if (!cache.ranks.empty()) {
@@ -267,6 +290,7 @@ void check_forecast(const RunView& v, const Thresholds& t, std::vector<Finding>&
           "activation checkpointing.";
       break;
     }
+  name_memory_capture(v, f);
   out.push_back(std::move(f));
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose/test_builder.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 namespace {
@@ -29,6 +30,32 @@ TEST(MemoryLeak, SteadyGrowth) {
   EXPECT_NEAR(evidence(*f, "slope_bytes_per_step"), 4 * kMiB, 0.5 * kMiB);
   EXPECT_EQ(f->ranks, std::vector<std::int64_t>{0});
   EXPECT_EQ(find(d, "allocator_cache", Severity::kInfo), nullptr) << "a leak is not caching";
+}
+
+// Seed 000's trace_memory_growth(), done by the client (docs/python.md): its memory_captured
+// actions name the files in the finding, the latest (the history dumped) winning.
+TEST(MemoryLeak, NamesTheAllocatorStateTheClientCaptured) {
+  auto run = growing(4 * kMiB);
+  const std::string summary = R"({"type":"action","action":"memory_captured","step":120,)"
+                              R"("finding":"memory_leak","summary_file":"/r/leak.txt",)"
+                              R"("snapshot_file":"/r/leak.pickle")";
+  run.rank_events.push_back(training::rank_event(kT0Ms + 30000, 10, 0, "action",
+                                                 summary + R"(,"history_pending":true})"));
+  run.rank_events.push_back(training::rank_event(kT0Ms + 35000, 10, 0, "action", summary + "}"));
+  run.rank_events.push_back(training::rank_event(  // another finding's capture is not this one's
+      kT0Ms + 36000, 10, 0, "action",
+      R"({"type":"action","action":"memory_captured","finding":"oom_forecast",)"
+      R"("summary_file":"/r/other.txt"})"));
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "memory_leak");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NE(f->advice.find("allocator's state when this was found: /r/leak.txt"), std::string::npos)
+      << f->advice;
+  EXPECT_NE(f->advice.find("the next steps' allocations in /r/leak.pickle (open it at "
+                           "https://pytorch.org/memory_viz)"),
+            std::string::npos)
+      << f->advice;
+  EXPECT_EQ(f->advice.find("other.txt"), std::string::npos);
 }
 
 TEST(MemoryLeak, NearMissSmallGrowth) {
