@@ -41,12 +41,24 @@ struct SnapshotFinding {
   std::string summary;
 };
 
+/// A training process attached to this node's gpumon agent (training/rank_memory.h): its latest
+/// step's PyTorch allocator memory, on the GPU the one rank -> GPU mapping gives.
+struct RankRow {
+  std::optional<unsigned> gpu;  ///< NVML index; nullopt: not mapped (a CPU run, ...)
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  std::int64_t step = 0;
+  std::optional<std::int64_t> allocated_bytes, reserved_bytes;  ///< nullopt: not sent
+  double age_s = 0;  ///< since its latest step reached the agent
+};
+
 struct Snapshot {
   SystemInfo system;
   std::string hostname;
   std::chrono::system_clock::time_point taken_at{};
   std::vector<GpuSnapshot> gpus;
   std::vector<ProcessRow> processes;  ///< ordered by GPU index, then PID
+  std::vector<RankRow> ranks;         ///< ordered by GPU index (unmapped last), rank, PID
   std::vector<SnapshotFinding> findings;
 };
 

@@ -3,6 +3,7 @@
 
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
+#include "cli/rank_rows.h"
 #include "cli/snapshot_findings.h"
 #include "cli/snapshot_gather.h"
 #include "cli/snapshot_json.h"
@@ -17,6 +18,7 @@ void print_snapshot(GpuBackend& backend, const SnapshotFlags& flags, const Conso
   host::UserNames users;
   host::ProcessInspector inspector(proc, users);
   Snapshot snap = gather_snapshot(backend, inspector, host_name());
+  add_ranks(snap, rank_memory_file(console.getenv("GPUMON_AGENT_SOCKET")));
   snap.findings = snapshot_findings(snap);
   if (flags.json) {
     JsonOptions o;

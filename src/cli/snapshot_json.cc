@@ -126,6 +126,17 @@ json snapshot_to_json(const Snapshot& snap, const JsonOptions& options) {
   json procs = json::array();
   for (const ProcessRow& p : snap.processes) procs.push_back(process_json(p));
   o["processes"] = std::move(procs);
+  json ranks = json::array();
+  for (const RankRow& r : snap.ranks)
+    ranks.push_back(
+        {{"gpu", r.gpu ? json(*r.gpu) : json()},
+         {"rank", r.rank ? json(*r.rank) : json()},
+         {"pid", r.pid},
+         {"step", r.step},
+         {"torch_allocated_bytes", r.allocated_bytes ? json(*r.allocated_bytes) : json()},
+         {"torch_reserved_bytes", r.reserved_bytes ? json(*r.reserved_bytes) : json()},
+         {"age_s", r.age_s}});
+  o["ranks"] = std::move(ranks);
   json findings = json::array();
   for (const SnapshotFinding& f : snap.findings)
     findings.push_back(

@@ -7,6 +7,7 @@
 
 #include "cli/format_units.h"
 #include "cli/process_table.h"
+#include "cli/rank_table.h"
 
 namespace gpumon::cli {
 namespace {
@@ -162,6 +163,10 @@ std::string format_snapshot_text(const Snapshot& snap, const TextOptions& option
   lines.emplace_back();
   for (StyledLine& l : gpu_table(snap, options)) lines.push_back(std::move(l));
   lines.emplace_back();
+  if (std::vector<StyledLine> ranks = rank_table(snap); !ranks.empty()) {
+    for (StyledLine& l : ranks) lines.push_back(std::move(l));
+    lines.emplace_back();
+  }
   for (StyledLine& l : process_table(snap)) lines.push_back(std::move(l));
   if (!snap.findings.empty()) {  // what one reading supports (snapshot_findings.h)
     lines.emplace_back();

@@ -8,6 +8,7 @@
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/history.h"
+#include "cli/rank_rows.h"
 #include "cli/snapshot_gather.h"
 #include "cli/snapshot_text.h"
 #include "cli/terminal.h"
@@ -34,6 +35,7 @@ int plain_loop(WatchSource& source, host::ProcessInspector& inspector, const Wat
   TextOptions o;
   o.version = version_number();
   const std::string host = host_name();
+  const std::string rank_file = rank_memory_file(console.getenv("GPUMON_AGENT_SOCKET"));
   auto next = Clock::now();
   for (std::uint64_t frame = 0; flags.count == 0 || frame < flags.count; ++frame) {
     if (frame > 0) {
@@ -41,10 +43,11 @@ int plain_loop(WatchSource& source, host::ProcessInspector& inspector, const Wat
       console.out << '\n';
     }
     next += interval_of(flags);
-    const std::optional<Snapshot> snap = source.latest(inspector, host, kFirstTickWait);
+    std::optional<Snapshot> snap = source.latest(inspector, host, kFirstTickWait);
+    if (snap) add_ranks(*snap, rank_file);
     if (!snap) {
-      console.err << "gpumon watch: the GPUs gave no sample within "
-                  << kFirstTickWait.count() << " s\n";
+      console.err << "gpumon watch: the GPUs gave no sample within " << kFirstTickWait.count()
+                  << " s\n";
       return 1;
     }
     console.out << format_snapshot_text(*snap, o);
@@ -73,6 +76,7 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
                                 console.getenv("LANG").value_or("").c_str());
   GpuHistories history;
   const std::string host = host_name();
+  const std::string rank_file = rank_memory_file(console.getenv("GPUMON_AGENT_SOCKET"));
   Snapshot snap;
   auto draw = [&] {
     const TerminalSize size = terminal_size(console.out_fd).value_or(TerminalSize{});
@@ -87,8 +91,10 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
   while (true) {
     if (Clock::now() >= next) {
       if (flags.count != 0 && frames >= flags.count) break;
-      if (std::optional<Snapshot> latest = source.latest(inspector, host, kFirstTickWait))
+      if (std::optional<Snapshot> latest = source.latest(inspector, host, kFirstTickWait)) {
         snap = std::move(*latest);
+        add_ranks(snap, rank_file);
+      }
       history.record(snap);
       ++frames;
       draw();

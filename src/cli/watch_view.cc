@@ -9,6 +9,7 @@
 
 #include "cli/format_units.h"
 #include "cli/process_table.h"
+#include "cli/rank_table.h"
 #include "cli/snapshot_text.h"
 
 namespace gpumon::cli {
@@ -184,6 +185,12 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
       lines.emplace_back(fmt::format("... {} more {}: enlarge the window", n - shown,
                                      n - shown == 1 ? "GPU" : "GPUs"),
                          Tone::kDim);
+  }
+  // The ranks' PyTorch memory where it fits with room for the processes below it.
+  if (std::vector<StyledLine> ranks = rank_table(snap);
+      !ranks.empty() && lines.size() + 1 + ranks.size() + kProcessMin <= o.height) {
+    lines.emplace_back();
+    for (StyledLine& l : ranks) lines.push_back(std::move(l));
   }
   if (lines.size() + kProcessMin - 1 <= o.height) {
     lines.emplace_back();

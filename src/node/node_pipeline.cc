@@ -93,6 +93,10 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
   }
   const bool listening = p->agent_ != nullptr;
   if (!listening && o.agent_socket_required && !p->open_socket(true)) return nullptr;
+  if (!o.agent_socket.empty()) {
+    p->rank_memory_ = std::make_shared<RankMemoryFile>(rank_memory_path(o.agent_socket));
+    p->steps_->add(p->rank_memory_);
+  }
   if (o.watch_processes && !o.agent_socket.empty()) {
     // Added last: the other sinks have the hello before the first sample of its process.
     p->watcher_ =
@@ -209,6 +213,7 @@ void NodePipeline::stop() {
   if (live_) live_->stop();        // before the socket its listener pushes to
   if (watcher_) watcher_->stop();  // before the recording closes: no sample after it
   if (agent_) agent_->stop();      // before the recording closes: no step after it
+  if (rank_memory_) rank_memory_->close();
   if (sampler_) sampler_->stop();
 #ifdef GPUMON_HAVE_RECORD
   if (recording_) recording_->writer->close();

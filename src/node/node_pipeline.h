@@ -7,6 +7,7 @@
 //   agent socket -> StepFanout ------> step sinks: the same writer and diagnoser, + the
 //                                      command's own (the exporter's training state)
 //   LiveDiagnoser -> findings logged, and pushed back to the training processes
+//   the ranks' allocator memory -> <socket>.ranks.json, for `gpumon` and `gpumon watch`
 //
 // The static details (names, UUIDs, bus ids, max clocks) are read once, before the sampler
 // starts; the recording and the diagnoser take them from it. A command chooses its parts with
@@ -29,6 +30,7 @@
 #include "diagnose/live/live_diagnoser.h"
 #include "gpu/nvml_backend.h"
 #include "node/process_watcher.h"
+#include "node/rank_memory_file.h"
 #include "node/step_fanout.h"
 #include "sampler/sampler.h"
 
@@ -119,7 +121,8 @@ class NodePipeline {
   std::unique_ptr<Sampler> sampler_;
   std::shared_ptr<diagnose::LiveDiagnoser> live_;
   std::unique_ptr<agent::AgentServer> agent_;
-  std::shared_ptr<ProcessWatcher> watcher_;  // with a socket and watch_processes
+  std::shared_ptr<ProcessWatcher> watcher_;      // with a socket and watch_processes
+  std::shared_ptr<RankMemoryFile> rank_memory_;  // with a socket: for `gpumon` and `watch`
   struct Recording;  // the writer, where this build has the recording (SQLite, zstd)
   std::unique_ptr<Recording> recording_;
   bool started_ = false;

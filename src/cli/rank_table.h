@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// The attached training ranks' PyTorch memory, per GPU, for the snapshot and the live view
+// (seed 000's table: allocated and reserved beside the GPU's own readings above it).
+#pragma once
+
+#include <vector>
+
+#include "cli/snapshot.h"
+#include "cli/styled_line.h"
+
+namespace gpumon::cli {
+
+/// A "PyTorch memory" title, a heading and one line per rank; nothing when no rank is attached.
+std::vector<StyledLine> rank_table(const Snapshot& snap);
+
+}  // namespace gpumon::cli

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+#include "training/rank_memory.h"
+
+#include <nlohmann/json.hpp>
+
+#include "training/protocol.h"
+
+namespace gpumon::training {
+namespace {
+
+using nlohmann::json;
+
+template <typename T>
+std::optional<T> get(const json& o, const char* key) {
+  const auto it = o.find(key);
+  if (it == o.end() || it->is_null()) return std::nullopt;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return std::nullopt;
+  } else {
+    if (!it->is_number_integer()) return std::nullopt;
+  }
+  return it->get<T>();
+}
+
+}  // namespace
+
+std::string rank_memory_json(const RankMemoryTable& table) {
+  json ranks = json::array();
+  for (const auto& r : table.ranks) {
+    json o = {{"pid", r.pid}, {"step", r.step}, {"time_ms", r.time_ms}};
+    o["rank"] = r.rank ? json(*r.rank) : json();
+    o["device"] = r.device ? json(*r.device) : json();
+    o["allocated_bytes"] = r.allocated_bytes ? json(*r.allocated_bytes) : json();
+    o["reserved_bytes"] = r.reserved_bytes ? json(*r.reserved_bytes) : json();
+    if (r.hello) o["hello"] = json::parse(r.hello->json, nullptr, /*allow_exceptions=*/false);
+    ranks.push_back(std::move(o));
+  }
+  const json doc = {{"version", 1}, {"written_ms", table.written_ms}, {"ranks", std::move(ranks)}};
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<RankMemoryTable> parse_rank_memory(std::string_view text, std::string& error) {
+  const json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("ranks") || !doc["ranks"].is_array()) {
+    error = "not a table of ranks (a JSON object with a \"ranks\" list)";
+    return std::nullopt;
+  }
+  if (get<std::int64_t>(doc, "version") != 1) {
+    error = "a version this gpumon does not read";
+    return std::nullopt;
+  }
+  RankMemoryTable table;
+  table.written_ms = get<std::int64_t>(doc, "written_ms").value_or(0);
+  for (const json& o : doc["ranks"]) {
+    if (!o.is_object()) continue;
+    const auto pid = get<std::int64_t>(o, "pid");
+    if (!pid || *pid <= 0) continue;
+    RankMemory r;
+    r.pid = *pid;
+    r.rank = get<std::int64_t>(o, "rank");
+    r.device = get<std::string>(o, "device");
+    r.step = get<std::int64_t>(o, "step").value_or(0);
+    r.time_ms = get<std::int64_t>(o, "time_ms").value_or(0);
+    r.allocated_bytes = get<std::int64_t>(o, "allocated_bytes");
+    r.reserved_bytes = get<std::int64_t>(o, "reserved_bytes");
+    // The hello with the wire's rules (protocol.h): nothing is guessed from a bad one.
+    if (const auto it = o.find("hello"); it != o.end() && it->is_object())
+      r.hello = rank_event(0, r.pid, r.rank, "hello", it->dump()).hello;
+    table.ranks.push_back(std::move(r));
+  }
+  return table;
+}
+
+}  // namespace gpumon::training
