@@ -22,19 +22,21 @@ struct AgentOptions {
   double exit_when_idle_s = 0;  // 0: never
   bool diagnose = true;
   std::chrono::milliseconds diagnose_period{5000};
+  node::LogFormat log_format = node::LogFormat::kText;
 };
 
 constexpr const char* kUsage =
     "usage: gpumon agent [--socket PATH] [-o FILE [--force]] [--interval MS]\n"
     "                    [--exit-when-idle SECONDS]\n"
-    "                    [--no-diagnose] [--diagnose-period MS]\n"
+    "                    [--no-diagnose] [--diagnose-period MS] [--log-format text|json]\n"
     "  Listens for the step events of training processes (`import gpumon`, docs/python.md) on\n"
     "  PATH (default $XDG_RUNTIME_DIR/gpumon/agent.sock, else /tmp/gpumon-UID/agent.sock).\n"
     "  Samples every GPU (every MS ms, default 1000) and diagnoses the last 10 minutes every\n"
     "  5 s (MS): findings are logged here as they appear and clear, and pushed to the training\n"
     "  processes (docs/DIAGNOSES.md, \"Live\"); --no-diagnose turns that off.\n"
     "  With -o it also records the samples and the steps into FILE (--force: overwrite it).\n"
-    "  Runs until Ctrl-C or SIGTERM, or after SECONDS without any client connected.\n";
+    "  Runs until Ctrl-C or SIGTERM, or after SECONDS without any client connected.\n"
+    "  --log-format json writes its log (findings included) as one JSON object per line.\n";
 
 std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -73,6 +75,10 @@ std::string parse(const std::vector<std::string>& args, AgentOptions& o) {
           ms < 100 || ms > 600000)
         return "--diagnose-period takes whole milliseconds from 100 to 600000";
       o.diagnose_period = std::chrono::milliseconds(ms);
+    } else if (a == "--log-format") {
+      const auto f = value(v) ? node::parse_log_format(v) : std::nullopt;
+      if (!f) return node::kLogFormatError;
+      o.log_format = *f;
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -99,7 +105,10 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
 
   node::NodeOptions n;
   n.name = "agent";
-  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  n.open_backend = [&console, format = o.log_format] {
+    return open_backend_logged(console, "agent", format);
+  };
+  n.log_format = o.log_format;
   n.sample = !o.output.empty() || o.diagnose;
   n.gpus_required = !o.output.empty();
   n.sampler.interval = o.interval;
@@ -120,9 +129,10 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   const auto pipeline = node::NodePipeline::open(std::move(n), console.err, exit_code);
   if (!pipeline) return exit_code;
   pipeline->start();
-  console.err << "gpumon agent: listening on " << o.socket
-              << (pipeline->recording() ? ", recording into " + o.output : std::string()) << "\n"
-              << std::flush;
+  const node::NodeLog& log = pipeline->log();
+  log.say("listening",
+          "listening on " + o.socket +
+              (pipeline->recording() ? ", recording into " + o.output : std::string()));
 
   auto last_busy = std::chrono::steady_clock::now();
   while (util::ScopedStopSignals::sleep_for(std::chrono::milliseconds(50))) {
@@ -135,10 +145,10 @@ int run_agent_command(const std::vector<std::string>& args, const Console& conso
   }
   pipeline->stop();
 
-  console.err << "gpumon agent: " << pipeline->agent_summary();
-  if (pipeline->recording())
-    console.err << "; " << o.output << ": " << pipeline->recording_summary();
-  console.err << "\n";
+  log.say("stopped",
+          pipeline->agent_summary() + (pipeline->recording()
+                                           ? "; " + o.output + ": " + pipeline->recording_summary()
+                                           : std::string()));
   return 0;
 }
 

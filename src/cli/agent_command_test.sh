@@ -96,4 +96,20 @@ GPUMON_FAKE_SCENARIO=xid "$g" record -o "$d/x.gpumon" --interval 100 -- \
   2>"$d/err" || fail "record: no live xid finding logged"
 grep -q "^gpumon record: .* xid gpu 0" "$d/err" || fail "record: no live xid finding logged"
 "$g" record --help | grep -q -- "--no-diagnose" || fail "record --help: no --no-diagnose"
+
+# --log-format json: the same run's log is one JSON object per line, the finding among them.
+GPUMON_FAKE_SCENARIO=xid "$g" record --log-format json -o "$d/j.gpumon" --interval 100 -- \
+  sh -c '. "$0"; wait_for grep -q "\"event\":\"finding\".*\"id\":\"xid\"" "$1"' "$waiting" \
+  "$d/err" 2>"$d/err" || fail "record --log-format json: no xid finding line"
+"$py" - "$d/err" <<'PY' || fail "record --log-format json: $(cat "$d/err")"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+events = [l["event"] for l in lines]
+assert all(l["command"] == "record" and l["time"].endswith("Z") for l in lines), lines
+assert "simulated" in events and "stopped" in events, events
+xid = next(l for l in lines if l["event"] == "finding" and l["id"] == "xid")
+assert xid["state"] == "appeared" and 0 in xid["gpus"] and xid["advice"], xid
+PY
+"$g" agent --log-format yaml 2>"$d/err" && fail "agent took --log-format yaml"
+grep -q -- "--log-format takes text or json" "$d/err" || fail "bad --log-format: $(cat "$d/err")"
 echo "agent: ok"

@@ -39,4 +39,18 @@ std::unique_ptr<NvmlBackend> open_backend(const Console& console, NvmlOpenError*
   return backend;
 }
 
+std::unique_ptr<NvmlBackend> open_backend_logged(const Console& console, const std::string& command,
+                                                 node::LogFormat format) {
+  if (format == node::LogFormat::kText) return open_backend(console, nullptr);
+  NvmlOpenError e;
+  auto backend = NvmlBackend::open(NvmlOpenOptions{}, &e);
+  if (!backend) {
+    std::string message = open_failure_message(e, console.self_path);
+    if (message.starts_with("gpumon: ")) message.erase(0, 8);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    node::NodeLog(console.err, command, format).say("nvml", message, node::NodeLog::Level::kError);
+  }
+  return backend;
+}
+
 }  // namespace gpumon::cli

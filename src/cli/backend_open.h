@@ -8,6 +8,7 @@
 
 #include "cli/console.h"
 #include "gpu/nvml_backend.h"
+#include "node/node_log.h"
 
 namespace gpumon::cli {
 
@@ -25,5 +26,10 @@ std::string open_failure_message(const NvmlOpenError& error, const std::string& 
 /// Opens NVML as NvmlBackend does (GPUMON_NVML_LIBRARY, else the driver's library). On failure
 /// writes open_failure_message() to `console.err` and returns nullptr.
 std::unique_ptr<NvmlBackend> open_backend(const Console& console, NvmlOpenError* error);
+
+/// open_backend() for `record`, `agent` and `serve`: with a JSON log (--log-format json) the
+/// failure is one "nvml" error line of that log (node/node_log.h) instead of text.
+std::unique_ptr<NvmlBackend> open_backend_logged(const Console& console, const std::string& command,
+                                                 node::LogFormat format);
 
 }  // namespace gpumon::cli

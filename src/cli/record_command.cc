@@ -38,6 +38,7 @@ struct RecordOptions {
   bool diagnose = true;
   bool force = false;
   bool python_hooks = true;
+  node::LogFormat log_format = node::LogFormat::kText;
   std::vector<std::string> command;
 };
 
@@ -80,6 +81,10 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
       o.force = true;
     } else if (a == "--no-python-hooks") {
       o.python_hooks = false;
+    } else if (a == "--log-format") {
+      const auto f = value(v) ? node::parse_log_format(v) : std::nullopt;
+      if (!f) return node::kLogFormatError;
+      o.log_format = *f;
     } else if (a == "-h" || a == "--help") {
       return "help";
     } else {
@@ -92,7 +97,7 @@ std::string parse(const std::vector<std::string>& args, RecordOptions& o) {
 
 constexpr const char* kUsage =
     "usage: gpumon record [-o FILE] [--force] [--interval MS] [--no-diagnose]\n"
-    "                     [--no-python-hooks] [-- COMMAND ARGS...]\n"
+    "                     [--no-python-hooks] [--log-format text|json] [-- COMMAND ARGS...]\n"
     "  Records every GPU (default every 1000 ms) into FILE (default gpumon-DATE-TIME.gpumon)\n"
     "  until COMMAND exits (gpumon then exits with its status) or, without a command, until\n"
     "  Ctrl-C, SIGTERM or SIGHUP. SIGTERM and SIGHUP are passed on to COMMAND, and the\n"
@@ -104,7 +109,8 @@ constexpr const char* kUsage =
     "  for each DataLoader batch (docs/python.md); --no-python-hooks turns that off.\n"
     "  The last 10 minutes are diagnosed every 5 s: findings are logged here as they appear and\n"
     "  clear, and pushed to the training processes (docs/DIAGNOSES.md, \"Live\");\n"
-    "  --no-diagnose turns that off (`gpumon doctor FILE` reads the whole run afterwards).\n";
+    "  --no-diagnose turns that off (`gpumon doctor FILE` reads the whole run afterwards).\n"
+    "  --log-format json writes this log as one JSON object per line.\n";
 
 pid_t spawn(const std::vector<std::string>& command, std::string& error) {
   std::vector<char*> argv;
@@ -197,7 +203,10 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   for (const auto& s : o.command) command_line += (command_line.empty() ? "" : " ") + s;
   node::NodeOptions n;
   n.name = "record";
-  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  n.open_backend = [&console, format = o.log_format] {
+    return open_backend_logged(console, "record", format);
+  };
+  n.log_format = o.log_format;
   n.sampler.interval = o.interval;
   n.record_path = o.path;
   n.record_overwrite = o.force;
@@ -219,6 +228,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   int exit_code = 0;
   const auto pipeline = node::NodePipeline::open(std::move(n), console.err, exit_code);
   if (!pipeline) return exit_code;
+  const node::NodeLog& log = pipeline->log();
   pipeline->start();
   if (pipeline->agent()) {
     ::setenv("GPUMON_AGENT_SOCKET", pipeline->agent_socket().c_str(), 1);
@@ -227,7 +237,8 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
       if (const std::string dir = python_hooks_dir(why); !dir.empty())
         enable_python_hooks(dir);
       else
-        console.err << "gpumon record: no step hooks for Python: " << why << "\n";
+        log.say("no_python_hooks", "no step hooks for Python: " + why,
+                node::NodeLog::Level::kWarning);
     }
   }
 
@@ -237,7 +248,7 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   pid_t child = -1;
   if (!o.command.empty()) {
     child = spawn(o.command, error);
-    if (child < 0) console.err << "gpumon record: " << error << "\n";
+    if (child < 0) log.say("error", error, node::NodeLog::Level::kError);
   }
   int result = child < 0 && !o.command.empty() ? 127 : 0;
   while (child > 0 || (o.command.empty() && !util::ScopedStopSignals::stop_requested())) {
@@ -253,8 +264,8 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
       if (const int sig = util::ScopedStopSignals::last_signal(); sig == SIGTERM || sig == SIGHUP) {
         util::ScopedStopSignals::clear();
         kill(child, sig);
-        console.err << "gpumon record: " << (sig == SIGHUP ? "SIGHUP" : "SIGTERM")
-                    << " passed on to the command; recording until it exits" << std::endl;
+        log.say("signal", std::string(sig == SIGHUP ? "SIGHUP" : "SIGTERM") +
+                              " passed on to the command; recording until it exits");
       }
     }
     pipeline->poll();
@@ -268,15 +279,16 @@ int run_record_command(const std::vector<std::string>& args, const Console& cons
   struct stat file {};
   const long long bytes = ::stat(o.path.c_str(), &file) == 0 ? file.st_size : -1;
   const node::RecordingCounts st = pipeline->recording_counts();
-  console.err << "gpumon record: " << o.path << ": " << pipeline->sampler()->device_count()
-              << " GPU(s), " << util::count_of(st.ticks, "tick") << " over "
-              << static_cast<long long>(seconds + 0.5) << " s, " << bytes << " bytes";
-  if (st.steps != 0) console.err << ", " << util::count_of(st.steps, "training step");
-  if (st.dropped != 0) console.err << ", " << util::count_of(st.dropped, "item") << " dropped";
-  if (stats.overruns != 0) console.err << ", " << util::count_of(stats.overruns, "late tick");
-  console.err << "\n";
+  std::string summary = o.path + ": " + std::to_string(pipeline->sampler()->device_count()) +
+                        " GPU(s), " + util::count_of(st.ticks, "tick") + " over " +
+                        std::to_string(static_cast<long long>(seconds + 0.5)) + " s, " +
+                        std::to_string(bytes) + " bytes";
+  if (st.steps != 0) summary += ", " + util::count_of(st.steps, "training step");
+  if (st.dropped != 0) summary += ", " + util::count_of(st.dropped, "item") + " dropped";
+  if (stats.overruns != 0) summary += ", " + util::count_of(stats.overruns, "late tick");
+  log.say("stopped", summary);
   if (st.stopped && !pipeline->reported_record_stop())
-    console.err << "gpumon record: " << st.error << "\n";
+    log.say("recording_stopped", st.error, node::NodeLog::Level::kError);
   return result;
 }
 

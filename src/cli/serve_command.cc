@@ -58,6 +58,7 @@ std::string serve_usage() {
   return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
          "                    [--web.config.file FILE] [--record FILE [--force]]\n"
          "                    [--agent-socket PATH | --no-agent] [--no-diagnose]\n"
+         "                    [--log-format text|json]\n"
          "  Samples every GPU and serves it over HTTP until Ctrl-C or SIGTERM:\n"
          "    /metrics          Prometheus text format (gpumon_* names)\n"
          "    /health           200 while sampling, 503 with the reason when stale\n"
@@ -88,6 +89,7 @@ std::string serve_usage() {
          "                      serves it, serve warns and goes on without it\n"
          "  --no-agent          host no agent socket\n"
          "  --no-diagnose       run no live diagnoses\n"
+         "  --log-format json   write the log (findings included) as one JSON object per line\n"
          "See docs/exporter.md.\n";
 }
 
@@ -138,6 +140,12 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
       if (err = flag(); err.empty()) o.no_agent = true;
     } else if (name == "--no-diagnose") {
       if (err = flag(); err.empty()) o.no_diagnose = true;
+    } else if (name == "--log-format") {
+      if (err = take("text or json"); err.empty()) {
+        const auto f = node::parse_log_format(value);
+        if (!f) return node::kLogFormatError;
+        o.log_format = *f;
+      }
     } else {
       return "unknown option '" + c.arg() + "'";
     }
@@ -164,7 +172,10 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
 
   node::NodeOptions n;
   n.name = "serve";
-  n.open_backend = [&console] { return open_backend(console, nullptr); };
+  n.open_backend = [&console, format = o.log_format] {
+    return open_backend_logged(console, "serve", format);
+  };
+  n.log_format = o.log_format;
   n.sampler.interval = o.interval;
   n.sampler.pcie = o.pcie;
   n.sampler.history_capacity = std::max<std::size_t>(
@@ -205,9 +216,8 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   server_options.web_config_file = o.web_config_file;
   server_options.paths = serve_paths();
   server_options.counters = counters;
-  server_options.log = [&console](std::string_view line) {
-    console.err << "gpumon serve: " << line << std::endl;
-  };
+  const node::NodeLog& log = pipeline->log();
+  server_options.log = [&log](std::string_view line) { log.say("http", line); };
   DiagnosesSource diagnoses;
   if (const auto live = pipeline->live()) {
     diagnoses.metrics_text = [live] { return diagnose::diagnosis_metrics_text(*live->latest()); };
@@ -223,36 +233,37 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   }
   HttpServer server(server_options, make_serve_handler(state, diagnoses, recording));
   if (std::string error = server.start(); !error.empty()) {
-    console.err << "gpumon serve: " << error << "\n";
+    log.say("error", error, node::NodeLog::Level::kError);
     if (error.starts_with("cannot listen on "))
-      console.err << "gpumon serve: is another gpumon serve or exporter running there? Choose "
-                     "another address with --listen, e.g. --listen 127.0.0.1:9478\n";
+      log.say("error",
+              "is another gpumon serve or exporter running there? Choose another address with "
+              "--listen, e.g. --listen 127.0.0.1:9478",
+              node::NodeLog::Level::kError);
     return 1;
   }
   // After the HTTP port is ours: a second serve that fails to listen never touches the socket.
   pipeline->start();
   if (pipeline->agent())
-    console.err << "gpumon serve: training processes attach on " << pipeline->agent_socket()
-                << "\n";
+    log.say("agent_socket", "training processes attach on " + pipeline->agent_socket());
   if (const std::string warning = server.security_warning(); !warning.empty())
-    console.err << "gpumon serve: warning: " << warning << "\n";
-  console.err << "gpumon serve: listening on "
-              << (uses_tls(o.web_config_file) ? "https://" : "http://")
-              << bound_address(o.listen, server.port()) << "/ (" << sampler.device_count()
-              << " GPU(s), every " << o.interval.count()
-              << " ms; /metrics, /health, /api/v1/*, dashboard at /); Ctrl-C stops" << std::endl;
+    log.say("security", warning, node::NodeLog::Level::kWarning);
+  log.say("listening", std::string("listening on ") +
+                           (uses_tls(o.web_config_file) ? "https://" : "http://") +
+                           bound_address(o.listen, server.port()) + "/ (" +
+                           std::to_string(sampler.device_count()) + " GPU(s), every " +
+                           std::to_string(o.interval.count()) +
+                           " ms; /metrics, /health, /api/v1/*, dashboard at /); Ctrl-C stops");
 
   while (util::ScopedStopSignals::sleep_for(std::chrono::milliseconds(500))) pipeline->poll();
 
   server.stop();  // no handler runs after this, so the state can go
   pipeline->stop();
   const SamplerStats stats = sampler.stats();
-  console.err << "gpumon serve: stopped (" << util::count_of(stats.ticks, "tick");
-  if (stats.overruns != 0) console.err << ", " << stats.overruns << " late";
-  if (pipeline->agent()) console.err << "; " << pipeline->agent_summary();
-  if (pipeline->recording())
-    console.err << "; " << o.record_path << ": " << pipeline->recording_summary();
-  console.err << ")" << std::endl;
+  std::string summary = "stopped (" + util::count_of(stats.ticks, "tick");
+  if (stats.overruns != 0) summary += ", " + std::to_string(stats.overruns) + " late";
+  if (pipeline->agent()) summary += "; " + pipeline->agent_summary();
+  if (pipeline->recording()) summary += "; " + o.record_path + ": " + pipeline->recording_summary();
+  log.say("stopped", summary + ")");
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/console.h"
+#include "node/node_log.h"
 
 namespace gpumon::cli {
 
@@ -26,6 +27,7 @@ struct ServeOptions {
   std::string agent_socket;  ///< --agent-socket PATH; empty: the default path
   bool no_agent = false;     ///< --no-agent: host no agent socket
   bool no_diagnose = false;  ///< --no-diagnose: run no live diagnoses
+  node::LogFormat log_format = node::LogFormat::kText;  ///< --log-format
 };
 
 /// Parses the arguments after `serve`. Returns "" when they parsed, "help" for -h/--help, or

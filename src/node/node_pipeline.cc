@@ -24,15 +24,10 @@ struct NodePipeline::Recording {};
 #endif
 
 NodePipeline::NodePipeline(NodeOptions options, std::ostream& log)
-    : options_(std::move(options)), log_(log) {}
+    : options_(std::move(options)), log_(log, options_.name, options_.log_format) {}
 
 NodePipeline::~NodePipeline() {
   stop();
-}
-
-void NodePipeline::say(const std::string& line) const {
-  std::lock_guard lock(*log_mutex_);
-  log_ << "gpumon " << options_.name << ": " << line << '\n' << std::flush;
 }
 
 std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostream& log,
@@ -42,9 +37,9 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
   const NodeOptions& o = p->options_;
 #ifndef GPUMON_HAVE_RECORD
   if (!o.record_path.empty()) {
-    p->say(
-        "recording is not part of this build (install libsqlite3-dev libzstd-dev and "
-        "rebuild)");
+    p->say("error",
+           "recording is not part of this build (install libsqlite3-dev libzstd-dev and "
+           "rebuild)");
     exit_code = 2;
     return nullptr;
   }
@@ -60,7 +55,8 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
     std::unique_ptr<NvmlBackend> backend = o.open_backend ? o.open_backend() : nullptr;
     if (!backend && o.gpus_required) return nullptr;  // open_backend said why
     if (!backend) {
-      p->say("no GPU samples: diagnosing the training steps only");
+      p->say("no_gpus", "no GPU samples: diagnosing the training steps only",
+             NodeLog::Level::kWarning);
     } else {
       // Read once: the sampler keeps them, and the recording and the diagnoser take them there.
       for (unsigned i = 0; i < backend->device_count(); ++i)
@@ -79,7 +75,7 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
           record::make_run_info(p->sampler_->system(), o.version, o.record_command), devices,
           error);
       if (!writer) {
-        p->say(error);
+        p->say("error", error, NodeLog::Level::kError);
         return nullptr;
       }
       p->recording_ = std::make_unique<Recording>(Recording{std::move(writer)});
@@ -89,7 +85,7 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
 #endif
     if (p->live_) p->sampler_->add_sink(p->live_);
     if (const std::string sim = p->simulated_scenario(); !sim.empty())
-      p->say("SIMULATED GPUs (scenario " + sim + ")");
+      p->say("simulated", "SIMULATED GPUs (scenario " + sim + ")");
   }
   const bool listening = p->agent_ != nullptr;
   if (!listening && o.agent_socket_required && !p->open_socket(true)) return nullptr;
@@ -114,20 +110,17 @@ bool NodePipeline::open_socket(bool required) {
   if (error.empty()) {
     agent::AgentSinks sinks;
     sinks.steps = steps_;
-    auto mutex = log_mutex_;
-    std::ostream* log = &log_;
-    const std::string prefix = "gpumon " + options_.name + ": agent socket: ";
-    sinks.on_warning = [mutex, log, prefix](const std::string& w) {
-      std::lock_guard lock(*mutex);
-      *log << prefix << w << '\n' << std::flush;
+    sinks.on_warning = [log = log_](const std::string& w) {
+      log.say("agent_socket", "agent socket: " + w);
     };
     agent_ = agent::AgentServer::start({.socket_path = path}, std::move(sinks), error);
   }
   if (agent_) return true;
   if (required)
-    say(error);
+    say("error", error, NodeLog::Level::kError);
   else
-    say("warning: no agent socket (" + error + "); training steps are not taken here");
+    say("no_agent_socket", "no agent socket (" + error + "); training steps are not taken here",
+        NodeLog::Level::kWarning);
   return false;
 }
 
@@ -145,26 +138,13 @@ void NodePipeline::start() {
   if (!agent_ && !options_.agent_socket.empty()) open_socket(false);
   if (live_) {
     agent::AgentServer* push_to = agent_.get();
-    auto mutex = log_mutex_;
-    std::ostream* log = &log_;
-    const std::string prefix = "gpumon " + options_.name + ": ";
-    live_->add_listener([mutex, log, prefix, push_to](const diagnose::Diagnosis& d,
-                                                      const diagnose::FindingChange& c) {
-      const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count();
-      {
-        std::lock_guard lock(*mutex);
-        for (const auto& f : c.appeared)
-          *log << prefix << diagnose::finding_log_line(f, false, now) << '\n';
-        for (const auto& f : c.changed)  // the same finding, now on these GPUs / ranks
-          *log << prefix << diagnose::finding_log_line(f, false, now) << '\n';
-        for (const auto& f : c.cleared)
-          *log << prefix << diagnose::finding_log_line(f, true, now) << '\n';
-        *log << std::flush;
-      }
-      if (push_to) push_to->push(diagnose::findings_message(d));
-    });
+    live_->add_listener(
+        [log = log_, push_to](const diagnose::Diagnosis& d, const diagnose::FindingChange& c) {
+          for (const auto& f : c.appeared) log.finding(f, "appeared");
+          for (const auto& f : c.changed) log.finding(f, "changed");  // now on these GPUs / ranks
+          for (const auto& f : c.cleared) log.finding(f, "cleared");
+          if (push_to) push_to->push(diagnose::findings_message(d));
+        });
     if (push_to) push_to->push(diagnose::findings_message(*live_->latest()));
     live_->start();
   }
@@ -184,23 +164,26 @@ void NodePipeline::poll() {
         g.for_s = std::max(g.for_s, known->for_s);
         continue;
       }
-      say("GPU " + std::to_string(g.gpu) + ": " + (g.call.empty() ? "an NVML call" : g.call) +
-          " has not returned in time; its readings are missing until it does (the other GPUs "
-          "carry on)");
+      say("gpu_stale",
+          "GPU " + std::to_string(g.gpu) + ": " + (g.call.empty() ? "an NVML call" : g.call) +
+              " has not returned in time; its readings are missing until it does (the other GPUs "
+              "carry on)",
+          NodeLog::Level::kWarning);
     }
     for (const StaleGpu& g : reported_stale_) {
       if (find(stale, g.gpu) != stale.end()) continue;
       char took[32];
       std::snprintf(took, sizeof took, "%.1f", g.for_s);
-      say("GPU " + std::to_string(g.gpu) + " answers again (" +
-          (g.call.empty() ? "the call" : g.call) + " ran at least " + took + " s)");
+      say("gpu_answers", "GPU " + std::to_string(g.gpu) + " answers again (" +
+                             (g.call.empty() ? "the call" : g.call) + " ran at least " + took +
+                             " s)");
     }
     reported_stale_ = std::move(stale);
   }
 #ifdef GPUMON_HAVE_RECORD
   if (recording_ && !reported_record_stop_) {
     if (const record::RecordingStatus st = recording_->writer->status(); st.stopped) {
-      say("recording stopped: " + st.error);
+      say("recording_stopped", "recording stopped: " + st.error, NodeLog::Level::kError);
       reported_record_stop_ = true;
     }
   }

@@ -29,6 +29,7 @@
 #include "agent/agent_server.h"
 #include "diagnose/live/live_diagnoser.h"
 #include "gpu/nvml_backend.h"
+#include "node/node_log.h"
 #include "node/process_watcher.h"
 #include "node/rank_memory_file.h"
 #include "node/step_fanout.h"
@@ -55,6 +56,7 @@ struct NodeOptions {
   /// Listen before opening NVML, which can take a while on a busy node (the ranks that start
   /// an agent give it 5 s to listen).
   bool agent_socket_first = false;
+  LogFormat log_format = LogFormat::kText;  ///< --log-format: how log() writes (node_log.h)
   /// Sample the connected training processes' CPU time and memory (and their workers', and
   /// the host's free memory) once a second for the step sinks (process_watcher.h).
   bool watch_processes = true;
@@ -108,15 +110,19 @@ class NodePipeline {
   bool reported_record_stop() const { return reported_record_stop_; }
   /// "56 steps from 3 client(s), 1 dropped"; "" without a socket.
   std::string agent_summary() const;
+  /// Where the command writes its own lifecycle lines, in the format asked for.
+  const NodeLog& log() const { return log_; }
 
  private:
   NodePipeline(NodeOptions options, std::ostream& log);
   bool open_socket(bool required);
-  void say(const std::string& line) const;
+  void say(std::string_view event, const std::string& line,
+           NodeLog::Level level = NodeLog::Level::kInfo) const {
+    log_.say(event, line, level);
+  }
 
   NodeOptions options_;
-  std::ostream& log_;
-  std::shared_ptr<std::mutex> log_mutex_ = std::make_shared<std::mutex>();
+  NodeLog log_;
   std::shared_ptr<StepFanout> steps_ = std::make_shared<StepFanout>();
   std::unique_ptr<Sampler> sampler_;
   std::shared_ptr<diagnose::LiveDiagnoser> live_;
