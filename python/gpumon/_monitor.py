@@ -17,6 +17,9 @@ Contract (docs/python.md):
 - The memory table (mon.log_table(), _table.py) is off unless asked for; it prints from the
   Monitor's housekeeping, which the step calls then run at every hand-over (about once a
   second), and from a Python step() where no agent is attached.
+- The memory capture (_memory_capture.py, on unless capture_memory=False) runs from the
+  findings path, which parses the agent's findings only when they changed; only while its
+  history window is open do the step calls run the housekeeping at every hand-over.
 """
 
 import atexit
@@ -27,7 +30,7 @@ import time
 import warnings
 import weakref
 
-from gpumon import _device, _oom, _table
+from gpumon import _device, _memory_capture, _oom, _table
 
 
 class GpumonWarning(UserWarning):
@@ -130,7 +133,11 @@ class Monitor:
     # allocator_interval_s.
 
     def __init__(self, client=None, socket_path=None, allocator_interval_s=1.0, torch=None,
-                 oom_dir=None, oom_steps=64, gpu_interval_s=1.0):
+                 oom_dir=None, oom_steps=64, gpu_interval_s=1.0, capture_memory=True,
+                 capture_history_steps=20):
+        # Bad configuration fails here, before anything else.
+        self._capture = (_memory_capture.MemoryCapture(capture_history_steps)
+                         if capture_memory else None)
         self._client = client
         self.socket_path = socket_path
         self._generation = None  # the fork generation it was made in (set with a client)
@@ -198,6 +205,8 @@ class Monitor:
             except Exception as e:
                 _warn_once("oom-observer", "torch's OOM observer not attached: %r" % (e,))
         self._configure(mem_fn=mem_fn, gpu_timer=timer)
+        if self._device_index is not None and self._findings:  # findings that came before CUDA
+            self._capture_findings()
 
     def _resolve_device(self):
         """For a Monitor started before `import torch`: once torch is imported and has chosen
@@ -213,7 +222,7 @@ class Monitor:
         except Exception:
             pass  # a broken CUDA setup: _hello() names what it can
         self._torch = torch  # once, whatever happens below
-        self._clock.keep_housekeeping(self._table is not None)
+        self._keep_housekeeping()
         try:
             from gpumon import _gpumon
             hello = _hello(torch, _gpumon)
@@ -293,6 +302,8 @@ class Monitor:
         if self._closed or not self.active:
             return
         self._closed = True
+        if self._capture is not None and self._capture.window is not None:
+            self._run_capture(self._capture.finish)  # a window still open: its history so far
         try:
             self._clock.finish()
             self._flush_outbox()
@@ -424,22 +435,34 @@ class Monitor:
     def _housekeeping(self):
         """From within a step, when the clock's hand-over asks (at most every 1 s: the client
         lost the agent or has new findings, or it is not a _gpumon.Client): hands the queued
-        steps to the client, warns of a lost agent and runs the finding callbacks when the
-        agent's findings changed."""
+        steps to the client, warns of a lost agent, runs the finding callbacks and the memory
+        capture (CUDA only) when the agent's findings changed, and closes the capture's history
+        window when its steps are done."""
         self._flush_outbox()
         if self._torch is None and self._client is not None:
             self._resolve_device()
-        if self._finding_callbacks:
+        if self._finding_callbacks or (self._capture is not None and
+                                       self._device_index is not None):
             self._check_findings()
+        if self._capture is not None and self._capture.window is not None:
+            self._run_capture(self._capture.tick)
         if self._table is not None:
             self._tick_table(self._step_number())
+
+    def _keep_housekeeping(self):
+        """Makes the step calls run the housekeeping at every hand-over while something needs it:
+        the table, a device not resolved yet, an open history window of the memory capture."""
+        if self._clock is not None:
+            self._clock.keep_housekeeping(
+                self._table is not None or self._torch is None or (
+                    self._capture is not None and self._capture.window is not None))
 
     def _table_hooks(self):
         """Makes the gpumon calls run the table: the step clock's housekeeping at every
         hand-over, or, with no step clock (no agent), _table_step() as step()."""
         on = self._table is not None
         if self._clock is not None:
-            self._clock.keep_housekeeping(on or self._torch is None)
+            self._keep_housekeeping()
         elif on:
             self.step = self._table_step
         else:
@@ -505,6 +528,37 @@ class Monitor:
         else:  # the agent went away
             self._findings, self._health_score = [], None
         self._run_finding_callbacks()
+        self._capture_findings()
+
+    def _set_capture(self, on, history_steps):
+        """Switches the memory capture on (history_steps) or off; what it captured stays done."""
+        old = self._capture
+        self._capture = _memory_capture.MemoryCapture(history_steps) if on else None
+        if old is not None and on:
+            self._capture.done, self._capture.window = old.done, old.window
+        elif old is not None:
+            old.abort(self)
+        self._keep_housekeeping()
+
+    def _capture_findings(self):
+        """The memory capture's look at findings that changed (or at those before CUDA)."""
+        if self._capture is not None and self._findings:
+            self._run_capture(self._capture.check, self._findings)
+
+    def _run_capture(self, fn, *args):
+        """Runs a step of the memory capture; an error switches it off with one warning (and
+        its recording off), training goes on."""
+        try:
+            fn(self, *args)
+        except Exception as e:
+            _warn_once("memory-capture", "the memory capture stopped after an error: %r" % (e,))
+            capture, self._capture = self._capture, None
+            if capture is not None:
+                capture.abort(self)
+        try:
+            self._keep_housekeeping()
+        except Exception:
+            pass
 
     def _run_finding_callbacks(self):
         if not self._finding_callbacks or self._callback_seq == self._findings_seq:
@@ -603,7 +657,8 @@ def _start_auto():
 
 
 def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=1.0,
-          oom_dir=None, oom_steps=64, gpu_interval_s=1.0, table_interval_s=None):
+          oom_dir=None, oom_steps=64, gpu_interval_s=1.0, table_interval_s=None,
+          capture_memory=True, capture_history_steps=20):
     """Attach to the node's agent and return a Monitor (a no-op one when there is none).
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
@@ -618,11 +673,17 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
     gpu_interval_s: time a step on the GPU (CUDA events) at most this often (CUDA only).
     table_interval_s: print the memory table every this many seconds (mon.log_table(); off
       when None). A bad value raises ValueError here.
+    capture_memory: when the agent's live findings first name memory_leak or oom_forecast for
+      this process, write torch.cuda.memory_summary() and the allocation history of the next
+      capture_history_steps steps (0: none) next to the OOM bundles (docs/python.md, "Memory
+      capture"). CUDA only. A bad capture_history_steps raises ValueError here.
     """
     if table_interval_s is not None:
         _table.check_interval(table_interval_s)  # bad configuration fails here, not later
+    _memory_capture.check_history_steps(capture_history_steps)
     mon = _start_monitor(socket_path, start_agent, record, allocator_interval_s, oom_dir,
                          oom_steps, gpu_interval_s)
+    mon._set_capture(capture_memory, capture_history_steps)
     if table_interval_s is not None:
         mon.log_table(table_interval_s)
     return mon

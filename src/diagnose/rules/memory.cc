@@ -229,6 +229,10 @@ void check_forecast(const RunView& v, const Thresholds& t, std::vector<Finding>&
     const double minutes = free_b / slope / 60;
     if (minutes > t.oom_forecast_min) continue;
     f.gpus.push_back(g.gpu);
+    // The ranks on that GPU: whose memory it is, and whom the client's capture answers.
+    for (const auto& r : v.ranks)
+      if (r.info->gpu == g.gpu && !std::count(f.ranks.begin(), f.ranks.end(), r.label))
+        f.ranks.push_back(r.label);
     widen_range(f, last + static_cast<std::int64_t>(x.front() * 1000), last);
     if (minutes < best_min)
       best_min = minutes, best_slope = slope, best_free = free_b, from = "nvml_memory_used";

@@ -126,6 +126,13 @@ TEST(OomForecast, NvmlMemoryGrowingTowardsTotal) {
   ASSERT_NE(f, nullptr) << warnings(d);
   EXPECT_EQ(f->severity, Severity::kCritical);
   EXPECT_NEAR(evidence(*f, "minutes_to_full"), 3.4, 0.2);
+  EXPECT_TRUE(f->ranks.empty());
+  // A rank on that GPU is named: whose memory it is (and whom the client's capture answers).
+  add_rank(run, 10, 0, 1, 300, 0.2);
+  const auto d2 = run_diagnose(run);
+  const auto* g = find(d2, "oom_forecast");
+  ASSERT_NE(g, nullptr) << warnings(d2);
+  EXPECT_EQ(g->ranks, std::vector<std::int64_t>{0});
 }
 
 TEST(OomForecast, NearMissFarAway) {
