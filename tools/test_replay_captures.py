@@ -56,7 +56,7 @@ def main():
             env = dict(os.environ, GPUMON_NVML_LIBRARY=a.library, GPUMON_FAKE_SCENARIO=path,
                        GPUMON_FAKE_TIME_OFFSET_S=str(t))
             out = subprocess.run([a.gpumon, "query", "--query-gpu=index,name," + ",".join(FIELDS),
-                                  "--format=json", "-i", "0"], capture_output=True, text=True, env=env)
+                                  "--format=json-flat", "-i", "0"], capture_output=True, text=True, env=env)
             if out.returncode != 0:
                 print(f"FAIL {os.path.basename(path)} t={t}: exit {out.returncode}: {out.stderr}")
                 failed += 1

@@ -283,8 +283,9 @@ class Monitor:
     def log_table(self, interval_s=2.0, file=None, clock=None):
         """Prints a table every interval_s seconds (None: stops it): per GPU this process uses,
         the time since this call, the step count, utilization, torch's allocated and reserved
-        memory (MiB) and temperature ("-" where gpumon has no value: utilization and
-        temperature are the agent's, see `gpumon watch`), to `file` (default sys.stderr),
+        memory (MiB) and temperature ("-" where gpumon has no value; utilization and
+        temperature are the node's, read from the table it publishes beside the agent
+        socket), to `file` (default sys.stderr),
         each line starting "gpumon: " ("gpumon rank N: " under DDP). It prints from the gpumon
         call of the training thread (a step, a batch fetch) that finds the interval passed,
         at most about once a second with an agent. Works without CUDA or an agent. An error
@@ -294,7 +295,12 @@ class Monitor:
             self._table = None
         else:
             prefix = "gpumon: " if self._rank is None else "gpumon rank %d: " % self._rank
-            self._table = _table.MemoryTable(interval_s, file, clock or time.monotonic, prefix)
+            node_file = None
+            if self.socket_path:
+                from gpumon import _gpumon
+                node_file = _gpumon.rank_memory_path(self.socket_path)
+            self._table = _table.MemoryTable(interval_s, file, clock or time.monotonic, prefix,
+                                             node_file)
         self._table_hooks()
 
     def close(self):

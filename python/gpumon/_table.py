@@ -7,13 +7,17 @@ GPU's utilization, torch's allocated and reserved memory (MiB, whole) and the te
 - Printed from the training thread, by the gpumon call (a step, a batch fetch) that finds the
   interval passed: no thread, no timer. Nothing prints while no gpumon call runs.
 - Utilization and temperature are NVML's, which only the agent calls, never the training
-  thread: they print as "-" (missing, never 0); `gpumon watch` shows them.
+  thread: the node publishes its GPUs' latest readings, and the GPU it placed this process on,
+  beside the agent socket (<socket>.ranks.json, node/rank_memory_file.h); the current device's
+  row shows them from there, read once per print. Without that file (no agent, an agent without
+  GPUs) they print as "-" (missing, never 0).
 - torch is never imported here; CUDA is never initialised here (before the script has, the row
   says so). Without CUDA a row gives what is known (elapsed, step) and says why.
 - tick() raises what goes wrong; the Monitor turns that into one GpumonWarning and stops it.
 Not thread-safe: one training thread calls it.
 """
 
+import json
 import os
 import sys
 from datetime import timedelta
@@ -40,9 +44,25 @@ def _mib(n):
     return None if n is None else int(n) // MIB
 
 
-def read_rows(torch):
+def node_readings(path, pid):
+    """(util_pct, temp_c) of the GPU the node placed process `pid` on, from the node's table at
+    `path`; (None, None) when it is absent, unreadable, or does not place the process."""
+    try:
+        with open(path, "rb") as f:
+            table = json.loads(f.read(1 << 22))
+        gpu = next((r.get("gpu") for r in table.get("ranks", ()) if r.get("pid") == pid), None)
+        if gpu is None:
+            return None, None
+        reading = next((g for g in table.get("gpus", ()) if g.get("index") == gpu), {})
+        return reading.get("util_pct"), reading.get("temperature_c")
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None, None
+
+
+def read_rows(torch, readings=(None, None)):
     """([(gpu, util_pct, allocated_mib, reserved_mib, temp_c)], note): the GPU cells now, None
-    where missing; note says why there is no GPU row (else None)."""
+    where missing; note says why there is no GPU row (else None). `readings`: the node's
+    (util_pct, temp_c) of the current device's GPU."""
     if torch is None:
         return [], "torch not imported"
     cuda = getattr(torch, "cuda", None)
@@ -56,8 +76,9 @@ def read_rows(torch):
         stats = cuda.memory_stats(index)  # never initialises a device
         reserved = stats.get("reserved_bytes.all.current")
         if index == current or reserved:
-            rows.append((index, None, _mib(stats.get("allocated_bytes.all.current")),
-                         _mib(reserved), None))
+            util, temp = readings if index == current else (None, None)
+            rows.append((index, util, _mib(stats.get("allocated_bytes.all.current")),
+                         _mib(reserved), temp))
     return rows, None
 
 
@@ -84,7 +105,7 @@ class MemoryTable:
     """Prints the table to `file` (None: sys.stderr at each print) when interval_s has passed
     since the last print (the first after one interval). clock: seconds, monotonic."""
 
-    def __init__(self, interval_s, file, clock, prefix="gpumon: "):
+    def __init__(self, interval_s, file, clock, prefix="gpumon: ", node_file=None):
         self.interval_s = check_interval(interval_s)
         self._file = file
         self._clock = clock
@@ -93,6 +114,7 @@ class MemoryTable:
         self._next = self._start + self.interval_s
         self._blocks = 0
         self._pid = os.getpid()  # a forked child (a DataLoader worker) prints nothing
+        self._node_file = node_file  # the node's table (node_readings()); None: no agent
 
     def tick(self, steps, torch):
         """Prints when due; `steps`: the steps done so far; `torch`: the script's torch module
@@ -103,7 +125,9 @@ class MemoryTable:
         self._next = now + self.interval_s
         if os.getpid() != self._pid:
             return False
-        rows, note = read_rows(torch)
+        readings = (node_readings(self._node_file, self._pid) if self._node_file
+                    else (None, None))
+        rows, note = read_rows(torch, readings)
         text = format_block(now - self._start, steps, rows, note, self._prefix,
                             header=self._blocks % HEADER_EVERY == 0)
         self._blocks += 1

@@ -59,6 +59,8 @@ PYBIND11_MODULE(_gpumon, m) {
   m.attr("MAX_MESSAGE_BYTES") = gpumon::training::kMaxMessageBytes;
   m.attr("PROTOCOL_VERSION") = gpumon::training::kProtocolVersion;
   m.def("default_socket_path", &gpumon::agent::default_socket_path);
+  m.def("rank_memory_path", &gpumon::agent::rank_memory_path, py::arg("socket_path"),
+        "Where the node serving that agent socket publishes its ranks' memory and GPU readings.");
   m.def("check_owned_socket", &gpumon::agent::check_owned_socket,
         "Empty when the path is a socket of this user, else why not.");
   // The client core both clients share (src/client/client_core.h).

@@ -339,3 +339,32 @@ def test_start_takes_the_interval(tmp_path, fresh_warnings):
     assert mon._table.interval_s == 5.0
     mon.close()
     assert gpumon.start(socket_path=str(tmp_path / "none.sock"), start_agent=False)._table is None
+
+
+def test_utilization_and_temperature_come_from_the_nodes_table(tmp_path):
+    """The node publishes its GPUs' readings and the GPU it placed each rank on beside the agent
+    socket (<socket>.ranks.json): the current device's row shows them; a table that does not
+    place this process, or none at all, leaves them missing."""
+    import os
+    path = tmp_path / "agent.sock.ranks.json"
+    table = {"version": 1, "written_ms": 0,
+             "ranks": [{"pid": os.getpid(), "gpu": 5, "step": 3},
+                       {"pid": 1, "gpu": 0, "step": 9}],
+             "gpus": [{"index": 0, "util_pct": 10, "temperature_c": 40},
+                      {"index": 5, "util_pct": 97, "temperature_c": 61}]}
+    path.write_text(json.dumps(table))
+    assert _table.node_readings(str(path), os.getpid()) == (97, 61)
+    assert _table.node_readings(str(path), 12345678) == (None, None)  # not placed
+    assert _table.node_readings(str(tmp_path / "none.json"), os.getpid()) == (None, None)
+    (tmp_path / "bad.json").write_text("{not json")
+    assert _table.node_readings(str(tmp_path / "bad.json"), os.getpid()) == (None, None)
+
+    cuda = FakeCuda({0: (1536 * MIB, 2048 * MIB), 1: (MIB, 20 * MIB)})
+    out, clock = io.StringIO(), Clock()
+    printer = _table.MemoryTable(2.0, out, clock, node_file=str(path))
+    clock.t += 2.0
+    assert printer.tick(8, fake_torch(cuda))
+    # The current device (0) is the GPU the node placed this process on; device 1 is not.
+    assert data_lines(out.getvalue()) == [
+        ["gpumon:", "0:00:02", "8", "0", "97", "1536", "2048", "61"],
+        ["gpumon:", "0:00:02", "8", "1", "-", "1", "20", "-"]]

@@ -30,8 +30,9 @@ def test_the_snapshot_shows_each_ranks_torch_memory_on_its_gpu(tmp_path):
     bus_ids = subprocess.check_output(
         [BINARY, "query", "--query-gpu=pci.bus_id", "--format=csv,noheader"], env=env,
         text=True, stderr=subprocess.DEVNULL).split()
-    agent = subprocess.Popen([BINARY, "agent", "--socket", sock_path, "--interval", "100",
-                              "--no-diagnose"], env=env, stderr=open(tmp_path / "agent.log", "w"))
+    # The agent samples the GPUs (it diagnoses): it places the rank and carries their readings.
+    agent = subprocess.Popen([BINARY, "agent", "--socket", sock_path, "--interval", "100"],
+                             env=env, stderr=open(tmp_path / "agent.log", "w"))
     try:
         assert wait_for(lambda: os.path.exists(sock_path)), "the agent did not listen"
         rank = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -58,6 +59,19 @@ def test_the_snapshot_shows_each_ranks_torch_memory_on_its_gpu(tmp_path):
         assert row["torch_allocated_bytes"] == 30 * GIB, row  # the first step: written at once
         assert row["torch_reserved_bytes"] == 34 * GIB, row
         assert os.stat(table).st_mode & 0o777 == 0o600
+        # The node placed the rank itself and carries the GPUs' readings (the Python table's).
+        # (Rewritten each second: the rank came before the node had opened its GPUs.)
+        def published_table():
+            try:
+                return json.load(open(table))
+            except (OSError, ValueError):
+                return {}
+
+        assert wait_for(lambda: published_table().get("ranks", [{}])[0].get("gpu") == 3), \
+            published_table()
+        published = published_table()
+        assert any(g["index"] == 3 and g["util_pct"] is not None for g in published["gpus"]), \
+            published["gpus"]
         text = subprocess.check_output([BINARY], env=dict(env, GPUMON_AGENT_SOCKET=sock_path),
                                        text=True, stderr=subprocess.DEVNULL)
         assert "PyTorch memory (ranks attached to gpumon)" in text, text

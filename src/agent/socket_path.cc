@@ -133,4 +133,8 @@ std::string check_owned_socket(const std::string& path) {
   return {};
 }
 
+std::string rank_memory_path(const std::string& socket_path) {
+  return socket_path + ".ranks.json";
+}
+
 }  // namespace gpumon::agent

@@ -29,6 +29,11 @@ std::string prepare_listen_path(const std::string& path);
 /// Empty when `path` is a socket owned by this user; else why the client must not use it.
 std::string check_owned_socket(const std::string& path);
 
+/// `<socket>.ranks.json`: where the node serving the agent at `socket_path` publishes its ranks'
+/// allocator memory and its GPUs' readings (node/rank_memory_file.h) for the snapshot, `watch`
+/// and the training processes' own table.
+std::string rank_memory_path(const std::string& socket_path);
+
 /// Unix socket paths are limited to sizeof(sockaddr_un::sun_path) - 1 bytes (107 on Linux).
 bool fits_sun_path(const std::string& path);
 

@@ -9,7 +9,6 @@
 #include <cerrno>
 
 #include "agent/socket_path.h"
-#include "node/rank_memory_file.h"
 #include "training/rank_device.h"
 
 namespace gpumon::cli {
@@ -35,8 +34,8 @@ std::optional<std::string> read_small_file(const std::string& path) {
 }  // namespace
 
 std::string rank_memory_file(const std::optional<std::string>& env_socket) {
-  return node::rank_memory_path(env_socket && !env_socket->empty() ? *env_socket
-                                                                   : agent::default_socket_path());
+  return agent::rank_memory_path(env_socket && !env_socket->empty() ? *env_socket
+                                                                    : agent::default_socket_path());
 }
 
 void set_ranks(Snapshot& snap, const training::RankMemoryTable& table, std::int64_t now_ms,
@@ -56,10 +55,13 @@ void set_ranks(Snapshot& snap, const training::RankMemoryTable& table, std::int6
         nvml_gpu = p.gpu.gpu_index, most = p.gpu.used_memory_bytes.value_or(0);
     const auto device = r.device ? r.device : (r.hello ? r.hello->device : std::nullopt);
     RankRow row;
-    row.gpu =
-        training::map_rank_device(device ? std::optional<std::string_view>(*device) : std::nullopt,
-                                  r.hello ? &*r.hello : nullptr, gpus, nvml_gpu)
-            .gpu;
+    // The node's placement when it made one (its sampler saw the GPUs), else the same mapping
+    // over this snapshot's GPUs.
+    row.gpu = r.gpu ? r.gpu
+                    : training::map_rank_device(
+                          device ? std::optional<std::string_view>(*device) : std::nullopt,
+                          r.hello ? &*r.hello : nullptr, gpus, nvml_gpu)
+                          .gpu;
     row.pid = r.pid;
     row.rank = r.rank;
     row.step = r.step;

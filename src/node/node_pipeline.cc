@@ -48,6 +48,19 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
     p->live_ = std::make_shared<diagnose::LiveDiagnoser>(o.diagnose_options);
     p->steps_->add(p->live_);
   }
+  // The step sinks of the socket itself, before it may open (agent_socket_first): a rank that
+  // connects while NVML opens has its hello seen by each of them.
+  if (!o.agent_socket.empty()) {
+    p->rank_memory_ = std::make_shared<RankMemoryFile>(agent::rank_memory_path(o.agent_socket));
+    p->steps_->add(p->rank_memory_);
+  }
+  if (o.watch_processes && !o.agent_socket.empty()) {
+    // The process samples it sends go through the same fanout, after the hello it saw.
+    p->watcher_ =
+        std::make_shared<ProcessWatcher>(p->steps_, std::make_shared<host::DiskProcFiles>(),
+                                         std::make_shared<host::DiskProcFiles>("/sys/fs/cgroup"));
+    p->steps_->add(p->watcher_);
+  }
   if (o.agent_socket_first && !o.agent_socket.empty() && !p->open_socket(o.agent_socket_required))
     return nullptr;
 
@@ -89,16 +102,9 @@ std::unique_ptr<NodePipeline> NodePipeline::open(NodeOptions options, std::ostre
   }
   const bool listening = p->agent_ != nullptr;
   if (!listening && o.agent_socket_required && !p->open_socket(true)) return nullptr;
-  if (!o.agent_socket.empty()) {
-    p->rank_memory_ = std::make_shared<RankMemoryFile>(rank_memory_path(o.agent_socket));
-    p->steps_->add(p->rank_memory_);
-  }
-  if (o.watch_processes && !o.agent_socket.empty()) {
-    // Added last: the other sinks have the hello before the first sample of its process.
-    p->watcher_ =
-        std::make_shared<ProcessWatcher>(p->steps_, std::make_shared<host::DiskProcFiles>(),
-                                         std::make_shared<host::DiskProcFiles>("/sys/fs/cgroup"));
-    p->steps_->add(p->watcher_);
+  if (p->rank_memory_ && p->sampler_) {
+    p->rank_memory_->set_devices(p->sampler_->devices());
+    p->sampler_->add_sink(p->rank_memory_);
   }
   exit_code = 0;
   return p;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace gpumon::node {
@@ -13,11 +14,13 @@ constexpr std::int64_t kWriteIntervalMs = 1000;
 
 }  // namespace
 
-std::string rank_memory_path(const std::string& socket_path) {
-  return socket_path + ".ranks.json";
+void RankMemoryFile::set_devices(const std::vector<DeviceStatic>& devices) {
+  std::lock_guard lock(mu_);
+  gpus_ = training::gpu_identities(devices);
 }
 
 void RankMemoryFile::on_step(const training::Step& step) {
+  std::unique_lock lock(mu_);
   training::RankMemory& r = ranks_[step.pid];
   r.pid = step.pid;
   if (step.rank) r.rank = step.rank;
@@ -27,12 +30,12 @@ void RankMemoryFile::on_step(const training::Step& step) {
   // A step without allocator fields (not read this step) keeps the last ones known.
   if (step.allocated_bytes) r.allocated_bytes = step.allocated_bytes;
   if (step.reserved_bytes) r.reserved_bytes = step.reserved_bytes;
-  if (last_write_ms_ < 0 || step.received_ms - last_write_ms_ >= kWriteIntervalMs ||
-      step.received_ms < last_write_ms_)  // the wall clock went back
-    write(step.received_ms);
+  lock.unlock();
+  write_if_due(step.received_ms);
 }
 
 void RankMemoryFile::on_rank_event(const training::RankEvent& event) {
+  std::unique_lock lock(mu_);
   if (event.carries_hello() && event.hello) {
     training::RankMemory& r = ranks_[event.pid];
     r.pid = event.pid;
@@ -40,19 +43,71 @@ void RankMemoryFile::on_rank_event(const training::RankEvent& event) {
     r.hello = event.hello;
     if (r.time_ms == 0) r.time_ms = event.time_ms;
   } else if (event.left() && ranks_.erase(event.pid) > 0) {
-    write(event.time_ms);
+    lock.unlock();
+    write(event.time_ms, true);
   }
 }
 
+void RankMemoryFile::on_tick(const TickSample& tick) {
+  {
+    std::lock_guard lock(mu_);
+    for (const DeviceSample& g : tick.gpus) {
+      training::GpuNow& now = readings_[g.index];
+      now.index = g.index;
+      now.util_pct = g.utilization_gpu_pct ? std::optional(*g.utilization_gpu_pct) : std::nullopt;
+      now.temperature_c = g.temperature_gpu_c ? std::optional(*g.temperature_gpu_c) : std::nullopt;
+    }
+  }
+  // The GPUs' readings stay fresh between slow steps (and the ranks placed once the GPUs are
+  // known): a rewrite a second while any rank is attached.
+  write_if_due(
+      std::chrono::duration_cast<std::chrono::milliseconds>(tick.wall_time.time_since_epoch())
+          .count());
+}
+
+void RankMemoryFile::on_processes(const ProcessSnapshot& snapshot) {
+  std::lock_guard lock(mu_);
+  auto& pids = nvml_pids_[snapshot.gpu];
+  pids.clear();
+  for (const GpuProcess& p : snapshot.processes) pids[p.pid] = p.used_memory_bytes.value_or(0);
+}
+
 training::RankMemoryTable RankMemoryFile::table(std::int64_t written_ms) const {
+  std::lock_guard lock(mu_);
   training::RankMemoryTable t;
   t.written_ms = written_ms;
-  for (const auto& [pid, r] : ranks_) t.ranks.push_back(r);
+  for (const auto& [pid, rank] : ranks_) {
+    training::RankMemory r = rank;
+    std::optional<unsigned> nvml_gpu;  // where NVML saw the pid hold the most memory
+    std::uint64_t most = 0;
+    for (const auto& [gpu, pids] : nvml_pids_)
+      if (const auto it = pids.find(pid); it != pids.end() && (!nvml_gpu || it->second > most))
+        nvml_gpu = gpu, most = it->second;
+    const auto device = r.device ? r.device : (r.hello ? r.hello->device : std::nullopt);
+    r.gpu =
+        training::map_rank_device(device ? std::optional<std::string_view>(*device) : std::nullopt,
+                                  r.hello ? &*r.hello : nullptr, gpus_, nvml_gpu)
+            .gpu;
+    t.ranks.push_back(std::move(r));
+  }
+  for (const auto& [index, now] : readings_) t.gpus.push_back(now);
   return t;
 }
 
-void RankMemoryFile::write(std::int64_t now_ms) {
+void RankMemoryFile::write_if_due(std::int64_t now_ms) {
+  write(now_ms, false);
+}
+
+void RankMemoryFile::write(std::int64_t now_ms, bool now) {
+  std::lock_guard lock(write_mu_);  // the agent's and the sampler's threads both write
   if (closed_ || path_.empty()) return;
+  if (!now && last_write_ms_ >= 0 && now_ms - last_write_ms_ < kWriteIntervalMs &&
+      now_ms >= last_write_ms_)  // not due (a wall clock that went back writes at once)
+    return;
+  {
+    std::lock_guard data(mu_);
+    if (ranks_.empty() && !now) return;  // nobody attached: nothing to publish
+  }
   last_write_ms_ = now_ms;
   const std::string text = training::rank_memory_json(table(now_ms)) + "\n";
   const std::string tmp = path_ + ".tmp";
@@ -65,6 +120,7 @@ void RankMemoryFile::write(std::int64_t now_ms) {
 }
 
 void RankMemoryFile::close() {
+  std::lock_guard lock(write_mu_);
   if (closed_) return;
   closed_ = true;
   if (!path_.empty()) ::unlink(path_.c_str());

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "agent/socket_path.h"
 #include "training/protocol.h"
 #include "util/testing/temp_dir.h"
 
@@ -35,7 +36,7 @@ std::optional<training::RankMemoryTable> read_table(const std::string& path) {
 // a process leaves, private to its owner, and removed on close.
 TEST(RankMemoryFile, PublishesTheLatestStepOfEachProcess) {
   testing_util::TempDir dir;
-  const std::string path = rank_memory_path(dir.file("agent.sock"));
+  const std::string path = agent::rank_memory_path(dir.file("agent.sock"));
   EXPECT_EQ(path, dir.file("agent.sock.ranks.json"));
   RankMemoryFile f(path);
   f.on_rank_event(training::rank_event(1000, 11, 0, "hello",
@@ -65,6 +66,46 @@ TEST(RankMemoryFile, PublishesTheLatestStepOfEachProcess) {
   EXPECT_EQ(t->ranks[0].pid, 12);
   f.close();
   EXPECT_FALSE(read_table(path));
+}
+
+// The node places each rank on its GPU (its hello's bus id, else where NVML saw its pid) and
+// publishes each GPU's latest utilization and temperature beside it.
+TEST(RankMemoryFile, PlacesRanksAndCarriesTheGpusReadings) {
+  testing_util::TempDir dir;
+  RankMemoryFile f(agent::rank_memory_path(dir.file("agent.sock")));
+  std::vector<DeviceStatic> devices(2);
+  for (unsigned i = 0; i < 2; ++i) {
+    devices[i].index = i;
+    devices[i].pci_bus_id = "00000000:1" + std::to_string(8 + i) + ":00.0";
+  }
+  f.set_devices(devices);
+  f.on_rank_event(training::rank_event(
+      1000, 11, 0, "hello",
+      R"({"type":"hello","pid":11,"rank":0,"device":"cuda:0","pci_bus_id":"00000000:19:00.0"})"));
+  f.on_step(step_of(11, 1, 1000, 100));
+  f.on_step(step_of(12, 1, 1000, 100));  // no hello with a bus id: NVML's list places it
+  ProcessSnapshot list;
+  list.gpu = 0;
+  GpuProcess p;
+  p.pid = 12;
+  p.used_memory_bytes = std::uint64_t{1} << 30;
+  list.processes = {p};
+  f.on_processes(list);
+  TickSample tick;
+  tick.gpus.resize(2);
+  tick.gpus[0].index = 0;
+  tick.gpus[0].utilization_gpu_pct = 97U;
+  tick.gpus[0].temperature_gpu_c = 61U;
+  tick.gpus[1].index = 1;  // nothing read: unknown
+  f.on_tick(tick);
+  const auto t = f.table(2000);
+  ASSERT_EQ(t.ranks.size(), 2U);
+  EXPECT_EQ(t.ranks[0].gpu, 1U);
+  EXPECT_EQ(t.ranks[1].gpu, 0U);
+  ASSERT_EQ(t.gpus.size(), 2U);
+  EXPECT_EQ(t.gpus[0].util_pct, 97U);
+  EXPECT_EQ(t.gpus[0].temperature_c, 61U);
+  EXPECT_FALSE(t.gpus[1].util_pct);
 }
 
 }  // namespace

@@ -30,12 +30,21 @@ std::string rank_memory_json(const RankMemoryTable& table) {
     json o = {{"pid", r.pid}, {"step", r.step}, {"time_ms", r.time_ms}};
     o["rank"] = r.rank ? json(*r.rank) : json();
     o["device"] = r.device ? json(*r.device) : json();
+    o["gpu"] = r.gpu ? json(*r.gpu) : json();
     o["allocated_bytes"] = r.allocated_bytes ? json(*r.allocated_bytes) : json();
     o["reserved_bytes"] = r.reserved_bytes ? json(*r.reserved_bytes) : json();
     if (r.hello) o["hello"] = json::parse(r.hello->json, nullptr, /*allow_exceptions=*/false);
     ranks.push_back(std::move(o));
   }
-  const json doc = {{"version", 1}, {"written_ms", table.written_ms}, {"ranks", std::move(ranks)}};
+  json gpus = json::array();
+  for (const auto& g : table.gpus)
+    gpus.push_back({{"index", g.index},
+                    {"util_pct", g.util_pct ? json(*g.util_pct) : json()},
+                    {"temperature_c", g.temperature_c ? json(*g.temperature_c) : json()}});
+  const json doc = {{"version", 1},
+                    {"written_ms", table.written_ms},
+                    {"ranks", std::move(ranks)},
+                    {"gpus", std::move(gpus)}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -59,6 +68,8 @@ std::optional<RankMemoryTable> parse_rank_memory(std::string_view text, std::str
     r.pid = *pid;
     r.rank = get<std::int64_t>(o, "rank");
     r.device = get<std::string>(o, "device");
+    if (const auto gpu = get<std::int64_t>(o, "gpu"); gpu && *gpu >= 0 && *gpu < 4096)
+      r.gpu = static_cast<unsigned>(*gpu);
     r.step = get<std::int64_t>(o, "step").value_or(0);
     r.time_ms = get<std::int64_t>(o, "time_ms").value_or(0);
     r.allocated_bytes = get<std::int64_t>(o, "allocated_bytes");
@@ -68,6 +79,19 @@ std::optional<RankMemoryTable> parse_rank_memory(std::string_view text, std::str
       r.hello = rank_event(0, r.pid, r.rank, "hello", it->dump()).hello;
     table.ranks.push_back(std::move(r));
   }
+  const auto percent = [](const json& o, const char* key) -> std::optional<unsigned> {
+    const auto v = get<std::int64_t>(o, key);
+    if (!v || *v < 0 || *v > 1000) return std::nullopt;
+    return static_cast<unsigned>(*v);
+  };
+  if (const auto it = doc.find("gpus"); it != doc.end() && it->is_array())
+    for (const json& o : *it) {
+      if (!o.is_object()) continue;
+      const auto index = get<std::int64_t>(o, "index");
+      if (!index || *index < 0 || *index >= 4096) continue;
+      table.gpus.push_back(
+          {static_cast<unsigned>(*index), percent(o, "util_pct"), percent(o, "temperature_c")});
+    }
   return table;
 }
 

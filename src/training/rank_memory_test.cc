@@ -20,6 +20,7 @@ TEST(RankMemory, RoundTripsWithTheHelloAndUnknownsKeptUnknown) {
                        R"("pci_bus_id":"00000000:19:00.0"})")
                 .hello;
   ASSERT_TRUE(a.hello);
+  a.gpu = 1U;
   a.step = 1200;
   a.time_ms = 1700000000100;
   a.allocated_bytes = std::int64_t{30} << 30;
@@ -27,6 +28,7 @@ TEST(RankMemory, RoundTripsWithTheHelloAndUnknownsKeptUnknown) {
   RankMemory b;  // a CPU process: no allocator, no hello yet
   b.pid = 77;
   t.ranks = {a, b};
+  t.gpus = {{0, 97U, 61U}, {1, std::nullopt, 63U}};
   std::string error;
   const auto back = parse_rank_memory(rank_memory_json(t), error);
   ASSERT_TRUE(back) << error;
@@ -36,7 +38,13 @@ TEST(RankMemory, RoundTripsWithTheHelloAndUnknownsKeptUnknown) {
   EXPECT_EQ(r.pid, 4242);
   EXPECT_EQ(r.rank, 1);
   EXPECT_EQ(r.device, "cuda:1");
+  EXPECT_EQ(r.gpu, 1U);
   EXPECT_EQ(r.step, 1200);
+  ASSERT_EQ(back->gpus.size(), 2U);
+  EXPECT_EQ(back->gpus[0].util_pct, 97U);
+  EXPECT_EQ(back->gpus[0].temperature_c, 61U);
+  EXPECT_FALSE(back->gpus[1].util_pct) << "unknown stays unknown, never 0";
+  EXPECT_FALSE(back->ranks[1].gpu);
   EXPECT_EQ(r.allocated_bytes, std::int64_t{30} << 30);
   EXPECT_EQ(r.reserved_bytes, std::int64_t{34} << 30);
   ASSERT_TRUE(r.hello);
