@@ -9,7 +9,6 @@ GPUMON_TEST_FAKE_NVML (the fake libnvidia-ml.so.1).
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "src", "util", "testing"))
 from wait_for import TIMEOUT_S, wait_for  # noqa: E402
+from fake_client import FakeClient  # noqa: E402
 BINARY = os.environ.get("GPUMON_TEST_BINARY", os.path.join(REPO, "build", "gpumon"))
 FAKE_NVML = os.environ.get(
     "GPUMON_TEST_FAKE_NVML", os.path.join(os.path.dirname(BINARY), "fake-nvml", "libnvidia-ml.so.1"))
@@ -466,28 +466,7 @@ def test_the_wrapped_loader_keeps_its_length_and_runs_every_epoch():
     assert isinstance(_gpumon.StepClock(), _gpumon.StepClock)
 
 
-class _FakeClient:
-    def __init__(self):
-        self.lines = []
-
-    def send(self, line):
-        self.lines.append(json.loads(line))  # every message is valid JSON
-        return True
-
-    def disconnects(self):
-        return 0
-
-    def findings_seq(self):  # the agent never pushed findings
-        return 0
-
-    def flush(self):
-        return True
-
-    def close(self, timeout_s):
-        pass
-
-    def stats(self):
-        return {}
+_FakeClient = FakeClient
 
 
 class _FakeCuda:

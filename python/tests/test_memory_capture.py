@@ -8,7 +8,6 @@ where it is installed.
 
 Environment: PYTHONPATH=<repo>/python (the _gpumon extension built).
 """
-import json
 import os
 import pickle
 import stat
@@ -21,6 +20,7 @@ import pytest
 import gpumon
 from gpumon import _monitor
 from gpumon._monitor import Monitor
+from fake_client import FakeClient  # noqa: E402
 
 PID = os.getpid()
 
@@ -96,46 +96,6 @@ class FakeCuda:
 
 def fake_torch(cuda=None):
     return types.SimpleNamespace(cuda=cuda or FakeCuda(), __version__="9.9")
-
-
-class FakeClient:
-    """_gpumon.Client's surface the Monitor uses, with findings the test pushes; keeps every line
-    sent. Not a _gpumon.Client: every due hand-over runs the Monitor's Python housekeeping."""
-
-    def __init__(self):
-        self.lines, self.seq, self.line = [], 0, ""
-
-    def push(self, *findings):
-        self.seq += 1
-        self.line = json.dumps({"type": "findings", "health_score": 80, "findings": findings})
-
-    def actions(self):
-        return [m for m in self.lines if m["type"] == "action"]
-
-    def receive(self):
-        pass
-
-    def findings_seq(self):
-        return self.seq
-
-    def findings_line(self):
-        return self.line
-
-    def send(self, line):
-        self.lines.append(json.loads(line))
-        return True
-
-    def disconnects(self):
-        return 0
-
-    def flush(self):
-        return True
-
-    def close(self, timeout_s):
-        pass
-
-    def stats(self):
-        return {}
 
 
 def leak(**where):

@@ -15,6 +15,7 @@ import pytest
 import gpumon
 from gpumon import _monitor, _table
 from gpumon._monitor import Monitor
+from fake_client import FakeClient  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -75,33 +76,6 @@ class FakeCuda:
 
 def fake_torch(cuda):
     return types.SimpleNamespace(cuda=cuda, __version__="9.9")
-
-
-class FakeClient:
-    """_gpumon.Client's surface the Monitor uses; not a _gpumon.Client, so every due hand-over
-    runs the Monitor's Python housekeeping."""
-
-    def __init__(self):
-        self.lines = []
-
-    def send(self, line):
-        self.lines.append(json.loads(line))
-        return True
-
-    def disconnects(self):
-        return 0
-
-    def findings_seq(self):  # the agent never pushed findings
-        return 0
-
-    def flush(self):
-        return True
-
-    def close(self, timeout_s):
-        pass
-
-    def stats(self):
-        return {}
 
 
 def data_lines(text):
