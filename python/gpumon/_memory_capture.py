@@ -127,14 +127,25 @@ class MemoryCapture:
         base = os.path.join(folder, "gpumon-memory-%d-step%d-%s" % (os.getpid(), step, fid))
         start = self.window is None and self.history_steps > 0 and has_history(torch)
         paths = _create(base, (".txt", ".pickle") if start else (".txt",))
-        with open(paths[0], "w", encoding="utf-8") as f:
-            f.write(text)
-        if start:
-            ours = not _user_recording(torch, device)
-            self.window = {"start": step, "path": paths[1], "ours": ours, "findings": []}
-            if ours:
-                torch.cuda.memory._record_memory_history(max_entries=self.max_entries,
-                                                         stacks="python")
+        try:
+            with open(paths[0], "w", encoding="utf-8") as f:
+                f.write(text)
+            if start:
+                ours = not _user_recording(torch, device)
+                self.window = {"start": step, "path": paths[1], "ours": ours, "findings": []}
+                if ours:
+                    torch.cuda.memory._record_memory_history(max_entries=self.max_entries,
+                                                             stacks="python")
+        except BaseException:
+            # Nothing half-made stays behind: the files this capture created (a window that
+            # opened is abort()'s to close).
+            if self.window is None or self.window["path"] != paths[-1]:
+                for path in paths:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+            raise
         window = self.window
         if window is None:
             why = ("history off" if self.history_steps == 0 else

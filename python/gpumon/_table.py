@@ -19,7 +19,9 @@ Not thread-safe: one training thread calls it.
 
 import json
 import os
+import stat
 import sys
+import time
 from datetime import timedelta
 
 MIB = 1024 * 1024
@@ -44,12 +46,24 @@ def _mib(n):
     return None if n is None else int(n) // MIB
 
 
-def node_readings(path, pid):
+FRESH_MS = 5000  # a table older than this is a node that stopped: its readings are not now
+
+
+def node_readings(path, pid, now_ms=None):
     """(util_pct, temp_c) of the GPU the node placed process `pid` on, from the node's table at
-    `path`; (None, None) when it is absent, unreadable, or does not place the process."""
+    `path`; (None, None) when it is absent, unreadable, stale (FRESH_MS), not a regular file of
+    this user (never follows a link, never waits on a FIFO: this runs on the training thread),
+    or does not place the process."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+                return None, None
             table = json.loads(f.read(1 << 22))
+        now_ms = time.time() * 1000 if now_ms is None else now_ms
+        if not now_ms - FRESH_MS <= table.get("written_ms", 0) <= now_ms + FRESH_MS:
+            return None, None
         gpu = next((r.get("gpu") for r in table.get("ranks", ()) if r.get("pid") == pid), None)
         if gpu is None:
             return None, None

@@ -286,6 +286,23 @@ def test_a_failing_summary_gives_one_warning_and_turns_the_capture_off(tmp_path,
     assert not (tmp_path / "captures").exists()  # nothing half-written
 
 
+def test_a_failure_after_the_files_were_made_leaves_none_behind(tmp_path, quiet):
+    torch = fake_torch()
+
+    def broken(device=None):
+        raise RuntimeError("snapshot refused")
+
+    torch.cuda.memory._snapshot = broken  # asked whether the script records history itself
+    mon, client = monitor(tmp_path, torch)
+    client.push(leak())
+    steps(mon, 3)
+    warned = ours(quiet)
+    assert len(warned) == 1 and "snapshot refused" in warned[0], warned
+    assert mon._capture is None and mon.active and client.actions() == []
+    folder = tmp_path / "captures"
+    assert not folder.exists() or list(folder.iterdir()) == [], list(folder.iterdir())
+
+
 def test_a_failing_dump_turns_the_recording_off_and_says_there_is_no_history(tmp_path, quiet):
     torch = fake_torch()
     memory = torch.cuda.memory

@@ -320,8 +320,10 @@ def test_utilization_and_temperature_come_from_the_nodes_table(tmp_path):
     socket (<socket>.ranks.json): the current device's row shows them; a table that does not
     place this process, or none at all, leaves them missing."""
     import os
+    import time
     path = tmp_path / "agent.sock.ranks.json"
-    table = {"version": 1, "written_ms": 0,
+    written = time.time() * 1000
+    table = {"version": 1, "written_ms": written,
              "ranks": [{"pid": os.getpid(), "gpu": 5, "step": 3},
                        {"pid": 1, "gpu": 0, "step": 9}],
              "gpus": [{"index": 0, "util_pct": 10, "temperature_c": 40},
@@ -330,6 +332,13 @@ def test_utilization_and_temperature_come_from_the_nodes_table(tmp_path):
     assert _table.node_readings(str(path), os.getpid()) == (97, 61)
     assert _table.node_readings(str(path), 12345678) == (None, None)  # not placed
     assert _table.node_readings(str(tmp_path / "none.json"), os.getpid()) == (None, None)
+    # A node that stopped writing (its table 10 s old) gives no readings.
+    assert _table.node_readings(str(path), os.getpid(), now_ms=written + 10000) == (None, None)
+    # Never through a link, never waiting on a FIFO (the training thread reads it).
+    os.symlink(path, tmp_path / "link.json")
+    assert _table.node_readings(str(tmp_path / "link.json"), os.getpid()) == (None, None)
+    os.mkfifo(tmp_path / "fifo.json")
+    assert _table.node_readings(str(tmp_path / "fifo.json"), os.getpid()) == (None, None)
     (tmp_path / "bad.json").write_text("{not json")
     assert _table.node_readings(str(tmp_path / "bad.json"), os.getpid()) == (None, None)
 

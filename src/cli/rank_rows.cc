@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,9 +18,16 @@ namespace {
 // The table is a few hundred bytes a rank: more than this is not ours.
 constexpr std::size_t kMaxTableBytes = 4 << 20;
 
+// The table, when `path` is a regular file of this user: another user who can write in the
+// folder (a /tmp fallback) could put rows of their own, or a FIFO that would never answer.
 std::optional<std::string> read_small_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    return std::nullopt;
+  }
   std::string text;
   char buf[65536];
   for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
@@ -51,7 +59,7 @@ void set_ranks(Snapshot& snap, const training::RankMemoryTable& table, std::int6
     std::uint64_t most = 0;
     for (const ProcessRow& p : snap.processes)
       if (static_cast<std::int64_t>(p.gpu.pid) == r.pid &&
-          p.gpu.used_memory_bytes.value_or(0) >= most)
+          (!nvml_gpu || p.gpu.used_memory_bytes.value_or(0) > most))
         nvml_gpu = p.gpu.gpu_index, most = p.gpu.used_memory_bytes.value_or(0);
     const auto device = r.device ? r.device : (r.hello ? r.hello->device : std::nullopt);
     RankRow row;

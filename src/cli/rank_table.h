@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The attached training ranks' PyTorch memory, per GPU, for the snapshot and the live view
-// (seed 000's table: allocated and reserved beside the GPU's own readings above it).
+// (allocated and reserved beside the GPU's own readings above it).
 #pragma once
 
 #include <vector>

@@ -74,7 +74,6 @@ void NodeLog::finding(const diagnose::Finding& f, std::string_view state) const 
     const json compact = diagnose::compact_finding(f);
     for (const auto& [key, value] : compact.items()) o[key] = value;
     o["advice"] = f.advice;
-    o["pids"] = f.pids;
     line = o.dump(-1, ' ', false, json::error_handler_t::replace);
   }
   std::lock_guard lock(*mutex_);

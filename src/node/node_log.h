@@ -3,12 +3,10 @@
 // lifecycle (listening, simulated GPUs, a GPU that stopped answering, the recording stopped,
 // the closing summary) and the live findings as they appear, change and clear. As text, as
 // always ("gpumon agent: listening on ..."), or with --log-format json one JSON object per line
-// for a log collector, with stable keys (docs/cli.md, "Logs as JSON lines"):
-//   {"time": "2026-12-02T20:33:39.123Z", "command": "agent", "level": "info", "event":
-//    "listening", "message": "listening on /run/user/1000/gpumon/agent.sock"}
-// and for a finding, event "finding" with "state" (appeared, changed, cleared), level its
-// severity, and the finding's own keys (id, severity, title, summary, advice, confidence, gpus,
-// ranks, pids, start_ms, end_ms).
+// for a log collector, with stable keys in alphabetical order (docs/cli.md, "Logs as JSON
+// lines"): "command", "event", "level", "message", "time" ("2026-12-02T20:33:39.123Z"), and for
+// a finding, event "finding" with "state" (appeared, changed, cleared), level its severity, and
+// the finding's own keys (compact_finding() and its advice) in place of "message".
 //
 // Thread-safety: every method may be called from any thread (one mutex per log, shared by
 // copies), so lines never interleave.

@@ -101,8 +101,11 @@ void RankMemoryFile::write_if_due(std::int64_t now_ms) {
 void RankMemoryFile::write(std::int64_t now_ms, bool now) {
   std::lock_guard lock(write_mu_);  // the agent's and the sampler's threads both write
   if (closed_ || path_.empty()) return;
+  // Due a second after the last write. The steps' arrival times and the ticks' start times
+  // interleave a few ms apart: only a jump back of more than a second (the wall clock was set)
+  // counts as due.
   if (!now && last_write_ms_ >= 0 && now_ms - last_write_ms_ < kWriteIntervalMs &&
-      now_ms >= last_write_ms_)  // not due (a wall clock that went back writes at once)
+      last_write_ms_ - now_ms <= kWriteIntervalMs)
     return;
   {
     std::lock_guard data(mu_);
@@ -116,14 +119,19 @@ void RankMemoryFile::write(std::int64_t now_ms, bool now) {
   if (fd < 0) return;
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   ::close(fd);
-  if (!written || std::rename(tmp.c_str(), path_.c_str()) != 0) ::unlink(tmp.c_str());
+  if (!written || std::rename(tmp.c_str(), path_.c_str()) != 0)
+    ::unlink(tmp.c_str());
+  else
+    wrote_ = true;
 }
 
 void RankMemoryFile::close() {
   std::lock_guard lock(write_mu_);
   if (closed_) return;
   closed_ = true;
-  if (!path_.empty()) ::unlink(path_.c_str());
+  // Only a file this node wrote: one that lost the socket to a running agent leaves that
+  // agent's file alone.
+  if (wrote_) ::unlink(path_.c_str());
 }
 
 }  // namespace gpumon::node

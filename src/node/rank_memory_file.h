@@ -67,6 +67,7 @@ class RankMemoryFile final : public training::StepSink, public SampleSink {
   std::map<unsigned, std::map<std::int64_t, std::uint64_t>> nvml_pids_;
   std::mutex write_mu_;  ///< guards the two below and the file (taken before mu_)
   std::int64_t last_write_ms_ = -1;
+  bool wrote_ = false;  ///< the file at path_ is ours to remove
   bool closed_ = false;
 };
 

@@ -33,7 +33,10 @@ std::string rank_memory_json(const RankMemoryTable& table) {
     o["gpu"] = r.gpu ? json(*r.gpu) : json();
     o["allocated_bytes"] = r.allocated_bytes ? json(*r.allocated_bytes) : json();
     o["reserved_bytes"] = r.reserved_bytes ? json(*r.reserved_bytes) : json();
-    if (r.hello) o["hello"] = json::parse(r.hello->json, nullptr, /*allow_exceptions=*/false);
+    if (r.hello)
+      if (json hello = json::parse(r.hello->json, nullptr, /*allow_exceptions=*/false);
+          hello.is_object())
+        o["hello"] = std::move(hello);
     ranks.push_back(std::move(o));
   }
   json gpus = json::array();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The attached training processes' latest allocator memory, as the node publishes it beside its
-// agent socket (node/rank_memory_file.h) for `gpumon` and `gpumon watch` to show per GPU (seed
-// 000's table: PyTorch's allocated and reserved memory beside the GPU's readings). The one
-// format both sides use: one JSON document,
+// agent socket (node/rank_memory_file.h) for `gpumon` and `gpumon watch` to show per GPU
+// (PyTorch's allocated and reserved memory beside the GPU's readings). The one format both sides
+// use: one JSON document,
 //   {"version": 1, "written_ms": T, "ranks": [{"pid", "rank", "device", "gpu", "step",
 //    "time_ms", "allocated_bytes", "reserved_bytes", "hello": {the process's latest hello}}, ...],
 //    "gpus": [{"index", "util_pct", "temperature_c"}, ...]}

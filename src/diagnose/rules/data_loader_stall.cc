@@ -78,8 +78,12 @@ std::optional<WorkerAdvice> suggest_workers(const RunView& v, std::int64_t pid, 
   if (const auto m = median_of(workers)) a.seen = std::llround(*m);
   const std::int64_t n = a.seen.value_or(0);
   a.load_s = n > 0 ? static_cast<double>(n) * step_s : wait_s;
-  a.suggested = std::clamp<std::int64_t>(std::llround(std::ceil(a.load_s / compute_s * 1.5)),
-                                         std::max<std::int64_t>(n + 1, 2), 64);
+  // At least one more than seen (2 for in-process loading), at most 64: std::min last, as
+  // the floor passes 64 where more were seen.
+  a.suggested = std::min<std::int64_t>(
+      std::max<std::int64_t>(std::llround(std::ceil(a.load_s / compute_s * 1.5)),
+                             std::max<std::int64_t>(n + 1, 2)),
+      64);
   return a;
 }
 
