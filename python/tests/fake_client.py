@@ -41,3 +41,16 @@ class FakeClient:
 
     def stats(self):
         return {}
+
+
+class FakeEvent:
+    """torch.cuda.Event for the step clock's GPU timer: never done, so never read."""
+
+    def __init__(self, enable_timing):
+        pass
+
+    def record(self):
+        pass
+
+    def query(self):
+        return False

@@ -3,7 +3,6 @@
 scenario (XID 13 on GPU 0 at 3 s) diagnosing every 0.5 s; mon.findings() / mon.health_score()
 see it by polling and mon.on_finding() by callback, from the training thread's next step.
 Needs no torch."""
-import json
 import os
 import signal
 import subprocess
@@ -15,6 +14,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "src", "util", "testing"))
 import gpumon  # noqa: E402
 from wait_for import TIMEOUT_S, wait_for  # noqa: E402
+from fake_client import FakeClient  # noqa: E402
 
 BINARY = os.environ.get("GPUMON_TEST_BINARY", os.path.join(HERE, "..", "..", "build", "gpumon"))
 FAKE_NVML = os.environ.get(
@@ -98,40 +98,8 @@ def test_inactive_monitor_has_no_findings(tmp_path):
     mon.on_finding(print)
 
 
-class _PushingAgent:
-    """The agent client as the findings code reads it, with findings the test pushes."""
-
-    def __init__(self):
-        self.seq, self.line = 0, ""
-
-    def push(self, *findings):
-        self.seq += 1
-        self.line = json.dumps({"type": "findings", "health_score": 80, "findings": findings})
-
-    def receive(self):
-        pass
-
-    def findings_seq(self):
-        return self.seq
-
-    def findings_line(self):
-        return self.line
-
-    def send(self, line):
-        return True
-
-    def flush(self):
-        return True
-
-    def disconnects(self):
-        return 0
-
-    def close(self, timeout_s):
-        pass
-
-
 def test_a_finding_another_gpu_joins_changes_it_does_not_clear_and_reappear():
-    agent = _PushingAgent()
+    agent = FakeClient()  # findings the test pushes
     mon = gpumon.Monitor(client=agent)
     events = []
     mon.on_finding(lambda e: events.append((e["state"], e["id"], e["gpus"])))

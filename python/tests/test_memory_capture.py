@@ -20,7 +20,7 @@ import pytest
 import gpumon
 from gpumon import _monitor
 from gpumon._monitor import Monitor
-from fake_client import FakeClient  # noqa: E402
+from fake_client import FakeClient, FakeEvent  # noqa: E402
 
 PID = os.getpid()
 
@@ -59,15 +59,7 @@ class FakeCuda:
         self.summaries = []
         self.summary_error = None
 
-    class Event:  # the step clock's GPU timer: never done, so never read
-        def __init__(self, enable_timing):
-            pass
-
-        def record(self):
-            pass
-
-        def query(self):
-            return False
+    Event = FakeEvent  # the step clock's GPU timer
 
     def is_available(self):
         return True

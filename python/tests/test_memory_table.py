@@ -15,7 +15,7 @@ import pytest
 import gpumon
 from gpumon import _monitor, _table
 from gpumon._monitor import Monitor
-from fake_client import FakeClient  # noqa: E402
+from fake_client import FakeClient, FakeEvent  # noqa: E402
 
 MIB = 1024 * 1024
 
@@ -40,15 +40,7 @@ class FakeCuda:
         self.asked = []
         self.broken = None
 
-    class Event:  # for the step clock's GPU timer: never done, so never read
-        def __init__(self, enable_timing):
-            pass
-
-        def record(self):
-            pass
-
-        def query(self):
-            return False
+    Event = FakeEvent  # the step clock's GPU timer
 
     def is_available(self):
         return True
