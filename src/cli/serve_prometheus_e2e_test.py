@@ -12,8 +12,9 @@ loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
   - every expression of deploy/dashboard_queries.py runs; each dashboard/variable one returns
     data; alert conditions run without error, and the XID and ECC alerts fire on `xid`;
   - /api/v1/rules has the alert group with every alert of the rules file;
-  - a stand-in training rank on demo's agent socket (NDJSON hello, then a step every 0.2 s)
-    reaches Prometheus as gpumon_training_* with its rank and the GPU its PCI bus id names.
+  - a stand-in training rank on demo's agent socket (NDJSON hello, an OOM guard split and a
+    loader retune, then a step every 0.2 s) reaches Prometheus as gpumon_training_* with its
+    rank and the GPU its PCI bus id names, and the guard's split alert fires.
 
   serve_prometheus_e2e_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
@@ -171,6 +172,13 @@ def run(args, failures):
                     pci_bus_id=bus0[4:])
 
         def step_loop():
+            rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
+            # The OOM guard splits and the adaptive loader retunes once: the dashboard's
+            # control panels and the guard's alert read these series.
+            rank.action("oom_split", reason="oom", batch_size=32, micro_batch_size=16,
+                        previous_micro_batch_size=None, summary="CUDA OOM: split 32 into 2 x 16")
+            rank.action("loader_retuned", num_workers=4, previous_num_workers=0, epoch=1,
+                        summary="num_workers 0 -> 4")
             while not stepping.wait(0.2):
                 rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
             rank.bye()
@@ -321,6 +329,10 @@ def run(args, failures):
                           "the uncorrected ECC alert")
         else:
             print("note: Prometheus started after the ECC step; its alert is not checked")
+        # The guard's counter appeared at 1, which increase() cannot see; the rule's second
+        # arm must.
+        prom.wait_for('ALERTS{alertname="GpumonOomGuardSplit",alertstate="firing",rank="0"}',
+                      "the OOM guard's split alert")
         check(not any(a[0] == "GpumonExporterDown" for a in firing), "exporter not down",
               failures)
     finally:

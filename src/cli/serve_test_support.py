@@ -149,6 +149,10 @@ class Rank:
         self._send(m)
         self.step_no += 1
 
+    def action(self, name, **fields):
+        """What the OOM guard or the adaptive loader sends when it acts (docs/python.md)."""
+        self._send(dict(fields, type="action", action=name, step=self.step_no))
+
     def bye(self):
         self._send({"type": "bye"})
         self.sock.close()
