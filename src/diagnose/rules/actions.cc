@@ -17,16 +17,10 @@
 namespace gpumon::diagnose {
 namespace {
 
-struct RankAction {
-  const training::RankEvent* event;
-  training::Action action;
-};
-
-std::vector<RankAction> actions_of(const RunData& run, std::string_view prefix) {
-  std::vector<RankAction> out;
-  for (const auto& e : run.rank_events)
-    if (auto a = training::action_of(e); a && a->action.starts_with(prefix))
-      out.push_back({&e, std::move(*a)});
+std::vector<const RankAction*> actions_of(const RunView& v, std::string_view prefix) {
+  std::vector<const RankAction*> out;
+  for (const auto& a : v.actions)
+    if (a.action.action.starts_with(prefix)) out.push_back(&a);
   return out;
 }
 
@@ -62,17 +56,13 @@ void add_action_evidence(Finding& f, const training::Action& a, const std::strin
 }
 
 // The share of CPU step time waiting for data over the steps of the action's process before
-// it (`before`) or from it on: by step number when the action names the step it applies from,
-// else by the step's end against the event's time.
+// it (`before`) or from it on (from_action_on).
 std::optional<double> wait_share(const RunView& v, const RankAction& ra, bool before) {
   double wait = 0, cpu = 0;
   for (const auto& r : v.ranks) {
     if (r.info->pid != ra.event->pid) continue;
     for (const auto* s : r.all) {
-      const bool earlier = ra.action.step
-                               ? s->step < *ra.action.step
-                               : s->t_end_s * 1000 < static_cast<double>(ra.event->time_ms);
-      if (earlier != before) continue;
+      if (from_action_on(*s, ra) == before) continue;
       wait += s->data_wait_s, cpu += s->cpu_step_s;
     }
   }
@@ -85,7 +75,7 @@ std::string num(std::optional<std::int64_t> v) {
 }
 
 void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
-  const auto acts = actions_of(v.run, "oom_");
+  const auto acts = actions_of(v, "oom_");
   if (acts.empty()) return;
   Finding f;
   int after_oom = 0, predicted = 0, merges = 0, floors = 0;
@@ -94,7 +84,8 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   // all): an action counts once per step and size, whichever ranks sent it (two halvings in
   // one step are two).
   std::set<std::tuple<std::string, std::string, std::int64_t, std::int64_t>> seen;
-  for (const auto& [e, a] : acts) {
+  for (const RankAction* ra : acts) {
+    const auto& [e, a] = *ra;
     add_event(f, v.run, *e);
     if (a.action == "oom_floor") floor_who += (floor_who.empty() ? "" : ", ") + who_of(*e);
     if (a.step &&
@@ -106,7 +97,7 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
     if (a.action == "oom_floor") ++floors;
   }
   const int distinct = after_oom + predicted + merges + floors;
-  const auto& [last_event, last] = acts.back();
+  const auto& [last_event, last] = *acts.back();
   f.id = "oom_guard";
   f.severity = after_oom > 0 || floors > 0 ? Severity::kWarning : Severity::kInfo;
   f.confidence = 1;
@@ -134,7 +125,7 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
   // after one (check_oom leaves them to this finding).
   double caught = 0;
   for (const auto& r : v.ranks) {
-    if (!guard_split_after_oom(v.run, r.info->pid)) continue;
+    if (!guard_split_after_oom(v, r.info->pid)) continue;
     std::optional<std::int64_t> first, last_ooms;
     for (const auto* s : r.all)
       if (s->num_ooms) last_ooms = s->num_ooms, first = first.value_or(*s->num_ooms);
@@ -164,23 +155,23 @@ void check_oom_guard(const RunView& v, std::vector<Finding>& out) {
 }
 
 void check_loader(const RunView& v, std::vector<Finding>& out) {
-  const auto acts = actions_of(v.run, "loader_");
+  const auto acts = actions_of(v, "loader_");
   if (acts.empty()) return;
   Finding tuned, limited;
   int retunes = 0, limits = 0;
   const RankAction *first = nullptr, *last = nullptr, *last_limited = nullptr, *prefetch = nullptr;
-  for (const auto& ra : acts) {
-    if (ra.action.action == "loader_limited") {
-      add_event(limited, v.run, *ra.event);
-      last_limited = &ra;
+  for (const RankAction* ra : acts) {
+    if (ra->action.action == "loader_limited") {
+      add_event(limited, v.run, *ra->event);
+      last_limited = ra;
       ++limits;
     } else {
-      add_event(tuned, v.run, *ra.event);
-      if (ra.action.action == "loader_prefetch") prefetch = &ra;
-      if (ra.action.action != "loader_retuned") continue;
+      add_event(tuned, v.run, *ra->event);
+      if (ra->action.action == "loader_prefetch") prefetch = ra;
+      if (ra->action.action != "loader_retuned") continue;
       ++retunes;
-      if (!first) first = &ra;
-      if (ra.event->pid == first->event->pid) last = &ra;  // before and after of one process
+      if (!first) first = ra;
+      if (ra->event->pid == first->event->pid) last = ra;  // before and after of one process
     }
   }
   if (!tuned.ranks.empty()) {
@@ -261,35 +252,36 @@ void check_loader(const RunView& v, std::vector<Finding>& out) {
 
 }  // namespace
 
-std::optional<LoaderActions> loader_actions(const RunData& run) {
+std::optional<LoaderActions> loader_actions(const RunView& v) {
   std::optional<LoaderActions> out;
-  for (const auto& e : run.rank_events) {
-    const auto a = training::action_of(e);
-    if (!a || !a->action.starts_with("loader_")) continue;
+  for (const RankAction* ra : actions_of(v, "loader_")) {
+    const auto& a = ra->action;
     if (!out) out.emplace();
     ++out->actions;
-    if (a->num_workers) out->num_workers = a->num_workers;
-    if (a->prefetch_factor) out->prefetch_factor = a->prefetch_factor;
-    if (a->prefetch_depth) out->prefetch_depth = a->prefetch_depth;
-    out->limited = out->limited || a->action == "loader_limited";
+    if (a.num_workers) out->num_workers = a.num_workers;
+    if (a.prefetch_factor) out->prefetch_factor = a.prefetch_factor;
+    if (a.prefetch_depth) out->prefetch_depth = a.prefetch_depth;
+    out->limited = out->limited || a.action == "loader_limited";
   }
   return out;
 }
 
-bool guard_split_after_oom(const RunData& run, std::int64_t pid) {
-  return std::any_of(run.rank_events.begin(), run.rank_events.end(), [&](const auto& e) {
-    if (e.pid != pid) return false;
-    const auto a = training::action_of(e);
-    return a && a->action == "oom_split" && a->reason == "oom";
+bool guard_split_after_oom(const RunView& v, std::int64_t pid) {
+  return std::any_of(v.actions.begin(), v.actions.end(), [&](const RankAction& a) {
+    return a.event->pid == pid && a.action.action == "oom_split" && a.action.reason == "oom";
   });
 }
 
-bool loader_retuned(const RunData& run, std::int64_t pid) {
-  return std::any_of(run.rank_events.begin(), run.rank_events.end(), [&](const auto& e) {
-    if (e.pid != pid) return false;
-    const auto a = training::action_of(e);
-    return a && a->action == "loader_retuned";
-  });
+const RankAction* last_action(const RunView& v, std::int64_t pid, std::string_view name) {
+  const RankAction* out = nullptr;
+  for (const auto& a : v.actions)
+    if (a.event->pid == pid && a.action.action == name) out = &a;
+  return out;
+}
+
+bool from_action_on(const training::Step& s, const RankAction& a) {
+  return a.action.step ? s.step >= *a.action.step
+                       : s.t_start_s * 1000 >= static_cast<double>(a.event->time_ms);
 }
 
 void check_actions(const RunView& v, const Thresholds& /*t*/, std::vector<Finding>& out) {

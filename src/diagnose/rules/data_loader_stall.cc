@@ -41,18 +41,11 @@ WaitShape wait_shape(const Steps& steps) {
 // its last retune, when at least `min_steps` are left (the stall is what it reached, not the
 // epochs it measured to get there; loader_tuned tells the before); else every steady step.
 Steps judged_steps(const RunView& v, const RankSteps& r, int min_steps) {
-  std::optional<training::Action> last;
-  std::int64_t last_ms = 0;
-  for (const auto& e : v.run.rank_events) {
-    if (e.pid != r.info->pid) continue;
-    if (auto a = training::action_of(e); a && a->action == "loader_retuned")
-      last = std::move(a), last_ms = e.time_ms;
-  }
+  const RankAction* last = last_action(v, r.info->pid, "loader_retuned");
   if (!last) return r.steady;
   Steps after;
   for (const auto* s : r.steady)
-    if (last->step ? s->step >= *last->step : s->t_start_s * 1000 >= static_cast<double>(last_ms))
-      after.push_back(s);
+    if (from_action_on(*s, *last)) after.push_back(s);
   return static_cast<int>(after.size()) >= min_steps ? after : r.steady;
 }
 
@@ -172,7 +165,7 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
       }
   // The adaptive loader was on (its ranks sent loader actions): say what it reached rather
   // than telling the user to turn it on.
-  if (const auto loader = loader_actions(v.run)) {
+  if (const auto loader = loader_actions(v)) {
     f.add("loader_actions", static_cast<double>(loader->actions));
     if (loader->num_workers) f.add("num_workers", static_cast<double>(*loader->num_workers));
     if (loader->prefetch_factor)

@@ -40,11 +40,10 @@ std::optional<double> gpu_total(const RunView& v, const RankSteps& r) {
 // memory_captured action, docs/python.md): named in the evidence and the advice. Its latest
 // message wins (the history snapshot comes after the summary).
 void name_memory_capture(const RunView& v, Finding& f) {
-  std::optional<training::Action> last;
-  for (const auto& e : v.run.rank_events)
-    if (auto a = training::action_of(e);
-        a && a->action == "memory_captured" && a->finding == f.id && a->summary_file)
-      last = std::move(a);
+  const training::Action* last = nullptr;
+  for (const auto& a : v.actions)
+    if (a.action.action == "memory_captured" && a.action.finding == f.id && a.action.summary_file)
+      last = &a.action;
   if (!last) return;
   f.add("allocator_summary_file", *last->summary_file);
   f.advice += " gpumon wrote the allocator's state when this was found: " + *last->summary_file +
@@ -285,8 +284,8 @@ void check_forecast(const RunView& v, const Thresholds& t, std::vector<Finding>&
       "too): free per-step tensors, lower the batch size, or enable activation checkpointing. "
       "mon.oom_guard(model) splits the batch into micro-batches before memory runs out, with "
       "the same effective batch (docs/oom-guard.md).";
-  for (const auto& e : v.run.rank_events)
-    if (const auto a = training::action_of(e); a && a->action.starts_with("oom_")) {
+  for (const auto& a : v.actions)
+    if (a.action.action.starts_with("oom_")) {
       f.advice =
           "The OOM guard is on (oom_guard says what it did): it splits the batch before memory "
           "runs out, down to its floor. Find what grows all the same (see memory_leak if "
@@ -324,7 +323,7 @@ void check_oom(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
       if (s->num_ooms) last = s->num_ooms, first = first.value_or(*s->num_ooms);
     if (!first || *last <= *first || std::count(f.ranks.begin(), f.ranks.end(), r.label)) continue;
     if (frag && std::count(frag->ranks.begin(), frag->ranks.end(), r.label)) continue;
-    if (guard_split_after_oom(v.run, r.info->pid)) continue;  // oom_guard's: it caught them
+    if (guard_split_after_oom(v, r.info->pid)) continue;  // oom_guard's: it caught them
     add_rank(f, r);
     caught += static_cast<double>(*last - *first);
   }

@@ -31,7 +31,7 @@ bool is_one_job(const std::vector<RankSteps>& ranks) {
 }  // namespace
 
 RunView make_view(const RunData& run, const Thresholds& t) {
-  RunView v{run, {}};
+  RunView v{run, {}, {}};
   std::map<std::int64_t, std::vector<const training::Step*>> by_pid;
   for (const auto& s : run.steps)
     if (std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
@@ -51,6 +51,8 @@ RunView make_view(const RunData& run, const Thresholds& t) {
   }
   std::sort(v.ranks.begin(), v.ranks.end(),
             [](const RankSteps& a, const RankSteps& b) { return a.label < b.label; });
+  for (const auto& e : run.rank_events)
+    if (auto a = training::action_of(e)) v.actions.push_back({&e, std::move(*a)});
   v.one_job = is_one_job(v.ranks);
   v.cpu_only = !v.ranks.empty() && std::all_of(v.ranks.begin(), v.ranks.end(), [](const auto& r) {
     return r.info->device == std::optional<std::string>("cpu");

@@ -8,11 +8,13 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diagnose/finding.h"
 #include "diagnose/run_data.h"
 #include "diagnose/thresholds.h"
+#include "training/protocol.h"
 
 namespace gpumon::diagnose {
 
@@ -23,9 +25,17 @@ struct RankSteps {
   std::int64_t label = 0;                     ///< rank, else pid
 };
 
+/// One `action` rank event (what the OOM guard, the adaptive loader or the memory capture did;
+/// training/protocol.h's Action), parsed once for every rule that reads it.
+struct RankAction {
+  const training::RankEvent* event = nullptr;
+  training::Action action;
+};
+
 struct RunView {
   const RunData& run;
-  std::vector<RankSteps> ranks;  ///< ranks with steps, by label
+  std::vector<RankSteps> ranks;     ///< ranks with steps, by label
+  std::vector<RankAction> actions;  ///< the run's action events, in their order
   /// The ranks are one distributed job whose steps may be compared: at least two, each with a
   /// rank and a world size > 1, no rank twice, and all training at the same time. Processes run
   /// one after another, or side by side without RANK/WORLD_SIZE, are separate jobs.
@@ -97,16 +107,21 @@ struct LoaderActions {
   std::optional<std::int64_t> num_workers, prefetch_factor, prefetch_depth;
   bool limited = false;
 };
-std::optional<LoaderActions> loader_actions(const RunData& run);
+std::optional<LoaderActions> loader_actions(const RunView& v);
 
 /// Process `pid`'s OOM guard split a batch after a CUDA OOM: the OOMs it caught are the guard's
 /// (oom_guard), not an `oom` finding of their own.
-bool guard_split_after_oom(const RunData& run, std::int64_t pid);
+bool guard_split_after_oom(const RunView& v, std::int64_t pid);
 
-/// Process `pid`'s DataLoader was retuned by the adaptive loader: its data wait before the last
-/// retune is loader_tuned's "before", not a stall or pauses of the run (data_loader_stall judges
-/// the steps after it).
-bool loader_retuned(const RunData& run, std::int64_t pid);
+/// Process `pid`'s newest action named `name`; nullptr when it sent none. The adaptive loader's
+/// last `loader_retuned` of a process splits its steps: the data wait before it is
+/// loader_tuned's "before", not a stall or pauses of the run (data_loader_stall judges the steps
+/// after it).
+const RankAction* last_action(const RunView& v, std::int64_t pid, std::string_view name);
+
+/// The step ran from the action on: by step number when the action names the step it applies
+/// from, else by the step's start against the event's time.
+bool from_action_on(const training::Step& s, const RankAction& a);
 
 }  // namespace gpumon::diagnose
 

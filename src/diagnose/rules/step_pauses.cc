@@ -114,7 +114,7 @@ void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Findin
   // Pauses of data wait on a rank data_loader_stall reported (it runs first) are its "few long
   // waits": one finding, not two; on a rank whose loader the adaptive loader retuned, they are
   // the epochs before the retune, which loader_tuned reports.
-  if (where == 0 && loader_retuned(v.run, w.rank->info->pid)) return;
+  if (where == 0 && last_action(v, w.rank->info->pid, "loader_retuned")) return;
   if (where == 0)
     for (const auto& o : out)
       if (o.id == "data_loader_stall" && std::count(o.ranks.begin(), o.ranks.end(), w.rank->label))
