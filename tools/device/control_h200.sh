@@ -9,7 +9,7 @@
 #                             Lightning and the Hugging Face Trainer, and the adaptive loader
 #                             feeding the GPU from a CPU-heavy Dataset
 # Each run is recorded (gpumon record, 10 Hz) and judged by gpumon doctor. Results go to
-# $OUT/results.tgz. DEVDEPS: see sampler_h200.sh (carry .devdeps).
+# $OUT/results.tgz. DEVDEPS: see build_env.sh (carry .devdeps).
 set -uo pipefail
 part=${1:-guard}
 out=${OUT:-/tmp/gpumon-control}; mkdir -p "$out/r"
@@ -21,22 +21,10 @@ trap finish EXIT
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 bdir=/tmp/gpumon-build
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_TESTS=OFF -DGPUMON_WITH_EXPORTER=OFF
-       -DGPUMON_PYTHON="$(command -v python3)"
-       -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
 DEVDEPS=${DEVDEPS:-$src/.devdeps}
-if [ ! -f /usr/include/sqlite3.h ] && [ -d "$DEVDEPS" ]; then
-  sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
-  for l in libzstd.so.1 libsqlite3.so.0; do
-    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
-  done
-  export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
-  flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
-fi
+. "$src/tools/device/build_env.sh"
 log "build ($part)"
-cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
-  cmake --build "$bdir" -j 16 --target gpumon gpumon_python >"$res/build.txt" 2>&1 ||
-  { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
+gpumon_build "$bdir" --python -- gpumon gpumon_python || exit 1
 g=$bdir/gpumon
 export PYTHONPATH="$src/python" GPUMON_BINARY="$g" GPUMON_PYTHON_DIR="$src/python" PYTHONUNBUFFERED=1
 python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"

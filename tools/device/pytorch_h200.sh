@@ -46,7 +46,7 @@
 #                             short blocks), then
 #                             the gemm loop (8 blocks), with the in-loop cost of gpumon's calls
 # Results go to $OUT/results.tgz (only a few files come back). The build lives in
-# /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see sampler_h200.sh.
+# /tmp/gpumon-build, so a warm machine reuses it. DEVDEPS: see build_env.sh.
 set -uo pipefail
 part=${1:-planted}
 out=${OUT:-/tmp/gpumon-pytorch}; mkdir -p "$out/r"
@@ -57,21 +57,10 @@ finish() { tar -czf "$out/results.tgz" -C "$out" r; }
 trap finish EXIT
 
 bdir=/tmp/gpumon-build
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=ON -DGPUMON_BUILD_TESTS=OFF
-       -DGPUMON_WITH_EXPORTER=OFF -DGPUMON_PYTHON="$(command -v python3)"
-       -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
-if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
-  sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
-  for l in libzstd.so.1 libsqlite3.so.0; do
-    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
-  done
-  export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
-  flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
-fi
+. "$src/tools/device/build_env.sh"
 log "build ($part)"
-cmake -S "$src" -B "$bdir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
-  cmake --build "$bdir" -j 16 --target gpumon gpumon_python gpumon_fake_nvml gpumon_bench_step_clock_cold >"$res/build.txt" 2>&1 ||
-  { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; exit 1; }
+gpumon_build "$bdir" --python -DGPUMON_BUILD_BENCH=ON -- \
+  gpumon gpumon_python gpumon_fake_nvml gpumon_bench_step_clock_cold || exit 1
 g=$bdir/gpumon
 export PYTHONPATH="$src/python" GPUMON_BINARY="$g"
 python3 -c "import gpumon._gpumon" 2>>"$res/log.txt" || log "WARNING: _gpumon does not import"

@@ -6,28 +6,18 @@
 #   sampler_h200.sh overhead  build; bench/training_overhead.py on the gemm and launch loops
 #   sampler_h200.sh launch    build; the launch-bound loop pinned, 14 blocks of 4 s windows
 # Results go to $OUT (tarred into results.tgz, since only a few files come back).
-# DEVDEPS=folder with sqlite3/zstd headers for machines without libsqlite3-dev/libzstd-dev.
+# DEVDEPS=folder with sqlite3/zstd headers for machines without libsqlite3-dev/libzstd-dev
+# (tools/device/build_env.sh builds).
 set -uo pipefail
 part=${1:-probe}
 out=${OUT:-/tmp/gpumon-sampler}; mkdir -p "$out/r"
 res="$out/r"
 log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
 
-flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_BENCH=ON -DGPUMON_BUILD_TESTS=OFF
-       -DGPUMON_WITH_EXPORTER=OFF)
-if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
-  sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
-  for l in libzstd.so.1 libsqlite3.so.0; do  # the runtime libraries are there, only -dev is not
-    ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
-  done
-  export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
-  flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
-  log "using carried sqlite3/zstd headers"
-fi
+. tools/device/build_env.sh
 log "build"
-cmake -S . -B build-release -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
-  cmake --build build-release -j 16 --target gpumon gpumon_bench_sampler_tasks >"$res/build.txt" 2>&1 ||
-  { log "BUILD FAILED"; tail -40 "$res/build.txt" "$res/cmake.txt"; tar -czf "$out/results.tgz" -C "$out" r; exit 1; }
+gpumon_build build-release -DGPUMON_BUILD_BENCH=ON -- gpumon gpumon_bench_sampler_tasks ||
+  { tar -czf "$out/results.tgz" -C "$out" r; exit 1; }
 g=build-release/gpumon
 grep -q "record" <("$g" record --help 2>&1) || log "WARNING: gpumon record not built"
 nvidia-smi --query-gpu=name,driver_version,pci.bus_id,power.limit --format=csv >"$res/gpu.txt" 2>&1

@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# Sourced by the tools/device/*_h200.sh scripts (not run): gpumon's build on the GPU machine.
+#
+#   gpumon_build DIR [--python] [CMAKE_FLAG...] -- TARGET...
+#
+# Configures the repository (the current directory) into DIR with CMake and Ninja, then builds
+# TARGET... with -j 16. The flags every script shares: RelWithDebInfo, no tests, no exporter;
+# --python adds GPUMON_PYTHON (the python3 on PATH, the pip torch's) and pybind11_DIR; other
+# arguments before -- are passed to cmake as they are (e.g. -DGPUMON_BUILD_BENCH=ON).
+# DEVDEPS: a folder with sqlite3/zstd headers and pkg-config files (.devdeps, carried: the
+# machine has the runtime libraries but not libsqlite3-dev/libzstd-dev); used when set, a folder,
+# and /usr/include/sqlite3.h is missing. Its libzstd.pc names /DEVDEPS_PLACEHOLDER, replaced here.
+# Needs log() and $res: the outputs go to $res/cmake.txt and $res/build.txt. On failure: logs
+# BUILD FAILED, prints both logs' tails and returns 1 (the caller exits).
+gpumon_build() {
+  local dir=$1
+  shift
+  local flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMON_BUILD_TESTS=OFF
+               -DGPUMON_WITH_EXPORTER=OFF)
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    if [ "$1" = --python ]; then
+      flags+=(-DGPUMON_PYTHON="$(command -v python3)"
+              -Dpybind11_DIR="$(python3 -m pybind11 --cmakedir 2>/dev/null)")
+    else
+      flags+=("$1")
+    fi
+    shift
+  done
+  [ $# -gt 0 ] && shift  # the --
+  if [ ! -f /usr/include/sqlite3.h ] && [ -n "${DEVDEPS:-}" ] && [ -d "$DEVDEPS" ]; then
+    sed -i "s|/DEVDEPS_PLACEHOLDER|$DEVDEPS|" "$DEVDEPS/lib/pkgconfig/libzstd.pc"
+    local l
+    for l in libzstd.so.1 libsqlite3.so.0; do  # the runtime libraries are there, only -dev is not
+      ln -sf "$(ldconfig -p | awk -v l=$l '$1 == l {print $NF; exit}')" "$DEVDEPS/lib/${l%.*}"
+    done
+    export PKG_CONFIG_PATH="$DEVDEPS/lib/pkgconfig"
+    flags+=(-DSQLite3_INCLUDE_DIR="$DEVDEPS/include" -DSQLite3_LIBRARY="$DEVDEPS/lib/libsqlite3.so")
+    log "using carried sqlite3/zstd headers"
+  fi
+  cmake -S "$PWD" -B "$dir" -G Ninja "${flags[@]}" >"$res/cmake.txt" 2>&1 &&
+    cmake --build "$dir" -j 16 --target "$@" >"$res/build.txt" 2>&1 ||
+    { log "BUILD FAILED"; tail -n 40 "$res/build.txt" "$res/cmake.txt"; return 1; }
+}
