@@ -2,6 +2,7 @@
 #include "diagnose/coverage.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace gpumon::diagnose {
 
@@ -47,11 +48,22 @@ std::vector<NotJudged> list_not_judged(const RunView& v, const Thresholds& t) {
                        " steps after the " + std::to_string(t.warmup_steps) + " warm-up steps"});
   // Host memory and CPU time come from the node's samples of the ranks (process_watcher.h).
   const auto& ps = run.process_samples;
-  if (ps.empty())
+  if (ps.empty()) {
+    // The node reads each connected rank once a second (node/process_watcher.h): ranks that
+    // were connected for less than that may never have been read.
+    std::int64_t first = INT64_MAX, last = INT64_MIN;
+    auto seen = [&](std::int64_t ms) { first = std::min(first, ms), last = std::max(last, ms); };
+    for (const auto& e : run.rank_events) seen(e.time_ms);
+    for (const auto& s : run.steps) seen(s.received_ms);  // connected, if no bye was recorded
+    const bool brief = first <= last && last - first < 2000;
     out.push_back({"host_memory_leak, cpu_straggler",
-                   "no process samples: the ranks' host memory and CPU time were not read (a "
-                   "recording made before gpumon sampled them, or ranks gpumon could not see)"});
-  else if (std::none_of(ps.begin(), ps.end(), [](const auto& p) { return p.pss_bytes; }))
+                   brief ? "no process samples: the ranks were connected for " +
+                               fmt((last - first) / 1000.0) +
+                               " s, and gpumon reads their host memory and CPU time once a second"
+                         : "no process samples: the ranks' host memory and CPU time were not "
+                           "read (a recording made before gpumon sampled them, or ranks gpumon "
+                           "could not see)"});
+  } else if (std::none_of(ps.begin(), ps.end(), [](const auto& p) { return p.pss_bytes; }))
     out.push_back({"host_memory_leak",
                    "host memory unreadable: /proc/PID/smaps_rollup and statm "
                    "could not be read"});

@@ -90,6 +90,13 @@ TEST(Coverage, WhatCouldNotRunIsListed) {
   add_gpu(unsampled, 0, 600);
   add_rank(unsampled, 10, 0, 1, 600, 0.1);
   EXPECT_TRUE(lists(run_diagnose(unsampled), "host_memory_leak", "no process samples"));
+  // ... and ranks connected for less than the node's one-second reading period say so.
+  RunData brief;
+  add_gpu(brief, 0, 30);
+  add_rank(brief, 10, 0, 1, 30, 0.02);
+  brief.rank_events.push_back(training::rank_event(kT0Ms, 10, 0, "hello", R"({"type":"hello"})"));
+  brief.rank_events.push_back(training::rank_event(kT0Ms + 660, 10, 0, "bye", R"({"type":"bye"})"));
+  EXPECT_TRUE(lists(run_diagnose(brief), "host_memory_leak", "connected for 0.7 s"));
   // A healthy, fully measured run lists nothing.
   RunData full;
   add_gpu(full, 0, 600);
