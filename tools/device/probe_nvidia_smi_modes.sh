@@ -18,6 +18,8 @@ redact=(-e 's/^$//')
 [[ $uuid =~ ^GPU-[0-9a-f-]+$ ]] &&
   redact+=(-e "s/$uuid/$fake_uuid/g" -e "s/${uuid#GPU-}/${fake_uuid#GPU-}/g")
 [[ $serial =~ ^[0-9A-Za-z]+$ ]] && redact+=(-e "s/$serial/$fake_serial/g")
+# -q's "GPU PDI" (the chip's platform data identifier) is as unique as the serial.
+redact+=(-e 's/\(GPU PDI *: \)0x[0-9a-fA-F]*/\10x5ca1ab1e00000000/')
 # run NAME ARGS...: nvidia-smi ARGS into NAME.txt with its exit status last, identifiers replaced.
 run() {
   local name=$1; shift
