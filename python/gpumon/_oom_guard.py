@@ -26,6 +26,7 @@ Not thread-safe: one training thread calls run().
 """
 
 import collections.abc
+import operator
 import traceback
 
 from gpumon import _oom
@@ -135,11 +136,17 @@ class OomGuard:
                        "no split is predicted" % (type(model).__name__, dist.get_world_size()))
             self._alone = True
             self._predict = predict = False
-        # BatchNorm's running statistics, put back after a failed attempt (found once).
+        # BatchNorm's running statistics, put back after a failed attempt (modules found once).
         norm = torch.nn.modules.batchnorm._BatchNorm
-        self._norms = [m for m in model.modules() if isinstance(m, norm)
-                       and m.track_running_stats and m.running_mean is not None]
-        self._norm_state = None
+        norms = [m for m in model.modules() if isinstance(m, norm)
+                 and m.track_running_stats and m.running_mean is not None]
+        # Where each statistic lives: read from the module's _buffers dict, not as an attribute
+        # (nn.Module.__getattr__ is a Python function: 159 reads of it cost ~75 us a step).
+        self._norms = [(m._buffers, name) for m in norms
+                       for name in ("running_mean", "running_var", "num_batches_tracked")
+                       if m._buffers.get(name) is not None]
+        self._norm_live = None   # the buffers saved before this step, as (live, saved) groups
+        self._norm_saved = None
         self._cuda = any(p.is_cuda for p in model.parameters())
         if memory_probe is None and self._cuda and predict:
             device = next(p.device for p in model.parameters() if p.is_cuda)
@@ -157,9 +164,7 @@ class OomGuard:
         when needed; returns the batch's loss (detached, weighted)."""
         step = self._steps
         if self._norms:
-            self._norm_state = [(m.running_mean.clone(), m.running_var.clone(),
-                                 None if m.num_batches_tracked is None
-                                 else m.num_batches_tracked.clone()) for m in self._norms]
+            self._save_norms()
         while True:
             loss, oom = self._attempt(batch, forward, self._micro)
             proposal = self._proposal(step, batch) if oom is None else None
@@ -240,15 +245,31 @@ class OomGuard:
                 self._zero_grad(set_to_none=True)
             else:
                 self._zero_grad()
-        if self._norm_state is not None:
+        if self._norm_saved is not None:
             with self._torch.no_grad():
-                for m, (mean, var, count) in zip(self._norms, self._norm_state):
-                    m.running_mean.copy_(mean)
-                    m.running_var.copy_(var)
-                    if count is not None:
-                        m.num_batches_tracked.copy_(count)
+                for live, saved in self._norm_saved:
+                    _copy_all(self._torch, live, saved)
         if self._cuda:
             self._torch.cuda.empty_cache()
+
+    def _save_norms(self):
+        """Copies the BatchNorm running statistics into buffers kept from step to step: one
+        fused copy per device and dtype where torch has _foreach_copy_ (a ResNet-50 has 53
+        such layers, 159 small tensors: cloning them cost a launch and an allocation each).
+        The buffers are made again when the module's tensors changed (model.to() replaces
+        them); holding the old ones keeps their ids from being reused meanwhile."""
+        live = [buffers[name] for buffers, name in self._norms]
+        known = self._norm_live
+        if known is None or not all(map(operator.is_, live, known)):
+            self._norm_live = live
+            groups = {}
+            for t in live:
+                if t is not None:  # a statistic set to None since: nothing to put back
+                    groups.setdefault((t.device, t.dtype), []).append(t)
+            self._norm_saved = [(ts, [t.detach().clone() for t in ts]) for ts in groups.values()]
+            return
+        for ts, saved in self._norm_saved:
+            _copy_all(self._torch, saved, ts)
 
     # Splitting -----------------------------------------------------------------------------
 
@@ -569,6 +590,15 @@ class OomGuard:
             else:
                 for b in buffers:
                     dist.broadcast(b, src=0, group=group)
+
+
+def _copy_all(torch, dst, src):
+    """dst[i].copy_(src[i]) for all i: one fused copy where torch has _foreach_copy_ (2.1+)."""
+    if hasattr(torch, "_foreach_copy_"):
+        torch._foreach_copy_(dst, src)
+    else:
+        for d, s in zip(dst, src):
+            d.copy_(s)
 
 
 def _takes(fn, name):

@@ -571,6 +571,51 @@ def test_batchnorm_running_statistics_are_those_of_the_micro_batches_that_passed
     assert torch.allclose(got.running_var, want.running_var, rtol=0, atol=1e-7)
 
 
+def test_batchnorm_statistics_are_put_back_after_steps_and_a_dtype_change():
+    # The saved copies are kept from step to step; model.double() replaces the buffers, and the
+    # guard must save the new ones, not copy into the old.
+    class BackwardOom(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
+
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3),
+                                   torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
+
+    xs = [torch.randn(8, 3, dtype=torch.float64) for _ in range(4)]
+    model = net()
+    guard = gpumon.Monitor().oom_guard(model)
+
+    def forward(mb, oom_above=8):
+        out = (model(mb.to(next(model.parameters()).dtype)) ** 2).mean()
+        return BackwardOom.apply(out) if mb.shape[0] > oom_above else out
+
+    guard.run(xs[0].float(), forward)
+    guard.run(xs[1].float(), forward)
+    model.double()
+    guard.run(xs[2], forward)
+    guard.run(xs[3], lambda mb: forward(mb, oom_above=4))  # splits into two halves of 4
+    assert guard.micro_batch_size == 4
+    ref = net()
+    ref(xs[0].float())
+    ref(xs[1].float())
+    ref.double()
+    ref(xs[2])
+    for mb in xs[3].split(4):
+        ref(mb)
+    for got, want in ((model[1], ref[1]), (model[3], ref[3])):
+        assert int(got.num_batches_tracked) == int(want.num_batches_tracked) == 5
+        assert got.running_mean.dtype == torch.float64
+        assert torch.allclose(got.running_mean, want.running_mean, rtol=0, atol=1e-12)
+        assert torch.allclose(got.running_var, want.running_var, rtol=0, atol=1e-12)
+
+
 def test_weight_makes_token_mean_losses_the_full_batch_s(monkeypatch):
     # A token-mean loss (labels -100 ignored, as transformers' losses): micro-batches weighted
     # by their labelled tokens give the full batch's token mean; by samples they would not.

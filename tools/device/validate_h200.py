@@ -325,7 +325,7 @@ def main():
     s.add_argument("--out", required=True)
     s.add_argument("--include", action="append", default=[],
                    help="NAME=FILE.json: that JSON under NAME in the summary")
-    s.add_argument("recordings", nargs="+", help="NAME=FILE.gpumon")
+    s.add_argument("recordings", nargs="*", help="NAME=FILE.gpumon")
     a = p.parse_args()
     {"strip": cmd_strip, "leak": cmd_leak, "crash": cmd_crash,
      "summarize": cmd_summarize}[a.cmd](a)

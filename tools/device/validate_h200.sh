@@ -11,11 +11,13 @@
 #   3. crash findings: a run that raises at step 30 (run_failed) and one that SIGKILLs itself
 #      at step 30 (validate_h200.py crash), doctor text and JSON of each
 #   4. the OOM guard's cost with 53 BatchNorm layers and with none (bench/oom_guard_overhead.py
-#      --device cuda --norms 53 / 0, --blocks OVERHEAD_BLOCKS, default 12, to fit the time)
+#      --device cuda --norms 53 / 0, --blocks OVERHEAD_BLOCKS, default 12, to fit the time), and
+#      on a ResNet-50 (--model resnet50, batch 64, 224x224, --steps RESNET_STEPS, default 10)
 # Recordings: h200-zero-code-{plain,lightning}-{explicit,auto}.gpumon, h200-memory-capture.gpumon,
 # h200-crash-exception.gpumon, h200-crash-sigkill.gpumon; each with NAME.txt (its output and the
 # recorder's log), NAME.doctor.txt and .doctor.json; all of it summed up in summary.json.
-# Results go to $OUT/results.tgz. Each part's time limit is cut to what is left of
+# VALIDATE_PARTS: the parts to run, of "zero-code memory crash overhead" (default: all of them);
+# OVERHEAD_SECONDS: each overhead run's time limit (default 150). Results go to $OUT/results.tgz. Each part's time limit is cut to what is left of
 # VALIDATE_SECONDS (default 450, counted from the start, build included).
 # DEVDEPS: see build_env.sh (carry .devdeps).
 # Dry run without a GPU: VALIDATE_NO_BUILD=1 GPUMON_BINARY=build/gpumon VALIDATE_DEVICE=cpu
@@ -72,7 +74,7 @@ rec() {
 }
 # overhead NAME ARGS...: bench/oom_guard_overhead.py on CUDA into overhead-NAME.json.
 overhead() {
-  local name=$1 limit; limit=$(lim 150); shift
+  local name=$1 limit; limit=$(lim "${OVERHEAD_SECONDS:-150}"); shift
   log "overhead $name (limit ${limit} s)"
   local t0=$SECONDS
   timeout "$limit" "$py" bench/oom_guard_overhead.py --device "$dev" --blocks "${OVERHEAD_BLOCKS:-12}" \
@@ -80,34 +82,48 @@ overhead() {
   log "  $name: exit $? in $((SECONDS - t0)) s: $(tail -c 600 "$res/overhead-$name.txt" | tr '\n' ' ')"
 }
 
+parts=" ${VALIDATE_PARTS:-zero-code memory crash overhead} "
+want() { [[ $parts == *" $1 "* ]]; }
+
 # 1. zero-code against the instrumented example: plain now, Lightning at the end.
+if want zero-code; then
 zc=/tmp/gpumon-validate-zc; rm -rf "$zc"; mkdir -p "$zc"
 "$py" $v strip examples/train_plain.py "$zc/train_plain.py" >>"$res/log.txt" 2>&1 || log "strip train_plain FAILED"
 "$py" $v strip examples/train_lightning.py "$zc/train_lightning.py" >>"$res/log.txt" 2>&1 || log "strip train_lightning FAILED"
 cp "$zc"/*.py "$res/" 2>/dev/null  # the stripped copies, for the record
 rec h200-zero-code-plain-explicit 60 "$py" examples/train_plain.py --device "$dev" --steps 300
 rec h200-zero-code-plain-auto 60 "$py" "$zc/train_plain.py" --device "$dev" --steps 300
+fi
 
 # 2. the memory capture.
+if want memory; then
 rm -rf "$res/memcap" "$res/memcap-html"
 rec h200-memory-capture 80 "$py" $v leak --device "$dev" --dir "$res/memcap" \
   --html-dir "$res/memcap-html" --out "$res/memory-capture.json"
 log "  capture files: $(ls -l "$res/memcap" 2>/dev/null | tail -n +2 | awk '{print $5, $NF}' | tr '\n' ' ')"
 grep -i -E "memory_leak|oom_forecast|memory_captured|allocator state" "$res/h200-memory-capture.txt" | head -8 >>"$res/log.txt"
+fi
 
 # 3. crash findings.
+if want crash; then
 rec h200-crash-exception 60 "$py" $v crash --how exception --at 30 --device "$dev"
 rec h200-crash-sigkill 60 "$py" $v crash --how sigkill --at 30 --device "$dev"
 for k in exception sigkill; do
   log "  crash-$k doctor: $(grep -i -A2 run_failed "$res/h200-crash-$k.doctor.txt" | head -3 | tr '\n' ' ' | head -c 400)"
 done
+fi
 
 # 4. the OOM guard's cost with BatchNorm layers (their running statistics saved each step).
-overhead norms53 --norms 53
-overhead norms0 --norms 0
+if want overhead; then
+  overhead norms53 --norms 53
+  overhead norms0 --norms 0
+  overhead resnet50 --model resnet50 --steps "${RESNET_STEPS:-10}"
+fi
 
 # 1 again: Lightning, as the time allows.
-if [ "$(lim 90)" -ge 60 ]; then
+if ! want zero-code; then
+  :
+elif [ "$(lim 90)" -ge 60 ]; then
   rec h200-zero-code-lightning-explicit 45 "$py" examples/train_lightning.py --device "$dev" --steps 200
   rec h200-zero-code-lightning-auto 45 "$py" "$zc/train_lightning.py" --device "$dev" --steps 200
 else
@@ -119,6 +135,7 @@ timeout "$(lim 60)" "$py" $v summarize --out "$res/summary.json" \
   --include "memory_capture=$res/memory-capture.json" \
   --include "overhead_norms53=$res/overhead-norms53.json" \
   --include "overhead_norms0=$res/overhead-norms0.json" \
+  --include "overhead_resnet50=$res/overhead-resnet50.json" \
   "${recs[@]}" >"$res/summary.txt" 2>&1
 log "  $(head -c 3000 "$res/summary.txt")"
 log "done in ${SECONDS} s"
