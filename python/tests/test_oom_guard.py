@@ -540,16 +540,20 @@ def test_under_torch_distributed_without_ddp_every_oom_is_raised(monkeypatch):
     assert guard.micro_batch_size is None and len(guard.actions) == 1
 
 
+class BackwardOom(torch.autograd.Function):
+    """Passes its input on; its backward runs out of memory (an OOM after the forward has
+    updated BatchNorm's running statistics)."""
+
+    @staticmethod
+    def forward(ctx, t):
+        return t.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
+
+
 def test_batchnorm_running_statistics_are_those_of_the_micro_batches_that_passed():
-    class BackwardOom(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
-
     def net():
         torch.manual_seed(0)
         return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3))
@@ -574,15 +578,6 @@ def test_batchnorm_running_statistics_are_those_of_the_micro_batches_that_passed
 def test_batchnorm_statistics_are_put_back_after_steps_and_a_dtype_change():
     # The saved copies are kept from step to step; model.double() replaces the buffers, and the
     # guard must save the new ones, not copy into the old.
-    class BackwardOom(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t.clone()
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise torch.cuda.OutOfMemoryError(OOM_MESSAGE)
-
     def net():
         torch.manual_seed(0)
         return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.BatchNorm1d(3),

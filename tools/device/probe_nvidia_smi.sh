@@ -55,14 +55,7 @@ all=$(IFS=,; echo "${fields[*]}")
   echo "### compute-apps idle"; nvidia-smi --query-compute-apps=pid,process_name,gpu_uuid,gpu_bus_id,used_memory,gpu_name,gpu_serial --format=csv 2>&1; echo "rc=$?"
 } >"$out/cases.txt"
 # A PyTorch process holding memory, for --query-compute-apps.
-python3 - <<'PY' &
-import torch, time
-x = torch.empty(3 * 1024**3, dtype=torch.uint8, device="cuda")
-y = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-t = time.time()
-while time.time() - t < 8:
-    (y @ y).sum().item()
-PY
+python3 "$(dirname "$0")/busy_gpu.py" 8 &
 pid=$!
 sleep 5
 {

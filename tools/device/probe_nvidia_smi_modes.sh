@@ -49,14 +49,7 @@ for f in "${extra[@]}"; do
 done
 run fields-extra --query-gpu="$(IFS=,; echo "${extra[*]}")" --format=csv
 # pmon and dmon beside a PyTorch process that holds memory and keeps the SMs busy.
-python3 - <<'PY' &
-import torch, time
-x = torch.empty(3 * 1024**3, dtype=torch.uint8, device="cuda")
-y = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-t = time.time()
-while time.time() - t < 12:
-    (y @ y).sum().item()
-PY
+python3 "$(dirname "$0")/busy_gpu.py" 12 &
 pid=$!
 sleep 5
 run pmon-busy pmon -c 3
