@@ -103,6 +103,26 @@ def static_facts(rec, nvml, handle, index, keep_ids):
         unsupported.append("ecc_mode")
     put("power_limit_mw", "nvmlDeviceGetPowerManagementLimit",
         nvml.nvmlDeviceGetPowerManagementLimit)
+    if put("vbios_version", "nvmlDeviceGetVbiosVersion", nvml.nvmlDeviceGetVbiosVersion,
+           convert=text) == NOT_SUPPORTED:
+        unsupported.append("vbios_version")
+    if put("compute_mode", "nvmlDeviceGetComputeMode", nvml.nvmlDeviceGetComputeMode,
+           convert=int) == NOT_SUPPORTED:
+        unsupported.append("compute_mode")
+    mig, err = rec.try_call("nvmlDeviceGetMigMode", nvml.nvmlDeviceGetMigMode, handle)
+    if err is None:
+        dev["mig_mode_current"] = mig[0] == 1  # NVML_DEVICE_MIG_ENABLE
+        dev["mig_mode_pending"] = mig[1] == 1
+    elif err == NOT_SUPPORTED:
+        unsupported.append("mig_mode")
+    pcie_errors = [
+        put(key, symbol, getattr(nvml, symbol))
+        for key, symbol in (("pcie_link_gen_max", "nvmlDeviceGetMaxPcieLinkGeneration"),
+                            ("pcie_link_gen_gpu_max", "nvmlDeviceGetGpuMaxPcieLinkGeneration"),
+                            ("pcie_link_width_max", "nvmlDeviceGetMaxPcieLinkWidth"))
+        if hasattr(nvml, symbol)]
+    if NOT_SUPPORTED in pcie_errors:
+        unsupported.append("pcie_link")
     return dev, unsupported
 
 

@@ -27,7 +27,7 @@ HAVE_FAKE = os.path.exists(os.path.join(FAKE_DIR, "libnvidia-ml.so.1"))
 
 
 class StubNvml:
-    """Just enough of pynvml for capture(): one GPU whose fan and ECC are not supported and
+    """Just enough of pynvml for capture(): one GPU whose fan, ECC and MIG are not supported and
     whose power draw answers NO_PERMISSION; one process that appears after the first sample."""
 
     NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
@@ -69,6 +69,12 @@ class StubNvml:
     def nvmlDeviceGetPersistenceMode(self, h): return 1
     def nvmlDeviceGetEccMode(self, h): self.fail(3)
     def nvmlDeviceGetPowerManagementLimit(self, h): return 700000
+    def nvmlDeviceGetVbiosVersion(self, h): return b"96.00.A5.00.1A"
+    def nvmlDeviceGetComputeMode(self, h): return 3
+    def nvmlDeviceGetMigMode(self, h): self.fail(3)
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h): return 5
+    def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h): return 5
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h): return 16
     def nvmlDeviceGetUtilizationRates(self, h):
         self.samples += 1
         return types.SimpleNamespace(gpu=90 + self.samples % 2, memory=40)
@@ -110,7 +116,12 @@ class ConversionTest(unittest.TestCase):
         self.assertEqual(dev["memory_reserved_bytes"], 10)
         self.assertEqual(dev["unsupported"], ["ecc_corrected_volatile", "ecc_mode",
                                               "ecc_uncorrected_volatile", "fan_speed_pct",
-                                              "power_instant_mw"])
+                                              "mig_mode", "power_instant_mw"])
+        self.assertEqual(dev["vbios_version"], "96.00.A5.00.1A")
+        self.assertEqual(dev["compute_mode"], 3)
+        self.assertNotIn("mig_mode_current", dev)
+        self.assertEqual((dev["pcie_link_gen_max"], dev["pcie_link_gen_gpu_max"],
+                          dev["pcie_link_width_max"]), (5, 5, 16))
         self.assertEqual(dev["errors"], [{"field": "power_draw_mw", "error": "NO_PERMISSION"}])
         f = dev["fields"]
         self.assertEqual(f["memory_used_bytes"], 500)

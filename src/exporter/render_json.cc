@@ -148,6 +148,13 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
     g["max_graphics_clock_mhz"] = or_null(d.max_graphics_clock_mhz);
     g["persistence_mode"] = or_null(d.persistence_mode);
     g["ecc_enabled"] = or_null(d.ecc_enabled);
+    g["vbios_version"] = text_or_null(d.vbios_version);
+    g["compute_mode"] = or_null(d.compute_mode);
+    g["mig_mode_current"] = or_null(d.mig_mode_current);
+    g["mig_mode_pending"] = or_null(d.mig_mode_pending);
+    g["pcie_link_gen_max"] = or_null(d.pcie_link_gen_max);
+    g["pcie_link_gen_gpu_max"] = or_null(d.pcie_link_gen_gpu_max);
+    g["pcie_link_width_max"] = or_null(d.pcie_link_width_max);
     gpus.push_back(std::move(g));
   }
   o["gpus"] = std::move(gpus);

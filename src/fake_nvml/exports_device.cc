@@ -160,6 +160,53 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device
   });
 }
 
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version,
+                                                          unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetVbiosVersion), device, Field::kVbiosVersion,
+                     version, length, &gpumon::fake::DeviceSpec::vbios_version);
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device,
+                                                         nvmlComputeMode_t* mode) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetComputeMode);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kComputeMode, symbol, t);
+    if (rc == NVML_SUCCESS) *mode = static_cast<nvmlComputeMode_t>(d.spec->compute_mode);
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current,
+                                                     unsigned int* pending) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMigMode);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (current == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kMigMode, symbol, t);
+    if (rc == NVML_SUCCESS) {
+      *current = d.spec->mig_mode_current ? 1U : 0U;
+      *pending = d.spec->mig_mode_pending ? 1U : 0U;
+    }
+    return rc;
+  });
+}
+
+// The PCIe link calls share one scenario fact, "pcie_link".
+#define GPUMON_FAKE_PCIE_LINK(symbol, member)                                      \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int* out) { \
+    const int id = GPUMON_FAKE_SYM(symbol);                                        \
+    return device_call(id, device, [&](DeviceState& d, double t) {                 \
+      if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                      \
+      const nvmlReturn_t rc = d.check(Field::kPcieLink, id, t);                    \
+      if (rc == NVML_SUCCESS) *out = d.spec->member;                               \
+      return rc;                                                                   \
+    });                                                                            \
+  }
+GPUMON_FAKE_PCIE_LINK(nvmlDeviceGetMaxPcieLinkGeneration, pcie_link_gen_max)
+GPUMON_FAKE_PCIE_LINK(nvmlDeviceGetGpuMaxPcieLinkGeneration, pcie_link_gen_gpu_max)
+GPUMON_FAKE_PCIE_LINK(nvmlDeviceGetMaxPcieLinkWidth, pcie_link_width_max)
+#undef GPUMON_FAKE_PCIE_LINK
+
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device,
                                                            nvmlMemory_v2_t* mem) {
   if (mem != nullptr && mem->version != gpumon::nvml::kMemoryV2Version) {

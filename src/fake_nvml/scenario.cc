@@ -42,6 +42,10 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "samples",
     "events",
     "process_utilization",
+    "vbios_version",
+    "compute_mode",
+    "mig_mode",
+    "pcie_link",
 };
 
 }  // namespace

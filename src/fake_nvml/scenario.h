@@ -55,6 +55,10 @@ enum class Field : std::uint8_t {
   kSamples,
   kEvents,
   kProcessUtilization,
+  kVbiosVersion,
+  kComputeMode,
+  kMigMode,
+  kPcieLink,  ///< every PCIe link generation and width call
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieRxKbPerS) + 1;
@@ -148,6 +152,10 @@ struct DeviceSpec {
   unsigned max_sm_clock_mhz = 1980, max_mem_clock_mhz = 3201, max_graphics_clock_mhz = 1980;
   bool persistence_mode = true;
   bool ecc_enabled = true;
+  std::string vbios_version = "96.00.A5.00.1A";
+  unsigned compute_mode = 0;  ///< nvmlComputeMode_t: 0 Default, 1 Exclusive_Thread, ...
+  bool mig_mode_current = false, mig_mode_pending = false;
+  unsigned pcie_link_gen_max = 5, pcie_link_gen_gpu_max = 5, pcie_link_width_max = 16;
   unsigned power_limit_mw = 700000;
   double energy_at_start_mj = 0;
 

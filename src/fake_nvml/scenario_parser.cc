@@ -85,6 +85,13 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "max_graphics_clock_mhz",
                    "persistence_mode",
                    "ecc_enabled",
+                   "vbios_version",
+                   "compute_mode",
+                   "mig_mode_current",
+                   "mig_mode_pending",
+                   "pcie_link_gen_max",
+                   "pcie_link_gen_gpu_max",
+                   "pcie_link_width_max",
                    "power_limit_mw",
                    "energy_at_start_mj",
                    "fields",
@@ -126,6 +133,17 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   }
   if (auto v = n.get("persistence_mode")) d.persistence_mode = v->boolean();
   if (auto v = n.get("ecc_enabled")) d.ecc_enabled = v->boolean();
+  if (auto v = n.get("vbios_version")) d.vbios_version = v->string(31);
+  if (auto v = n.get("compute_mode")) d.compute_mode = static_cast<unsigned>(v->uint(3));
+  if (auto v = n.get("mig_mode_current")) d.mig_mode_current = v->boolean();
+  if (auto v = n.get("mig_mode_pending")) d.mig_mode_pending = v->boolean();
+  if (auto v = n.get("pcie_link_gen_max")) d.pcie_link_gen_max = static_cast<unsigned>(v->uint(16));
+  if (auto v = n.get("pcie_link_gen_gpu_max")) {
+    d.pcie_link_gen_gpu_max = static_cast<unsigned>(v->uint(16));
+  }
+  if (auto v = n.get("pcie_link_width_max")) {
+    d.pcie_link_width_max = static_cast<unsigned>(v->uint(32));
+  }
   if (auto v = n.get("power_limit_mw"))
     d.power_limit_mw = static_cast<unsigned>(v->uint(100000000));
   if (auto v = n.get("energy_at_start_mj")) d.energy_at_start_mj = v->number(0, 1e18);

@@ -28,6 +28,15 @@ struct DeviceStatic {
   Reading<unsigned> max_graphics_clock_mhz;
   Reading<bool> persistence_mode;
   Reading<bool> ecc_enabled;
+  Reading<std::string> vbios_version;  ///< "96.00.A5.00.1A"
+  Reading<unsigned> compute_mode;      ///< nvmlComputeMode_t: 0 Default ... 3 Exclusive_Process
+  Reading<bool> mig_mode_current;      ///< kNotSupported on a GPU without MIG
+  Reading<bool> mig_mode_pending;      ///< the MIG mode after the next GPU reset
+  /// The highest PCIe generation of this GPU in this system (the lower of GPU and host), and of
+  /// the GPU alone; the widest link (lanes).
+  Reading<unsigned> pcie_link_gen_max;
+  Reading<unsigned> pcie_link_gen_gpu_max;
+  Reading<unsigned> pcie_link_width_max;
   /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-
   /// HandleByIndex answered no permission, a driver error, ...): NVML's words for it
   /// ("Insufficient Permissions"). Its readings are then missing for that reason.

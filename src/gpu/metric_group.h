@@ -28,9 +28,10 @@ enum class MetricGroup : std::uint32_t {
   kFan = 1U << 12,
   kClockEvents = 1U << 13,
   kEcc = 1U << 14,  ///< ecc_{corrected,uncorrected}_volatile
-  /// Not a reading: the slow static facts of DeviceStatic (max clocks, persistence and ECC
-  /// modes; about 11 ms per H200). They are read once, by the first sample() that asks for
-  /// them; until then device() reports them as kNotAvailable. Asking again costs nothing.
+  /// Not a reading: the slow static facts of DeviceStatic (max clocks, persistence, ECC,
+  /// compute and MIG modes, VBIOS, PCIe link maxima; about 11 ms per H200). They are read once, by
+  /// the first sample() that asks for them; until then device() reports them as kNotAvailable.
+  /// Asking again costs nothing.
   kStaticDetails = 1U << 15,
 };
 

@@ -174,7 +174,8 @@ void NvmlBackend::read_static(Device& d) {
 }
 
 // The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
-// ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap.
+// ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap. The VBIOS,
+// compute and MIG modes and the PCIe maxima come with them.
 void NvmlBackend::read_static_details(Device& d) {
   const auto& fn = lib_->fn();
   nvmlDevice_t h = d.handle;
@@ -196,6 +197,28 @@ void NvmlBackend::read_static_details(Device& d) {
   } else {
     d.info.ecc_enabled = Reading<bool>::missing(Missing::kNotSupported);
   }
+  d.info.vbios_version =
+      read_string(fn.device_get_vbios_version, h, nvml::kDeviceVbiosVersionBufferSize);
+  if (auto mode = read_value<nvmlComputeMode_t>(fn.device_get_compute_mode, h)) {
+    d.info.compute_mode = static_cast<unsigned>(*mode);
+  } else {
+    d.info.compute_mode = Reading<unsigned>::missing(mode.why());
+  }
+  if (fn.device_get_mig_mode != nullptr) {
+    unsigned current = 0, pending = 0;
+    const nvmlReturn_t rc = fn.device_get_mig_mode(h, &current, &pending);
+    d.info.mig_mode_current = rc == NVML_SUCCESS ? Reading<bool>(current == nvml::kDeviceMigEnable)
+                                                 : Reading<bool>::missing(missing_from(rc));
+    d.info.mig_mode_pending = rc == NVML_SUCCESS ? Reading<bool>(pending == nvml::kDeviceMigEnable)
+                                                 : Reading<bool>::missing(missing_from(rc));
+  } else {
+    d.info.mig_mode_current = d.info.mig_mode_pending =
+        Reading<bool>::missing(Missing::kNotSupported);
+  }
+  d.info.pcie_link_gen_max = read_value<unsigned>(fn.device_get_max_pcie_link_generation, h);
+  d.info.pcie_link_gen_gpu_max =
+      read_value<unsigned>(fn.device_get_gpu_max_pcie_link_generation, h);
+  d.info.pcie_link_width_max = read_value<unsigned>(fn.device_get_max_pcie_link_width, h);
 }
 
 Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {

@@ -87,6 +87,13 @@ TEST(NvmlBackend, StaticInfoOfTheDemo) {
     EXPECT_EQ(d.pci_device_id.value_or(0), 0x233510DEU);
     EXPECT_TRUE(d.persistence_mode.value_or(false));
     EXPECT_TRUE(d.ecc_enabled.value_or(false));
+    EXPECT_EQ(d.vbios_version.value_or(""), "96.00.A5.00.1A");
+    EXPECT_EQ(d.compute_mode.value_or(99), 0U);
+    EXPECT_FALSE(d.mig_mode_current.value_or(true));
+    EXPECT_FALSE(d.mig_mode_pending.value_or(true));
+    EXPECT_EQ(d.pcie_link_gen_max.value_or(0), 5U);
+    EXPECT_EQ(d.pcie_link_gen_gpu_max.value_or(0), 5U);
+    EXPECT_EQ(d.pcie_link_width_max.value_or(0), 16U);
     EXPECT_EQ(d.serial.value_or("").size(), 13U);
     uuids.insert(d.uuid.value_or(""));
   }
@@ -182,6 +189,10 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
   EXPECT_TRUE(s.fan_speed_pct.has_value());
   EXPECT_TRUE(s.temperature_gpu_c.has_value());
   EXPECT_FALSE(b->device(0).ecc_enabled.has_value());
+  // No MIG on a GeForce: NOT_SUPPORTED, never "Disabled".
+  EXPECT_EQ(b->device(0).mig_mode_current.why(), Missing::kNotSupported);
+  EXPECT_EQ(b->device(0).mig_mode_pending.why(), Missing::kNotSupported);
+  EXPECT_EQ(b->device(0).pcie_link_gen_max.value_or(0), 4U);
   for (Missing why :
        {s.ecc_corrected_volatile.why(), s.ecc_uncorrected_volatile.why(), s.energy_mj.why()}) {
     EXPECT_EQ(why, Missing::kNotSupported);

@@ -77,6 +77,13 @@ typedef enum nvmlEnableState_enum {
   NVML_FEATURE_ENABLED = 1
 } nvmlEnableState_t;
 
+typedef enum nvmlComputeMode_enum {
+  NVML_COMPUTEMODE_DEFAULT = 0,
+  NVML_COMPUTEMODE_EXCLUSIVE_THREAD = 1,
+  NVML_COMPUTEMODE_PROHIBITED = 2,
+  NVML_COMPUTEMODE_EXCLUSIVE_PROCESS = 3
+} nvmlComputeMode_t;
+
 typedef enum nvmlValueType_enum {
   NVML_VALUE_TYPE_DOUBLE = 0,
   NVML_VALUE_TYPE_UNSIGNED_INT = 1,
@@ -257,6 +264,10 @@ inline constexpr unsigned kDeviceSerialBufferSize = 30;
 inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
 inline constexpr unsigned kSystemNvmlVersionBufferSize = 80;
 inline constexpr unsigned kProcessNameBufferSize = 1024;
+inline constexpr unsigned kDeviceVbiosVersionBufferSize = 32;
+
+/// nvmlDeviceGetMigMode's current and pending modes (NVML_DEVICE_MIG_ENABLE / _DISABLE).
+inline constexpr unsigned kDeviceMigEnable = 1;
 
 // Field ids for nvmlDeviceGetFieldValues.
 inline constexpr unsigned kFiDevMemoryTemp = 82;

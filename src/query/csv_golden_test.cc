@@ -18,7 +18,7 @@ const std::string kCaptures = std::string(GPUMON_SOURCE_DIR) + "/testdata/nvidia
 
 // nvidia-smi fields gpumon does not provide (documented in docs/query.md).
 bool unsupported(const std::string& field) {
-  return field == "power.draw.average" || field == "compute_mode";
+  return field == "power.draw.average";
 }
 
 struct Block {
@@ -85,6 +85,60 @@ TEST(CsvGolden, EveryCapturedFieldInEveryFormatVariant) {
   EXPECT_GE(compared, 160);
 }
 
+// testdata/nvidia-smi/h200/modes/field-F.txt (csv) and field-F-nounits.txt
+// (csv,noheader,nounits), without their closing "rc=N" line.
+std::string mode_capture(const std::string& name) {
+  std::ifstream in(kCaptures + "modes/" + name);
+  EXPECT_TRUE(in) << "missing " << kCaptures + "modes/" + name;
+  std::string text, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("rc=", 0) == 0) break;
+    text += line + "\n";
+  }
+  return text;
+}
+
+TEST(CsvGolden, ExtraFieldsEachAlone) {
+  for (const char* field : {"vbios_version", "compute_mode", "mig.mode.current", "mig.mode.pending",
+                            "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.width.max"}) {
+    auto backend = std::shared_ptr<TestBackend>(h200_backend());
+    const std::string query = std::string("--query-gpu=") + field;
+    RunResult r = run_query({query, "--format=csv"}, backend);
+    EXPECT_EQ(r.rc, 0) << field;
+    EXPECT_EQ(r.out, mode_capture(std::string("field-") + field + ".txt")) << field;
+    r = run_query({query, "--format=csv,noheader,nounits"}, backend);
+    EXPECT_EQ(r.out, mode_capture(std::string("field-") + field + "-nounits.txt")) << field;
+  }
+}
+
+// Every nvidia-smi compute mode in nvidia-smi's words; a fact NVML could not give is its reason,
+// never 0 or "Disabled" (a GPU without MIG reads [N/A], as nvidia-smi prints it).
+TEST(CsvGolden, ComputeModesAndMissingStaticFacts) {
+  const char* names[] = {"Default", "Exclusive_Thread", "Prohibited", "Exclusive_Process"};
+  for (unsigned mode = 0; mode < 4; ++mode) {
+    auto backend = std::shared_ptr<TestBackend>(h200_backend());
+    backend->statics[0].compute_mode = mode;
+    EXPECT_EQ(run_query({"--query-gpu=compute_mode", "--format=csv,noheader"}, backend).out,
+              std::string(names[mode]) + "\n");
+  }
+  auto backend = std::shared_ptr<TestBackend>(h200_backend());
+  DeviceStatic& d = backend->statics[0];
+  d.mig_mode_current = d.mig_mode_pending = Reading<bool>::missing(Missing::kNotSupported);
+  d.vbios_version = Reading<std::string>::missing(Missing::kNotSupported);
+  d.compute_mode = Reading<unsigned>::missing(Missing::kNoPermission);
+  d.pcie_link_gen_max = d.pcie_link_gen_gpu_max = d.pcie_link_width_max =
+      Reading<unsigned>::missing(Missing::kNotSupported);
+  const RunResult r = run_query({"--query-gpu=mig.mode.current,mig.mode.pending,vbios_version,"
+                                 "compute_mode,pcie.link.gen.max,pcie.link.gen.gpumax,"
+                                 "pcie.link.width.max",
+                                 "--format=csv,noheader"},
+                                backend);
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out,
+            "[N/A], [N/A], [Not Supported], [Insufficient Permissions], [Not Supported], "
+            "[Not Supported], [Not Supported]\n");
+}
+
 // Drops the columns of fields gpumon does not provide from a captured header + row.
 std::string without_unsupported(const std::string& output) {
   std::istringstream in(output);
@@ -121,7 +175,7 @@ const std::string kAllFields =
     "clocks_event_reasons.active,clocks_throttle_reasons.active,"
     "clocks_event_reasons.sw_power_cap,clocks_event_reasons.hw_thermal_slowdown,"
     "ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,"
-    "ecc.mode.current,persistence_mode,count,pci.device_id";
+    "ecc.mode.current,persistence_mode,count,pci.device_id,compute_mode";
 
 std::map<std::string, Block> by_title(const std::string& file) {
   std::map<std::string, Block> out;

@@ -18,6 +18,19 @@ Cell device_id_hex(const S& s) {
                  [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
 }
 
+// nvidia-smi's words for nvmlComputeMode_t.
+Cell compute_mode_name(const S& s) {
+  return to_cell(s.device.compute_mode, [](unsigned mode) -> std::string {
+    switch (mode) {
+      case 0: return "Default";
+      case 1: return "Exclusive_Thread";
+      case 2: return "Prohibited";
+      case 3: return "Exclusive_Process";
+    }
+    return "Unknown";
+  });
+}
+
 // One function per clock-event reason bit, so each table row stays a plain function pointer.
 template <std::uint64_t Bit>
 Cell reason_active(const S& s) {
@@ -57,6 +70,27 @@ std::vector<GpuField> make_gpu_fields() {
     {{"persistence_mode", {}, "", "", Style::kEnabled,
       "Whether the driver stays loaded with no client (Enabled / Disabled; read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.persistence_mode); }},
+    {{"vbios_version", {}, "", "", Style::kPlain, "Version of the GPU board's BIOS (read at start)."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.vbios_version); }},
+    {{"compute_mode", {}, "", "", Style::kPlain,
+      "Who may create CUDA contexts: Default, Exclusive_Process, Prohibited (read at start)."},
+     G::kStaticDetails, compute_mode_name},
+    {{"mig.mode.current", {}, "", "", Style::kEnabled,
+      "Whether MIG mode is on now (Enabled / Disabled; [N/A] without MIG; read at start).",
+      true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.mig_mode_current); }},
+    {{"mig.mode.pending", {}, "", "", Style::kEnabled,
+      "The MIG mode the GPU will run in after its next reset (read at start).", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.mig_mode_pending); }},
+    {{"pcie.link.gen.max", {}, "", "", Style::kPlain,
+      "Highest PCIe generation in this system: the GPU's or the host's, whichever is lower."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.pcie_link_gen_max); }},
+    {{"pcie.link.gen.gpumax", {}, "", "", Style::kPlain,
+      "Highest PCIe generation the GPU supports (read at start)."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.pcie_link_gen_gpu_max); }},
+    {{"pcie.link.width.max", {}, "", "", Style::kPlain,
+      "Widest PCIe link of this GPU in this system, in lanes (read at start)."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.pcie_link_width_max); }},
     {{"fan.speed", {}, "%", "%", Style::kPlain,
       "Fan speed the driver asks for, in percent of maximum. Passively cooled boards have none.",
       true},

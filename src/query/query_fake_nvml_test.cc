@@ -168,6 +168,82 @@ TEST_F(FakeNvml, H200MatchesTheCaptureByteForByte) {
                        tail);
 }
 
+// The --query-gpu fields of testdata/nvidia-smi/h200/modes/fields-extra.txt that gpumon provides,
+// with the fake's default H200 facts: nvidia-smi's bytes, csv and csv,noheader,nounits.
+const std::vector<std::string> kExtraFields = {
+    "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.width.max", "compute_mode",
+    "mig.mode.current",  "mig.mode.pending",     "vbios_version"};
+
+// Splits a CSV line at nvidia-smi's ", ".
+std::vector<std::string> cells_of(const std::string& line) {
+  std::vector<std::string> cells;
+  std::size_t start = 0;
+  for (std::size_t at; (at = line.find(", ", start)) != std::string::npos; start = at + 2) {
+    cells.push_back(line.substr(start, at - start));
+  }
+  cells.push_back(line.substr(start));
+  return cells;
+}
+
+std::string joined(const std::vector<std::string>& cells) {
+  std::string out;
+  for (const std::string& c : cells) out += (out.empty() ? "" : ", ") + c;
+  return out;
+}
+
+TEST_F(FakeNvml, ExtraFieldsMatchTheCaptureByteForByte) {
+  std::ifstream in(std::string(GPUMON_SOURCE_DIR) +
+                   "/testdata/nvidia-smi/h200/modes/fields-extra.txt");
+  std::string header_line, value_line;
+  ASSERT_TRUE(std::getline(in, header_line) && std::getline(in, value_line));
+  const auto headers = cells_of(header_line), values = cells_of(value_line);
+  ASSERT_EQ(headers.size(), values.size());
+  std::vector<std::string> want_headers, want_csv, want_nounits;
+  for (const std::string& field : kExtraFields) {
+    std::size_t i = 0;
+    while (i < headers.size() && headers[i].substr(0, headers[i].find(" [")) != field) ++i;
+    ASSERT_LT(i, headers.size()) << field;
+    want_headers.push_back(headers[i]);
+    want_csv.push_back(values[i]);
+    const auto unit = headers[i].find(" [");
+    const std::string suffix =
+        unit == std::string::npos ? ""
+                                  : " " + headers[i].substr(unit + 2, headers[i].size() - unit - 3);
+    std::string bare = values[i];
+    if (!suffix.empty() && bare.size() > suffix.size() &&
+        bare.compare(bare.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      bare.resize(bare.size() - suffix.size());
+    }
+    want_nounits.push_back(bare);
+  }
+  play(kH200);
+  std::string list;
+  for (const std::string& f : kExtraFields) list += (list.empty() ? "" : ",") + f;
+  Result r = query({"--query-gpu=" + list, "--format=csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, joined(want_headers) + "\n" + joined(want_csv) + "\n");
+  r = query({"--query-gpu=" + list, "--format=csv,noheader,nounits"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, joined(want_nounits) + "\n");
+}
+
+// A GPU without MIG answers NOT_SUPPORTED: nvidia-smi prints [N/A] there, other facts print
+// [Not Supported]; neither is ever 0 or "Disabled".
+TEST_F(FakeNvml, UnsupportedExtraFieldsAreNotZero) {
+  play(
+      R"({"name": "query-no-mig", "description": "a GPU without MIG", "devices": [{"name": "NVIDIA GeForce RTX 4090",
+           "unsupported": ["mig_mode", "vbios_version", "compute_mode", "pcie_link"]}]})");
+  const Result r =
+      query({"--query-gpu=mig.mode.current,mig.mode.pending,vbios_version,"
+             "compute_mode,pcie.link.gen.max,pcie.link.gen.gpumax,"
+             "pcie.link.width.max",
+             "--format=csv,noheader"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "[N/A], [N/A], [Not Supported], [Not Supported], [Not Supported], [Not Supported], "
+            "[Not Supported]\n");
+}
+
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
   play(kH200);
   const Result r =

@@ -105,6 +105,13 @@ DeviceStatic h200_static() {
   d.max_graphics_clock_mhz = 1980U;
   d.persistence_mode = true;
   d.ecc_enabled = true;
+  d.vbios_version = std::string("96.00.A5.00.1A");
+  d.compute_mode = 0U;
+  d.mig_mode_current = false;
+  d.mig_mode_pending = false;
+  d.pcie_link_gen_max = 5U;
+  d.pcie_link_gen_gpu_max = 5U;
+  d.pcie_link_width_max = 16U;
   return d;
 }
 
