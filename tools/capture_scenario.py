@@ -25,6 +25,7 @@ ERROR_NAMES = {1: "UNINITIALIZED", 2: "INVALID_ARGUMENT", 3: "NOT_SUPPORTED", 4:
                21: "NO_DATA", 27: "NOT_READY", 999: "UNKNOWN"}
 FI_MEMORY_TEMP = 82
 FI_POWER_INSTANT = 186
+FI_POWER_AVERAGE = 185
 
 
 def text(value):
@@ -156,6 +157,14 @@ def readers(nvml):
          ecc(nvml.NVML_MEMORY_ERROR_TYPE_CORRECTED)),
         ("nvmlDeviceGetTotalEccErrors", ["ecc_uncorrected_volatile"],
          ecc(nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED)),
+        ("nvmlDeviceGetCurrPcieLinkGeneration", ["pcie_link_gen"],
+         lambda h: [nvml.nvmlDeviceGetCurrPcieLinkGeneration(h)]),
+        ("nvmlDeviceGetCurrPcieLinkWidth", ["pcie_link_width"],
+         lambda h: [nvml.nvmlDeviceGetCurrPcieLinkWidth(h)]),
+        ("nvmlDeviceGetEncoderUtilization", ["encoder_util_pct"],
+         lambda h: [nvml.nvmlDeviceGetEncoderUtilization(h)[0]]),
+        ("nvmlDeviceGetDecoderUtilization", ["decoder_util_pct"],
+         lambda h: [nvml.nvmlDeviceGetDecoderUtilization(h)[0]]),
     ]
 
 
@@ -183,9 +192,11 @@ def sample(rec, nvml, cap, t, field_readers):
         values, err = rec.try_call(symbol, read, cap.handle)
         for i, field in enumerate(fields):
             cap.note(field, t, values[i] if err is None else None, err)
-    wanted = [f for f in ("temperature_memory_c", "power_instant_mw") if f not in cap.unsupported]
+    field_ids = {"temperature_memory_c": FI_MEMORY_TEMP, "power_instant_mw": FI_POWER_INSTANT,
+                 "power_average_mw": FI_POWER_AVERAGE}
+    wanted = [f for f in field_ids if f not in cap.unsupported]
     if wanted:
-        ids = [FI_MEMORY_TEMP if f == "temperature_memory_c" else FI_POWER_INSTANT for f in wanted]
+        ids = [field_ids[f] for f in wanted]
         values, err = rec.try_call("nvmlDeviceGetFieldValues", nvml.nvmlDeviceGetFieldValues,
                                    cap.handle, ids)
         for i, field in enumerate(wanted):

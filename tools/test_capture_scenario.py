@@ -75,6 +75,10 @@ class StubNvml:
     def nvmlDeviceGetMaxPcieLinkGeneration(self, h): return 5
     def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h): return 5
     def nvmlDeviceGetMaxPcieLinkWidth(self, h): return 16
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h): return 3
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h): return 16
+    def nvmlDeviceGetEncoderUtilization(self, h): return [0, 167000]
+    def nvmlDeviceGetDecoderUtilization(self, h): return [7, 167000]
     def nvmlDeviceGetUtilizationRates(self, h):
         self.samples += 1
         return types.SimpleNamespace(gpu=90 + self.samples % 2, memory=40)
@@ -116,7 +120,8 @@ class ConversionTest(unittest.TestCase):
         self.assertEqual(dev["memory_reserved_bytes"], 10)
         self.assertEqual(dev["unsupported"], ["ecc_corrected_volatile", "ecc_mode",
                                               "ecc_uncorrected_volatile", "fan_speed_pct",
-                                              "mig_mode", "power_instant_mw"])
+                                              "mig_mode", "power_average_mw",
+                                              "power_instant_mw"])
         self.assertEqual(dev["vbios_version"], "96.00.A5.00.1A")
         self.assertEqual(dev["compute_mode"], 3)
         self.assertNotIn("mig_mode_current", dev)
@@ -126,6 +131,8 @@ class ConversionTest(unittest.TestCase):
         f = dev["fields"]
         self.assertEqual(f["memory_used_bytes"], 500)
         self.assertEqual(f["temperature_memory_c"], 66)
+        self.assertEqual((f["pcie_link_gen"], f["pcie_link_width"]), (3, 16))
+        self.assertEqual((f["encoder_util_pct"], f["decoder_util_pct"]), (0, 7))
         self.assertEqual(f["utilization_gpu_pct"]["points"]["interpolate"], "hold")
         self.assertNotIn("energy_mj", f)  # repeating: the fake integrates power instead
         self.assertEqual(dev["energy_at_start_mj"], 1001)

@@ -58,6 +58,11 @@ const std::vector<FamilySpec>& native_table() {
     {M::kEccUncorrectedVolatile, "gpumon_gpu_ecc_uncorrected_errors_total", kCounter, 1, "Uncorrected (double-bit) ECC errors", {}},
     {M::kPcieTxBytesPerS, "gpumon_gpu_pcie_tx_bytes_per_second", kGauge, 1, "PCIe transmit throughput, bytes per second", {}},
     {M::kPcieRxBytesPerS, "gpumon_gpu_pcie_rx_bytes_per_second", kGauge, 1, "PCIe receive throughput, bytes per second", {}},
+    {M::kPcieLinkGen, "gpumon_gpu_pcie_link_generation", kGauge, 1, "Current PCIe link generation (lower at idle)", {}},
+    {M::kPcieLinkWidth, "gpumon_gpu_pcie_link_width_lanes", kGauge, 1, "Current PCIe link width, lanes", {}},
+    {M::kUtilizationEncoderPct, "gpumon_gpu_encoder_utilization_ratio", kGauge, kPct, "Fraction of time the video encoder ran, 0-1", {}},
+    {M::kUtilizationDecoderPct, "gpumon_gpu_decoder_utilization_ratio", kGauge, kPct, "Fraction of time the video decoder ran, 0-1", {}},
+    {M::kPowerDrawAverageW, "gpumon_gpu_power_average_watts", kGauge, 1, "Power draw averaged by the driver over 1 s, watts", {}},
     {M::kLost, "gpumon_gpu_lost", kGauge, 1, "1 while the GPU is lost (fell off the bus), else 0", {}},
   });
   return table;

@@ -96,7 +96,24 @@ GPUMON_FAKE_SINGLE(nvmlDeviceGetPowerUsage, unsigned int, Field::kPowerDrawMw)
 GPUMON_FAKE_SINGLE(nvmlDeviceGetEnforcedPowerLimit, unsigned int, Field::kPowerLimitMw)
 GPUMON_FAKE_SINGLE(nvmlDeviceGetTotalEnergyConsumption, unsigned long long, Field::kEnergyMj)
 GPUMON_FAKE_SINGLE(nvmlDeviceGetFanSpeed, unsigned int, Field::kFanSpeedPct)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetCurrPcieLinkGeneration, unsigned int, Field::kPcieLinkGen)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetCurrPcieLinkWidth, unsigned int, Field::kPcieLinkWidth)
 #undef GPUMON_FAKE_SINGLE
+
+// Encoder and decoder: the percentage and the sampling period it covers (167 ms, as an H200).
+#define GPUMON_FAKE_CODEC(symbol, field)                                                 \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int* utilization, \
+                                         unsigned int* sampling_period_us) {             \
+    return device_call(GPUMON_FAKE_SYM(symbol), device, [&](DeviceState& d, double t) {  \
+      if (sampling_period_us == nullptr) return NVML_ERROR_INVALID_ARGUMENT;             \
+      const nvmlReturn_t rc = read_field(d, field, t, utilization);                      \
+      if (rc == NVML_SUCCESS) *sampling_period_us = 167000;                              \
+      return rc;                                                                         \
+    });                                                                                  \
+  }
+GPUMON_FAKE_CODEC(nvmlDeviceGetEncoderUtilization, Field::kEncoderUtilPct)
+GPUMON_FAKE_CODEC(nvmlDeviceGetDecoderUtilization, Field::kDecoderUtilPct)
+#undef GPUMON_FAKE_CODEC
 
 GPUMON_FAKE_EXPORT nvmlReturn_t
 nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {

@@ -99,6 +99,8 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
             v.nvmlReturn = d.read(Field::kTemperatureMemoryC, t, &value);
           } else if (v.fieldId == gpumon::nvml::kFiDevPowerInstant) {
             v.nvmlReturn = d.read(Field::kPowerInstantMw, t, &value);
+          } else if (v.fieldId == gpumon::nvml::kFiDevPowerAverage) {
+            v.nvmlReturn = d.read(Field::kPowerAverageMw, t, &value);
           } else {
             v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
           }

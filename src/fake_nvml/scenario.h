@@ -42,6 +42,11 @@ enum class Field : std::uint8_t {
   kDramBwUtilPct,    ///< GPM DRAM_BW_UTIL
   kPcieTxKbPerS,
   kPcieRxKbPerS,
+  kPowerAverageMw,  ///< field value 185; defaults to power_draw_mw
+  kEncoderUtilPct,
+  kDecoderUtilPct,
+  kPcieLinkGen,    ///< current generation; defaults to pcie_link_gen_max
+  kPcieLinkWidth,  ///< current width; defaults to pcie_link_width_max
   // Static facts (no series).
   kName,
   kUuid,
@@ -58,10 +63,10 @@ enum class Field : std::uint8_t {
   kVbiosVersion,
   kComputeMode,
   kMigMode,
-  kPcieLink,  ///< every PCIe link generation and width call
+  kPcieLink,  ///< the PCIe link maxima (generation and width)
   kCount,
 };
-inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieRxKbPerS) + 1;
+inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieLinkWidth) + 1;
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
 using FieldSet = std::bitset<kFieldCount>;
 

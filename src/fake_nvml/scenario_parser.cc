@@ -157,7 +157,10 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   default_series(d, Field::kMemClockMhz, d.max_mem_clock_mhz);
   default_series(d, Field::kGraphicsClockMhz, d.max_graphics_clock_mhz);
   default_series(d, Field::kFanSpeedPct, 30);
+  default_series(d, Field::kPcieLinkGen, d.pcie_link_gen_max);
+  default_series(d, Field::kPcieLinkWidth, d.pcie_link_width_max);
   bool instant_given = false;
+  bool average_given = false;
   bool graphics_given = false;
   if (auto fields = n.get("fields")) {
     if (!fields->is_object()) fields->fail("expected an object of series");
@@ -171,11 +174,13 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
       d.at(*field) = detail::parse_series(f, is_code_field(*field),
                                           detail::noise_stream(ctx.seed, index, id), ctx);
       instant_given = instant_given || *field == Field::kPowerInstantMw;
+      average_given = average_given || *field == Field::kPowerAverageMw;
       graphics_given = graphics_given || *field == Field::kGraphicsClockMhz;
       if (*field == Field::kEnergyMj) d.energy_from_power = false;
     }
   }
   if (!instant_given) d.at(Field::kPowerInstantMw) = d.at(Field::kPowerDrawMw);
+  if (!average_given) d.at(Field::kPowerAverageMw) = d.at(Field::kPowerDrawMw);
   if (!graphics_given && d.max_graphics_clock_mhz == d.max_sm_clock_mhz) {
     d.at(Field::kGraphicsClockMhz) = d.at(Field::kSmClockMhz);
   }

@@ -105,6 +105,11 @@ struct DeviceSample {
   Reading<std::uint64_t> clock_event_reasons;  ///< ClockEventReason bits
   Reading<std::uint64_t> ecc_corrected_volatile;
   Reading<std::uint64_t> ecc_uncorrected_volatile;
+  Reading<unsigned> pcie_link_gen;            ///< current PCIe generation
+  Reading<unsigned> pcie_link_width;          ///< current PCIe link width, lanes
+  Reading<unsigned> utilization_encoder_pct;  ///< NVENC busy % over the driver's sample period
+  Reading<unsigned> utilization_decoder_pct;  ///< NVDEC busy %, same
+  Reading<double> power_draw_average_w;       ///< field value 185: the driver's 1 s average
 
   // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the

@@ -46,6 +46,11 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kPcieTxBytesPerS, "pcie_tx_bytes_per_s", "bytes/s", "nvmlDeviceGetPcieThroughput(TX)", "20 ms window", 1, &S::pcie_tx_bytes_per_s, kNoGroup},
   {M::kPcieRxBytesPerS, "pcie_rx_bytes_per_s", "bytes/s", "nvmlDeviceGetPcieThroughput(RX)", "20 ms window", 1, &S::pcie_rx_bytes_per_s, kNoGroup},
   {M::kLost, "lost", "", "GPU_IS_LOST from any call", "instant", 1, &S::lost, kNoGroup},
+  {M::kPcieLinkGen, "pcie_link_gen", "", "nvmlDeviceGetCurrPcieLinkGeneration", "instant", 1, &S::pcie_link_gen, G::kPcieLinkGen},
+  {M::kPcieLinkWidth, "pcie_link_width", "lanes", "nvmlDeviceGetCurrPcieLinkWidth", "instant", 1, &S::pcie_link_width, G::kPcieLinkWidth},
+  {M::kUtilizationEncoderPct, "utilization_encoder_pct", "%", "nvmlDeviceGetEncoderUtilization", "% of the driver's last 1/6-1 s period the encoder ran", 1, &S::utilization_encoder_pct, G::kEncoderUtil},
+  {M::kUtilizationDecoderPct, "utilization_decoder_pct", "%", "nvmlDeviceGetDecoderUtilization", "% of the driver's last 1/6-1 s period the decoder ran", 1, &S::utilization_decoder_pct, G::kDecoderUtil},
+  {M::kPowerDrawAverageW, "power_draw_average_w", "W", "nvmlDeviceGetFieldValues(POWER_AVERAGE)", "1 s average", 0.001, &S::power_draw_average_w, G::kPowerAverage},
 }};
 // clang-format on
 

@@ -52,8 +52,13 @@ enum class MetricId : std::uint16_t {
   kPcieTxBytesPerS = 27,
   kPcieRxBytesPerS = 28,
   kLost = 29,  ///< 1 while the GPU is lost, else 0
+  kPcieLinkGen = 30,
+  kPcieLinkWidth = 31,
+  kUtilizationEncoderPct = 32,
+  kUtilizationDecoderPct = 33,
+  kPowerDrawAverageW = 34,
 };
-inline constexpr std::size_t kMetricCount = 30;
+inline constexpr std::size_t kMetricCount = 35;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.

@@ -403,6 +403,24 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
          counter, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC);
   single(MetricGroup::kEcc, fn.device_get_total_ecc_errors, s.ecc_uncorrected_volatile, UllTag{},
          counter, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC);
+  single(MetricGroup::kPcieLinkGen, fn.device_get_curr_pcie_link_generation, s.pcie_link_gen,
+         UintTag{}, same);
+  single(MetricGroup::kPcieLinkWidth, fn.device_get_curr_pcie_link_width, s.pcie_link_width,
+         UintTag{}, same);
+  // Encoder and decoder answer a percentage and the sampling period it covers (not kept).
+  auto codec = [&](MetricGroup g, auto fnptr, Reading<unsigned>& out) {
+    if (!what.has(g) || d.lost) return;
+    if (d.unsupported.has(g) || fnptr == nullptr) {
+      out = Reading<unsigned>::missing(kNs);
+      return;
+    }
+    unsigned pct = 0, period_us = 0;
+    const nvmlReturn_t rc = fnptr(h, &pct, &period_us);
+    out = rc == NVML_SUCCESS ? Reading<unsigned>(pct)
+                             : Reading<unsigned>::missing(note_failure(d, g, rc));
+  };
+  codec(MetricGroup::kEncoderUtil, fn.device_get_encoder_utilization, s.utilization_encoder_pct);
+  codec(MetricGroup::kDecoderUtil, fn.device_get_decoder_utilization, s.utilization_decoder_pct);
   if (d.lost) {
     mark_lost(s);
     return s;
@@ -412,16 +430,19 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   return s;
 }
 
-// Memory temperature and instantaneous power come from one batched nvmlDeviceGetFieldValues.
+// Memory temperature, instantaneous and average power come from one batched
+// nvmlDeviceGetFieldValues.
 void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) {
   const bool want_mem_temp = what.has(MetricGroup::kMemoryTemperature);
   const bool want_instant = what.has(MetricGroup::kPowerInstant);
-  if (!want_mem_temp && !want_instant) return;
+  const bool want_average = what.has(MetricGroup::kPowerAverage);
+  if (!want_mem_temp && !want_instant && !want_average) return;
   const auto fn = lib_->fn().device_get_field_values;
-  std::array<nvmlFieldValue_t, 2> values{};
+  std::array<nvmlFieldValue_t, 3> values{};
   int n = 0;
   int mem_temp_slot = -1;
   int instant_slot = -1;
+  int average_slot = -1;
   if (want_mem_temp) {
     if (fn == nullptr || d.unsupported.has(MetricGroup::kMemoryTemperature)) {
       s.temperature_memory_c = Reading<unsigned>::missing(Missing::kNotSupported);
@@ -436,6 +457,14 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
     } else {
       instant_slot = n;
       values[n++].fieldId = nvml::kFiDevPowerInstant;
+    }
+  }
+  if (want_average) {
+    if (fn == nullptr || d.unsupported.has(MetricGroup::kPowerAverage)) {
+      s.power_draw_average_w = Reading<double>::missing(Missing::kNotSupported);
+    } else {
+      average_slot = n;
+      values[n++].fieldId = nvml::kFiDevPowerAverage;
     }
   }
   if (n == 0) return;
@@ -466,6 +495,13 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
         r == NVML_SUCCESS
             ? Reading<double>(number(values[instant_slot]) / 1000.0)
             : Reading<double>::missing(note_failure(d, MetricGroup::kPowerInstant, r));
+  }
+  if (average_slot >= 0) {
+    const nvmlReturn_t r = status(average_slot);
+    s.power_draw_average_w =
+        r == NVML_SUCCESS
+            ? Reading<double>(number(values[average_slot]) / 1000.0)
+            : Reading<double>::missing(note_failure(d, MetricGroup::kPowerAverage, r));
   }
 }
 

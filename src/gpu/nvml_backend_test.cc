@@ -134,6 +134,11 @@ TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
   EXPECT_EQ(s.clock_event_reasons.value_or(0), kClockEventSwThermalSlowdown);
   EXPECT_EQ(s.ecc_corrected_volatile.value_or(99), 0U);
   EXPECT_EQ(s.ecc_uncorrected_volatile.value_or(99), 0U);
+  EXPECT_EQ(s.pcie_link_gen.value_or(0), 5U);
+  EXPECT_EQ(s.pcie_link_width.value_or(0), 16U);
+  EXPECT_EQ(s.utilization_encoder_pct.value_or(99), 0U);
+  EXPECT_EQ(s.utilization_decoder_pct.value_or(99), 0U);
+  EXPECT_DOUBLE_EQ(s.power_draw_average_w.value_or(0), s.power_draw_w.value_or(-1));
   const DeviceSample cool = b->sample(4, MetricGroup::kClockEvents);
   EXPECT_EQ(cool.clock_event_reasons.value_or(99), 0U);
   EXPECT_FALSE(cool.sm_clock_mhz.has_value());  // not asked for
@@ -199,6 +204,7 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
   }
   EXPECT_EQ(s.temperature_memory_c.why(), Missing::kNotSupported);
   EXPECT_EQ(s.power_draw_instant_w.why(), Missing::kNotSupported);
+  EXPECT_EQ(s.power_draw_average_w.why(), Missing::kNotSupported);
   ASSERT_FALSE(s.power_draw_w.has_value());
   EXPECT_EQ(s.power_draw_w.why(), Missing::kNoPermission);
   const MetricSet unsupported = b->unsupported(0);

@@ -171,8 +171,17 @@ TEST_F(FakeNvml, H200MatchesTheCaptureByteForByte) {
 // The --query-gpu fields of testdata/nvidia-smi/h200/modes/fields-extra.txt that gpumon provides,
 // with the fake's default H200 facts: nvidia-smi's bytes, csv and csv,noheader,nounits.
 const std::vector<std::string> kExtraFields = {
-    "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.width.max", "compute_mode",
-    "mig.mode.current",  "mig.mode.pending",     "vbios_version"};
+    "pcie.link.gen.current", "pcie.link.gen.max",       "pcie.link.gen.gpucurrent",
+    "pcie.link.gen.gpumax",  "pcie.link.width.current", "pcie.link.width.max",
+    "compute_mode",          "mig.mode.current",        "mig.mode.pending",
+    "vbios_version",         "power.draw.average",      "utilization.encoder",
+    "utilization.decoder"};
+
+// The fake's defaults are the H200's; only the power differs from one capture to the next.
+constexpr const char* kH200Defaults = R"({
+  "name": "query-h200-defaults", "description": "the fake's default H200",
+  "devices": [{"name": "NVIDIA H200", "fields": {"power_average_mw": 78040}}]
+})";
 
 // Splits a CSV line at nvidia-smi's ", ".
 std::vector<std::string> cells_of(const std::string& line) {
@@ -216,7 +225,7 @@ TEST_F(FakeNvml, ExtraFieldsMatchTheCaptureByteForByte) {
     }
     want_nounits.push_back(bare);
   }
-  play(kH200);
+  play(kH200Defaults);
   std::string list;
   for (const std::string& f : kExtraFields) list += (list.empty() ? "" : ",") + f;
   Result r = query({"--query-gpu=" + list, "--format=csv"});
@@ -230,18 +239,22 @@ TEST_F(FakeNvml, ExtraFieldsMatchTheCaptureByteForByte) {
 // A GPU without MIG answers NOT_SUPPORTED: nvidia-smi prints [N/A] there, other facts print
 // [Not Supported]; neither is ever 0 or "Disabled".
 TEST_F(FakeNvml, UnsupportedExtraFieldsAreNotZero) {
-  play(
-      R"({"name": "query-no-mig", "description": "a GPU without MIG", "devices": [{"name": "NVIDIA GeForce RTX 4090",
-           "unsupported": ["mig_mode", "vbios_version", "compute_mode", "pcie_link"]}]})");
+  play(R"({"name": "query-no-mig", "description": "a GPU without MIG",
+           "devices": [{"name": "NVIDIA GeForce RTX 4090",
+                        "unsupported": ["mig_mode", "vbios_version", "compute_mode", "pcie_link",
+                                        "pcie_link_gen", "pcie_link_width", "encoder_util_pct",
+                                        "decoder_util_pct", "power_average_mw"]}]})");
   const Result r =
       query({"--query-gpu=mig.mode.current,mig.mode.pending,vbios_version,"
              "compute_mode,pcie.link.gen.max,pcie.link.gen.gpumax,"
-             "pcie.link.width.max",
+             "pcie.link.width.max,pcie.link.gen.current,pcie.link.width.current,"
+             "utilization.encoder,utilization.decoder,power.draw.average",
              "--format=csv,noheader"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out,
             "[N/A], [N/A], [Not Supported], [Not Supported], [Not Supported], [Not Supported], "
-            "[Not Supported]\n");
+            "[Not Supported], [Not Supported], [Not Supported], [Not Supported], "
+            "[Not Supported], [Not Supported]\n");
 }
 
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
@@ -269,6 +282,15 @@ TEST_F(FakeNvml, OnlyTheNeededNvmlCallsAreMade) {
   EXPECT_EQ(count("nvmlDeviceGetPowerUsage"), 0U);
   EXPECT_EQ(count("nvmlDeviceGetUtilizationRates"), 0U);
   EXPECT_EQ(count("nvmlDeviceGetTotalEnergyConsumption"), 0U);
+  EXPECT_EQ(count("nvmlDeviceGetCurrPcieLinkGeneration"), 0U);
+  EXPECT_EQ(count("nvmlDeviceGetEncoderUtilization"), 0U);
+  EXPECT_EQ(count("nvmlDeviceGetFieldValues"), 0U);
+  reset();
+  ASSERT_EQ(query({"--query-gpu=utilization.encoder,pcie.link.width.current"}).rc, 0);
+  EXPECT_EQ(count("nvmlDeviceGetEncoderUtilization"), 1U);
+  EXPECT_EQ(count("nvmlDeviceGetCurrPcieLinkWidth"), 1U);
+  EXPECT_EQ(count("nvmlDeviceGetDecoderUtilization"), 0U);
+  EXPECT_EQ(count("nvmlDeviceGetCurrPcieLinkGeneration"), 0U);
   reset();
   ASSERT_EQ(query({"--query-gpu=power.draw", "-lms", "1", "-c", "3"}).rc, 0);
   EXPECT_EQ(count("nvmlDeviceGetPowerUsage"), 3U);

@@ -130,6 +130,11 @@ DeviceSample h200_idle_sample() {
   s.temperature_memory_c = 40U;
   s.power_draw_w = 78.91;
   s.power_draw_instant_w = 78.91;
+  s.power_draw_average_w = 78.91;
+  s.pcie_link_gen = 5U;
+  s.pcie_link_width = 16U;
+  s.utilization_encoder_pct = 0U;
+  s.utilization_decoder_pct = 0U;
   s.power_limit_w = 700.0;
   s.energy_mj = std::uint64_t{123456789012};
   s.sm_clock_mhz = 345U;
