@@ -124,6 +124,14 @@ def static_facts(rec, nvml, handle, index, keep_ids):
         if hasattr(nvml, symbol)]
     if NOT_SUPPORTED in pcie_errors:
         unsupported.append("pcie_link")
+    if put("inforom_image_version", "nvmlDeviceGetInforomImageVersion",
+           nvml.nvmlDeviceGetInforomImageVersion, convert=text) == NOT_SUPPORTED:
+        unsupported.append("inforom_image")
+    for key, symbol in (("display_active", "nvmlDeviceGetDisplayActive"),
+                        ("accounting_mode", "nvmlDeviceGetAccountingMode")):
+        if put(key, symbol, getattr(nvml, symbol),
+               convert=lambda v: v == nvml.NVML_FEATURE_ENABLED) == NOT_SUPPORTED:
+            unsupported.append(key)
     return dev, unsupported
 
 

@@ -75,6 +75,9 @@ class StubNvml:
     def nvmlDeviceGetMaxPcieLinkGeneration(self, h): return 5
     def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h): return 5
     def nvmlDeviceGetMaxPcieLinkWidth(self, h): return 16
+    def nvmlDeviceGetInforomImageVersion(self, h): return "G520.0282.02.02"
+    def nvmlDeviceGetDisplayActive(self, h): return 0
+    def nvmlDeviceGetAccountingMode(self, h): return 1
     def nvmlDeviceGetCurrPcieLinkGeneration(self, h): return 3
     def nvmlDeviceGetCurrPcieLinkWidth(self, h): return 16
     def nvmlDeviceGetEncoderUtilization(self, h): return [0, 167000]
@@ -125,6 +128,8 @@ class ConversionTest(unittest.TestCase):
         self.assertEqual(dev["vbios_version"], "96.00.A5.00.1A")
         self.assertEqual(dev["compute_mode"], 3)
         self.assertNotIn("mig_mode_current", dev)
+        self.assertEqual(dev["inforom_image_version"], "G520.0282.02.02")
+        self.assertEqual((dev["display_active"], dev["accounting_mode"]), (False, True))
         self.assertEqual((dev["pcie_link_gen_max"], dev["pcie_link_gen_gpu_max"],
                           dev["pcie_link_width_max"]), (5, 5, 16))
         self.assertEqual(dev["errors"], [{"field": "power_draw_mw", "error": "NO_PERMISSION"}])

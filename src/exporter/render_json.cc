@@ -155,6 +155,9 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
     g["pcie_link_gen_max"] = or_null(d.pcie_link_gen_max);
     g["pcie_link_gen_gpu_max"] = or_null(d.pcie_link_gen_gpu_max);
     g["pcie_link_width_max"] = or_null(d.pcie_link_width_max);
+    g["inforom_image_version"] = text_or_null(d.inforom_image_version);
+    g["display_active"] = or_null(d.display_active);
+    g["accounting_mode"] = or_null(d.accounting_mode);
     gpus.push_back(std::move(g));
   }
   o["gpus"] = std::move(gpus);

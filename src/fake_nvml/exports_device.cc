@@ -208,6 +208,28 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsign
   });
 }
 
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char* version,
+                                                                 unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetInforomImageVersion), device,
+                     Field::kInforomImage, version, length,
+                     &gpumon::fake::DeviceSpec::inforom_image_version);
+}
+
+#define GPUMON_FAKE_ENABLED(symbol, field, member)                                      \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, nvmlEnableState_t* out) { \
+    const int id = GPUMON_FAKE_SYM(symbol);                                             \
+    return device_call(id, device, [&](DeviceState& d, double t) {                      \
+      if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                           \
+      const nvmlReturn_t rc = d.check(field, id, t);                                    \
+      if (rc == NVML_SUCCESS)                                                           \
+        *out = d.spec->member ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;           \
+      return rc;                                                                        \
+    });                                                                                 \
+  }
+GPUMON_FAKE_ENABLED(nvmlDeviceGetDisplayActive, Field::kDisplayActive, display_active)
+GPUMON_FAKE_ENABLED(nvmlDeviceGetAccountingMode, Field::kAccountingMode, accounting_mode)
+#undef GPUMON_FAKE_ENABLED
+
 // The PCIe link calls share one scenario fact, "pcie_link".
 #define GPUMON_FAKE_PCIE_LINK(symbol, member)                                      \
   GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int* out) { \

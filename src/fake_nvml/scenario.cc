@@ -51,6 +51,9 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "compute_mode",
     "mig_mode",
     "pcie_link",
+    "inforom_image",
+    "display_active",
+    "accounting_mode",
 };
 
 }  // namespace

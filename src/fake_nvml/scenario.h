@@ -64,6 +64,9 @@ enum class Field : std::uint8_t {
   kComputeMode,
   kMigMode,
   kPcieLink,  ///< the PCIe link maxima (generation and width)
+  kInforomImage,
+  kDisplayActive,
+  kAccountingMode,
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieLinkWidth) + 1;
@@ -161,6 +164,9 @@ struct DeviceSpec {
   unsigned compute_mode = 0;  ///< nvmlComputeMode_t: 0 Default, 1 Exclusive_Thread, ...
   bool mig_mode_current = false, mig_mode_pending = false;
   unsigned pcie_link_gen_max = 5, pcie_link_gen_gpu_max = 5, pcie_link_width_max = 16;
+  std::string inforom_image_version = "G520.0282.02.02";
+  bool display_active = false;
+  bool accounting_mode = false;
   unsigned power_limit_mw = 700000;
   double energy_at_start_mj = 0;
 

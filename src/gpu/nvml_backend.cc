@@ -175,7 +175,7 @@ void NvmlBackend::read_static(Device& d) {
 
 // The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
 // ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap. The VBIOS,
-// compute and MIG modes and the PCIe maxima come with them.
+// InfoROM image, compute, MIG, display and accounting modes and the PCIe maxima come with them.
 void NvmlBackend::read_static_details(Device& d) {
   const auto& fn = lib_->fn();
   nvmlDevice_t h = d.handle;
@@ -219,6 +219,15 @@ void NvmlBackend::read_static_details(Device& d) {
   d.info.pcie_link_gen_gpu_max =
       read_value<unsigned>(fn.device_get_gpu_max_pcie_link_generation, h);
   d.info.pcie_link_width_max = read_value<unsigned>(fn.device_get_max_pcie_link_width, h);
+  d.info.inforom_image_version =
+      read_string(fn.device_get_inforom_image_version, h, nvml::kDeviceInforomVersionBufferSize);
+  auto enabled = [&](auto fnptr) {
+    const auto state = read_value<nvmlEnableState_t>(fnptr, h);
+    return state ? Reading<bool>(*state == NVML_FEATURE_ENABLED)
+                 : Reading<bool>::missing(state.why());
+  };
+  d.info.display_active = enabled(fn.device_get_display_active);
+  d.info.accounting_mode = enabled(fn.device_get_accounting_mode);
 }
 
 Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {

@@ -94,6 +94,9 @@ TEST(NvmlBackend, StaticInfoOfTheDemo) {
     EXPECT_EQ(d.pcie_link_gen_max.value_or(0), 5U);
     EXPECT_EQ(d.pcie_link_gen_gpu_max.value_or(0), 5U);
     EXPECT_EQ(d.pcie_link_width_max.value_or(0), 16U);
+    EXPECT_EQ(d.inforom_image_version.value_or(""), "G520.0282.02.02");
+    EXPECT_FALSE(d.display_active.value_or(true));
+    EXPECT_FALSE(d.accounting_mode.value_or(true));
     EXPECT_EQ(d.serial.value_or("").size(), 13U);
     uuids.insert(d.uuid.value_or(""));
   }

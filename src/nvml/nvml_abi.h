@@ -265,6 +265,7 @@ inline constexpr unsigned kSystemDriverVersionBufferSize = 80;
 inline constexpr unsigned kSystemNvmlVersionBufferSize = 80;
 inline constexpr unsigned kProcessNameBufferSize = 1024;
 inline constexpr unsigned kDeviceVbiosVersionBufferSize = 32;
+inline constexpr unsigned kDeviceInforomVersionBufferSize = 16;
 
 /// nvmlDeviceGetMigMode's current and pending modes (NVML_DEVICE_MIG_ENABLE / _DISABLE).
 inline constexpr unsigned kDeviceMigEnable = 1;

@@ -175,7 +175,8 @@ const std::vector<std::string> kExtraFields = {
     "pcie.link.gen.gpumax",  "pcie.link.width.current", "pcie.link.width.max",
     "compute_mode",          "mig.mode.current",        "mig.mode.pending",
     "vbios_version",         "power.draw.average",      "utilization.encoder",
-    "utilization.decoder"};
+    "utilization.decoder",   "display_active",          "inforom.img",
+    "accounting.mode"};
 
 // The fake's defaults are the H200's; only the power differs from one capture to the next.
 constexpr const char* kH200Defaults = R"({
