@@ -37,6 +37,9 @@ def base_env(tmp_path):
     env["XDG_RUNTIME_DIR"] = str(tmp_path)  # the default socket lives here, not in /run
     env["GPUMON_NVML_LIBRARY"] = FAKE_NVML
     env["GPUMON_FAKE_SCENARIO"] = "demo"
+    # Ranks started together on a loaded machine may take longer than the 5 s default to see
+    # their agent listen.
+    env["GPUMON_AGENT_START_TIMEOUT_S"] = "120"
     return env
 
 

@@ -127,10 +127,21 @@ std::string start_agent_once(const std::string& binary, const std::string& path,
       args.push_back(record);
     }
     why = spawn_detached(args, env_or("GPUMON_AGENT_LOG", ""));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    // A rank waits this long at most (GPUMON_AGENT_START_TIMEOUT_S, default 5 s; a loaded
+    // machine starting several ranks at once may need more), then trains unmonitored.
+    std::string wait_text = env_or("GPUMON_AGENT_START_TIMEOUT_S", "5");
+    char* end = nullptr;
+    double wait_s = std::strtod(wait_text.c_str(), &end);
+    if (end == wait_text.c_str() || *end != '\0' || !(wait_s > 0) || wait_s > 3600)
+      wait_s = 5, wait_text = "5";  // unset or not a number of seconds up to an hour
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(wait_s));
     while (why.empty() && !is_listening(path)) {
       if (std::chrono::steady_clock::now() > deadline) {
-        why = "it did not listen within 5 s (set GPUMON_AGENT_LOG=FILE to see its messages)";
+        why = "it did not listen within " + wait_text +
+              " s (set GPUMON_AGENT_LOG=FILE to see its messages, GPUMON_AGENT_START_TIMEOUT_S "
+              "to wait longer)";
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
