@@ -30,6 +30,13 @@ FIELDS = {
     "clocks_event_reasons.hw_power_brake_slowdown": "exact",
     "ecc.errors.corrected.volatile.total": "exact", "ecc.errors.uncorrected.volatile.total": "exact",
     "ecc.mode.current": "exact", "persistence_mode": "exact",
+    "vbios_version": "exact", "compute_mode": "exact", "mig.mode.current": "exact",
+    "mig.mode.pending": "exact", "pcie.link.gen.max": "exact", "pcie.link.gen.gpumax": "exact",
+    "pcie.link.width.max": "exact", "pcie.link.gen.current": "exact",
+    "pcie.link.gen.gpucurrent": "exact", "pcie.link.width.current": "exact",
+    "utilization.encoder": (10, 0), "utilization.decoder": (10, 0),
+    "power.draw.average": (15, 0.10), "inforom.img": "exact", "display_active": "exact",
+    "accounting.mode": "exact",
 }
 
 
