@@ -17,14 +17,26 @@ object in the next epoch). The batches are pinned by
 the DataLoader's own pin_memory, as without the stage (with num_workers=0 that pinning, and
 the Dataset's loading, run in this thread).
 
+At interpreter exit a daemon thread that is still inside the loader is killed where it
+stands, and when that is inside torch's C++ (a collate releasing the GIL) the process aborts
+("terminate called without an active exception"). So an atexit hook stops every live stage
+and waits for its current next() to return, at most EXIT_JOIN_S in all; it runs before
+torch's own DataLoader exit hook (atexit runs the last registered first), while the workers
+still deliver.
+
 Thread-safety: next() and close() from the training thread only; the counters the thread
 updates are read as approximate figures.
 """
 
+import atexit
 import queue
 import threading
+import time
+import weakref
 
 JOIN_S = 1.0
+EXIT_JOIN_S = 10.0
+_live = weakref.WeakSet()  # the stages whose thread may still run
 _END = object()
 
 
@@ -47,6 +59,8 @@ class PrefetchStage:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(iterator,), daemon=True,
                                         name="gpumon-prefetch")
+        _register_exit_hook()
+        _live.add(self)
         self._thread.start()
 
     def _run(self, iterator):
@@ -127,3 +141,23 @@ class PrefetchStage:
     def join(self):
         """Stops the thread and waits until it ended (its current next() returned)."""
         self.close(None)
+
+
+_hooked = False
+
+
+def _register_exit_hook():
+    """Registers _close_at_exit once, after torch's DataLoader hook (imported by then)."""
+    global _hooked
+    if not _hooked:
+        _hooked = True
+        atexit.register(_close_at_exit)
+
+
+def _close_at_exit():
+    deadline = time.monotonic() + EXIT_JOIN_S
+    stages = list(_live)
+    for stage in stages:
+        stage._stop.set()
+    for stage in stages:
+        stage.close(max(deadline - time.monotonic(), 0.0))
