@@ -140,10 +140,15 @@ std::optional<Straggler> by_gpu_activity(const RunView& v, const Thresholds& t) 
   for (std::size_t i = 0; i < gpus.size(); ++i)
     if (i != top) others.push_back(total[i] / windows);
   const double mine = total[top] / windows, rest = *median_of(others);
+  const double second = *std::max_element(others.begin(), others.end());
   // A GPU that is itself mostly idle paces nothing (every rank host-bound: launch_bound).
   if (mine < (gpm ? t.launch_sm_active : t.busy_util_pct / 100) || rest <= 0) return std::nullopt;
   const double consistency = busiest[top] / windows;
-  if (mine / rest < t.straggler_factor || consistency < t.straggler_consistency)
+  // Two GPUs equally busy above the rest are two slow ranks (imbalance), not one straggler:
+  // which of them wins a second is noise, and once in a while it is the same one 60 % of
+  // the time.
+  if (mine / rest < t.straggler_factor || mine / second < t.straggler_factor ||
+      consistency < t.straggler_consistency)
     return std::nullopt;
   return Straggler{ranks[top], gpm ? "sm_active" : "gpu_util", mine / rest, consistency, steps};
 }
