@@ -6,6 +6,7 @@
 #include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "agent/socket_path.h"
 #include "cli/arg_parse.h"
@@ -55,7 +56,8 @@ bool uses_tls(const std::string& web_config_file) {
 }  // namespace
 
 std::string serve_usage() {
-  return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]\n"
+  return "usage: gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm]\n"
+         "                    [--uuid | --no-uuid] [--pcie | --no-pcie]\n"
          "                    [--web.config.file FILE] [--record FILE [--force]]\n"
          "                    [--agent-socket PATH | --no-agent] [--no-diagnose]\n"
          "                    [--log-format text|json]\n"
@@ -75,10 +77,12 @@ std::string serve_usage() {
          "  --listen ADDR       host:port, [v6]:port or :port (every interface); port 0 picks a\n"
          "                      free one (default 127.0.0.1:9477, loopback only)\n"
          "  --interval MS       sampling interval, 10 to 60000 ms (default 1000)\n"
-         "  --compat dcgm       also the DCGM_FI_* names and labels dcgm-exporter uses\n"
-         "  --uuid              GPU UUIDs in labels and JSON (hidden by default; serial numbers\n"
-         "                      are never served)\n"
-         "  --pcie              also PCIe TX/RX throughput (each read blocks about 20 ms)\n"
+         "  --compat dcgm       also the DCGM_FI_* names, types and labels dcgm-exporter uses;\n"
+         "                      implies --uuid and --pcie, as dcgm-exporter has both\n"
+         "  --uuid, --no-uuid   GPU UUIDs in labels and JSON (hidden by default without\n"
+         "                      --compat dcgm; serial numbers are never served)\n"
+         "  --pcie, --no-pcie   PCIe TX/RX throughput (each read blocks a reader about 20 ms;\n"
+         "                      off by default without --compat dcgm)\n"
          "  --web.config.file FILE   TLS and basic auth, the exporter-toolkit web config of\n"
          "                      node_exporter and dcgm-exporter (also --web-config FILE)\n"
          "  --record FILE       also write a recording (gpumon export FILE reads it back),\n"
@@ -94,6 +98,7 @@ std::string serve_usage() {
 }
 
 std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions& o) {
+  std::optional<bool> uuid, pcie;  // unset: what --compat dcgm says
   for (util::OptionCursor c(args); c.next();) {
     const std::string& name = c.name();
     std::string value;
@@ -124,10 +129,10 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
         if (value != "dcgm") return "--compat takes 'dcgm', not '" + value + "'";
         o.dcgm_compat = true;
       }
-    } else if (name == "--uuid") {
-      if (err = flag(); err.empty()) o.show_uuid = true;
-    } else if (name == "--pcie") {
-      if (err = flag(); err.empty()) o.pcie = true;
+    } else if (name == "--uuid" || name == "--no-uuid") {
+      if (err = flag(); err.empty()) uuid = name == "--uuid";
+    } else if (name == "--pcie" || name == "--no-pcie") {
+      if (err = flag(); err.empty()) pcie = name == "--pcie";
     } else if (name == "--web.config.file" || name == "--web-config") {
       if (err = take("a file name"); err.empty()) o.web_config_file = value;
     } else if (name == "--record") {
@@ -151,6 +156,8 @@ std::string parse_serve_args(const std::vector<std::string>& args, ServeOptions&
     }
     if (!err.empty()) return err;
   }
+  o.show_uuid = uuid.value_or(o.dcgm_compat);
+  o.pcie = pcie.value_or(o.dcgm_compat);
   if (o.force && o.record_path.empty()) return "--force goes with --record FILE";
   if (o.no_agent && !o.agent_socket.empty())
     return "--agent-socket and --no-agent exclude each other";

@@ -19,8 +19,8 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:9477";
   std::chrono::milliseconds interval{1000};
   bool dcgm_compat = false;  ///< --compat dcgm
-  bool show_uuid = false;    ///< --uuid
-  bool pcie = false;         ///< --pcie
+  bool show_uuid = false;    ///< --uuid; by default with --compat dcgm (DCGM labels carry it)
+  bool pcie = false;         ///< --pcie; by default with --compat dcgm (its PROF_PCIE_* fields)
   std::string web_config_file;
   std::string record_path;   ///< --record FILE: also write a recording
   bool force = false;        ///< --force: overwrite an existing --record FILE

@@ -250,6 +250,15 @@ TEST(ServeArgs, EveryOptionInBothSpellings) {
   EXPECT_EQ(parse_serve_args({"--web-config=w2.yml", "--compat=dcgm"}, p), "");
   EXPECT_EQ(p.web_config_file, "w2.yml");
   EXPECT_TRUE(p.dcgm_compat);
+  // DCGM's conventions: UUID labels and the PCIe fields, unless turned off.
+  EXPECT_TRUE(p.show_uuid && p.pcie);
+  ServeOptions q;
+  EXPECT_EQ(parse_serve_args({"--no-uuid", "--compat", "dcgm", "--no-pcie"}, q), "");
+  EXPECT_TRUE(q.dcgm_compat);
+  EXPECT_FALSE(q.show_uuid || q.pcie);
+  ServeOptions r;
+  EXPECT_EQ(parse_serve_args({"--uuid", "--no-uuid"}, r), "");  // the last one wins
+  EXPECT_FALSE(r.show_uuid);
 }
 
 TEST(ServeArgs, RefusesWhatItCannotHonour) {

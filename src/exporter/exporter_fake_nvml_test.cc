@@ -71,8 +71,9 @@ ExporterOptions options(bool dcgm, bool uuid) {
   return o;
 }
 
-// promtool's lint remarks, less the one dcgm-exporter's own labels draw: `modelName`,
-// `Hostname` and `UUID` are camelCase, and dashboards need them so.
+// promtool's lint remarks, less those dcgm-exporter's own names draw: `modelName`, `Hostname`
+// and `UUID` are camelCase, its counters have no `_total` (and one is named ..._COUNTER), and
+// dashboards and alerts need them so.
 std::string promtool_remarks(const std::string& body) {
   const auto r = testing::promtool_check(body);
   std::string left;
@@ -81,10 +82,12 @@ std::string promtool_remarks(const std::string& body) {
     const std::size_t end = std::min(r.output.find('\n', start), r.output.size());
     const std::string line = r.output.substr(start, end - start);
     start = end + 1;
-    const bool dcgm_camel =
+    const bool dcgm_naming =
         line.starts_with("DCGM_FI_") &&
-        line.ends_with(" label names should be written in 'snake_case' not 'camelCase'");
-    if (!dcgm_camel) left += line + "\n";
+        (line.ends_with(" label names should be written in 'snake_case' not 'camelCase'") ||
+         line.ends_with(" counter metrics should have \"_total\" suffix") ||
+         line.ends_with(" metric name should not include type 'counter'"));
+    if (!dcgm_naming) left += line + "\n";
   }
   if (left.empty() && r.exit_code != 0 && r.exit_code != 3)
     left = "exit " + std::to_string(r.exit_code);
@@ -172,6 +175,31 @@ TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
   EXPECT_EQ(labels["hostname"], "gpu-node-1");
   EXPECT_EQ(labels["Hostname"], "gpu-node-1");
   EXPECT_FALSE(labels.contains("UUID"));
+  EXPECT_EQ(labels["DCGM_FI_DRIVER_VERSION"], "580.159.04");
+  // Every default counter of dcgm-exporter that NVML gives, with its type and unit.
+  EXPECT_EQ(f["DCGM_FI_DEV_FB_RESERVED"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_FB_RESERVED"]["samples"][0][2], 615);  // whole MiB
+  EXPECT_EQ(f["DCGM_FI_DEV_ENC_UTIL"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_DEC_UTIL"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_PCIE_REPLAY_COUNTER"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_PCIE_REPLAY_COUNTER"]["type"], "counter");
+  EXPECT_EQ(f["DCGM_FI_DEV_ROW_REMAP_FAILURE"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"]["samples"][3][2], 1);
+  EXPECT_EQ(f["DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"]["samples"][2][2], 0);
+  EXPECT_EQ(f["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]["samples"].size(), 8U);
+  EXPECT_GT(f["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]["samples"][0][2].get<double>(), 1e10);
+  EXPECT_EQ(f["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]["type"], "counter");
+  EXPECT_EQ(f["gpumon_gpu_nvlink_tx_bytes"]["type"], "counter");
+  EXPECT_EQ(f["gpumon_gpu_remapped_rows_correctable"]["samples"][3][2], 1);
+  // The XID: its code and meaning as labels; 0 with "No Error" on a GPU that had none.
+  for (const json& s : f["DCGM_FI_DEV_XID_ERRORS"]["samples"]) {
+    const bool had = s[1]["gpu"] == "0";
+    EXPECT_EQ(s[2], had ? 79 : 0);
+    EXPECT_EQ(s[1]["err_code"], had ? "79" : "0");
+    EXPECT_EQ(s[1]["err_msg"], had ? "GPU has fallen off the bus" : "No Error");
+  }
+  EXPECT_EQ(f["DCGM_FI_DEV_XID_ERRORS"]["samples"].size(), 8U);
   EXPECT_EQ(f["gpumon_gpu_xid_errors"]["samples"][0][1]["xid"], "79");
   EXPECT_EQ(f["gpumon_gpu_xid_errors"]["samples"][0][1]["class"], "hardware");
   // GPU 5 throttles for part of every minute; at the start it does not.
@@ -220,9 +248,14 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
         "gpumon_gpu_ecc_corrected_errors_total", "gpumon_gpu_power_watts",
         "gpumon_gpu_power_instant_watts", "DCGM_FI_DEV_POWER_USAGE",
         "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_MEMORY_TEMP",
-        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "gpumon_gpu_sm_active_ratio"}) {
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "gpumon_gpu_sm_active_ratio",
+        "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpumon_gpu_nvlink_tx_bytes_total",
+        "gpumon_gpu_row_remap_failed"}) {
     EXPECT_FALSE(has(body, absent)) << absent << " in\n" << body;
   }
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu=\"0\","));
+  EXPECT_TRUE(has(body, "err_code=\"0\",err_msg=\"No Error\"} 0\n"));
   EXPECT_TRUE(has(body, "gpumon_gpu_fan_speed_ratio{gpu=\"0\"} 0."));
   EXPECT_TRUE(has(body, "gpumon_gpu_temperature_celsius{gpu=\"0\"} "));
   EXPECT_TRUE(has(body, "gpumon_gpu_power_limit_watts{gpu=\"0\"} 450\n"));

@@ -176,14 +176,20 @@ TEST(ExporterState, CountsXidAndEccEvents) {
   EXPECT_FALSE(has(body, "gpumon_gpu_xid_last_timestamp_seconds{gpu=\"1\"}"));
   EXPECT_TRUE(has(body, "gpumon_gpu_ecc_events_total{gpu=\"1\",severity=\"double_bit\"} 1\n"));
   EXPECT_FALSE(has(body, "severity=\"single_bit\""));
-  // DCGM: the last XID's value, with dcgm-exporter's labels.
+  // DCGM: the last XID's value, with dcgm-exporter's labels; 0 with "No Error" before one.
   EXPECT_TRUE(has(body,
                   "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",modelName=\"Fake GPU\","
-                  "Hostname=\"node-7\",hostname=\"node-7\"} 13\n"))
+                  "Hostname=\"node-7\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"580.0-fake\","
+                  "err_code=\"13\",err_msg=\"graphics engine exception\"} 13\n"))
       << body;
   EXPECT_TRUE(has(body,
+                  "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",modelName=\"Fake GPU\","
+                  "Hostname=\"node-7\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION="
+                  "\"580.0-fake\",err_code=\"0\",err_msg=\"No Error\"} 0\n"));
+  EXPECT_TRUE(has(body,
                   "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",modelName=\"Fake GPU\","
-                  "Hostname=\"node-7\",hostname=\"node-7\"} 97\n"));
+                  "Hostname=\"node-7\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"580.0-fake\"} "
+                  "97\n"));
   EXPECT_TRUE(has(body, "DCGM_FI_DEV_FB_USED{gpu=\"0\","));
   EXPECT_TRUE(has(body, "} 1024\n"));  // 1 GiB in MiB
   EXPECT_FALSE(has(body, "UUID="));

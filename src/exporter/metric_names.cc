@@ -63,27 +63,43 @@ const std::vector<FamilySpec>& native_table() {
     {M::kUtilizationEncoderPct, "gpumon_gpu_encoder_utilization_ratio", kGauge, kPct, "Fraction of time the video encoder ran, 0-1", {}},
     {M::kUtilizationDecoderPct, "gpumon_gpu_decoder_utilization_ratio", kGauge, kPct, "Fraction of time the video decoder ran, 0-1", {}},
     {M::kPowerDrawAverageW, "gpumon_gpu_power_average_watts", kGauge, 1, "Power draw averaged by the driver over 1 s, watts", {}},
+    {M::kPcieReplayCount, "gpumon_gpu_pcie_replays_total", kCounter, 1, "PCIe replays (link-level retries after transmission errors)", {}},
+    {M::kRemappedRowsCorrectable, "gpumon_gpu_remapped_rows_correctable_total", kCounter, 1, "Memory rows remapped for correctable errors", {}},
+    {M::kRemappedRowsUncorrectable, "gpumon_gpu_remapped_rows_uncorrectable_total", kCounter, 1, "Memory rows remapped for uncorrectable errors", {}},
+    {M::kRemappedRowsPending, "gpumon_gpu_row_remap_pending", kGauge, 1, "1 while a row remap waits for the next GPU reset, else 0", {}},
+    {M::kRemappedRowsFailure, "gpumon_gpu_row_remap_failed", kGauge, 1, "1 once a row remap failed (the GPU needs service), else 0", {}},
+    {M::kNvlinkDataTxKib, "gpumon_gpu_nvlink_tx_bytes_total", kCounter, 1024, "NVLink payload sent over all links, bytes", {}},
+    {M::kNvlinkDataRxKib, "gpumon_gpu_nvlink_rx_bytes_total", kCounter, 1024, "NVLink payload received over all links, bytes", {}},
     {M::kLost, "gpumon_gpu_lost", kGauge, 1, "1 while the GPU is lost (fell off the bus), else 0", {}},
   });
   return table;
 }
 
-// dcgm-exporter's names and units. Its energy and ECC totals are counters without `_total`
-// there; typed as gauges here so `promtool check metrics` stays clean (docs/exporter.md).
+// dcgm-exporter's names, units and types (its etc/default-counters.csv): its counters are
+// counters without `_total`, which `promtool check metrics` remarks on (docs/exporter.md).
+// DCGM's framebuffer fields are whole MiB.
 const std::vector<FamilySpec>& dcgm_table() {
   static const std::vector<FamilySpec> table = with_help({
     {M::kUtilizationGpuPct, "DCGM_FI_DEV_GPU_UTIL", kGauge, 1, "GPU utilization, %", {}},
     {M::kUtilizationMemoryPct, "DCGM_FI_DEV_MEM_COPY_UTIL", kGauge, 1, "Memory utilization, %", {}},
-    {M::kMemoryUsedBytes, "DCGM_FI_DEV_FB_USED", kGauge, kMib, "Framebuffer memory used, MiB", {}},
-    {M::kMemoryFreeBytes, "DCGM_FI_DEV_FB_FREE", kGauge, kMib, "Framebuffer memory free, MiB", {}},
+    {M::kUtilizationEncoderPct, "DCGM_FI_DEV_ENC_UTIL", kGauge, 1, "Encoder utilization, %", {}},
+    {M::kUtilizationDecoderPct, "DCGM_FI_DEV_DEC_UTIL", kGauge, 1, "Decoder utilization, %", {}},
+    {M::kMemoryUsedBytes, "DCGM_FI_DEV_FB_USED", kGauge, kMib, "Framebuffer memory used, MiB", {}, true},
+    {M::kMemoryFreeBytes, "DCGM_FI_DEV_FB_FREE", kGauge, kMib, "Framebuffer memory free, MiB", {}, true},
+    {M::kMemoryReservedBytes, "DCGM_FI_DEV_FB_RESERVED", kGauge, kMib, "Framebuffer memory reserved, MiB", {}, true},
     {M::kTemperatureGpuC, "DCGM_FI_DEV_GPU_TEMP", kGauge, 1, "GPU temperature, C", {}},
     {M::kTemperatureMemoryC, "DCGM_FI_DEV_MEMORY_TEMP", kGauge, 1, "Memory temperature, C", {}},
     {M::kPowerDrawW, "DCGM_FI_DEV_POWER_USAGE", kGauge, 1, "Power draw, W", {}},
-    {M::kEnergyJ, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", kGauge, 1000, "Total energy consumption since the driver loaded, mJ", {}},
+    {M::kEnergyJ, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", kCounter, 1000, "Total energy consumption since the driver loaded, mJ", {}},
     {M::kSmClockMhz, "DCGM_FI_DEV_SM_CLOCK", kGauge, 1, "SM clock frequency, MHz", {}},
     {M::kMemClockMhz, "DCGM_FI_DEV_MEM_CLOCK", kGauge, 1, "Memory clock frequency, MHz", {}},
-    {M::kEccCorrectedVolatile, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", kGauge, 1, "Total single-bit volatile ECC errors", {}},
-    {M::kEccUncorrectedVolatile, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", kGauge, 1, "Total double-bit volatile ECC errors", {}},
+    {M::kPcieReplayCount, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", kCounter, 1, "Total number of PCIe retries", {}},
+    {M::kEccCorrectedVolatile, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", kCounter, 1, "Total single-bit volatile ECC errors", {}},
+    {M::kEccUncorrectedVolatile, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", kCounter, 1, "Total double-bit volatile ECC errors", {}},
+    {M::kRemappedRowsCorrectable, "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", kCounter, 1, "Number of remapped rows for correctable errors", {}},
+    {M::kRemappedRowsUncorrectable, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", kCounter, 1, "Number of remapped rows for uncorrectable errors", {}},
+    {M::kRemappedRowsPending, "DCGM_FI_DEV_ROW_REMAP_PENDING", kGauge, 1, "Whether remapping of rows waits for a GPU reset", {}},
+    {M::kRemappedRowsFailure, "DCGM_FI_DEV_ROW_REMAP_FAILURE", kGauge, 1, "Whether remapping of rows has failed", {}},
     // NVML has no GPM graphics-engine metric in the catalog: NVML's kernel-active fraction is
     // the closest equivalent of DCGM's graphics-engine activity.
     {M::kUtilizationGpuPct, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, kPct, "Ratio of time the graphics engine is active", {}},
@@ -91,6 +107,9 @@ const std::vector<FamilySpec>& dcgm_table() {
     {M::kSmOccupancyRatio, "DCGM_FI_PROF_SM_OCCUPANCY", kGauge, 1, "Ratio of warps resident to the maximum supported", {}},
     {M::kTensorActiveRatio, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", kGauge, 1, "Ratio of cycles the tensor pipe is active", {}},
     {M::kDramBwUtilRatio, "DCGM_FI_PROF_DRAM_ACTIVE", kGauge, 1, "Ratio of cycles the device memory interface is active", {}},
+    // NVML's PCIe throughput (payload, a 20 ms window) where DCGM's profiling counts headers too.
+    {M::kPcieTxBytesPerS, "DCGM_FI_PROF_PCIE_TX_BYTES", kGauge, 1, "Rate of data transmitted over PCIe, bytes per second", {}},
+    {M::kPcieRxBytesPerS, "DCGM_FI_PROF_PCIE_RX_BYTES", kGauge, 1, "Rate of data received over PCIe, bytes per second", {}},
   });
   return table;
 }
@@ -107,7 +126,8 @@ std::span<const FamilySpec> dcgm_families() {
 }
 
 double scaled(const FamilySpec& f, double value) {
-  return f.scale < 1 ? value / std::round(1 / f.scale) : value * f.scale;
+  const double v = f.scale < 1 ? value / std::round(1 / f.scale) : value * f.scale;
+  return f.whole ? std::floor(v) : v;
 }
 
 const FamilySpec* find_family(std::span<const FamilySpec> families, MetricId id) {

@@ -25,6 +25,7 @@ struct FamilySpec {
   double scale;           ///< value = catalog value * scale (pct -> ratio: 0.01, MHz -> Hz: 1e6)
   std::string_view what;  ///< first words of the HELP text
   std::string help;       ///< `what`, unit, and the catalog's source and window
+  bool whole = false;     ///< scaled values are floored to integers (DCGM's MiB)
 };
 
 /// Native families, one per catalog metric exported as a plain per-GPU value (label `gpu`).
@@ -33,7 +34,7 @@ std::span<const FamilySpec> native_families();
 std::span<const FamilySpec> dcgm_families();
 
 /// `value` (catalog units) times f.scale; a scale below 1 divides by its inverse, so 47 % is
-/// 0.47 and not 0.47000000000000003.
+/// 0.47 and not 0.47000000000000003. Floored when f.whole.
 double scaled(const FamilySpec& f, double value);
 
 /// The family of catalog metric `id` in `families`, or nullptr.

@@ -60,7 +60,14 @@ TEST(MetricNames, DcgmTableUsesDcgmNamesAndUnits) {
     EXPECT_TRUE(valid_metric_name(f.name)) << f.name;
     EXPECT_TRUE(names.insert(f.name).second) << "duplicate " << f.name;
     EXPECT_TRUE(f.name.starts_with("DCGM_FI_")) << f.name;
-    EXPECT_EQ(f.type, MetricType::kGauge) << f.name;  // promtool: no counters without _total
+  }
+  // Typed as dcgm-exporter's default-counters.csv types them.
+  const std::set<std::string_view> counters = {
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",  "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+      "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+      "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"};
+  for (const FamilySpec& f : dcgm_families()) {
+    EXPECT_EQ(f.type, counters.count(f.name) ? MetricType::kCounter : MetricType::kGauge) << f.name;
   }
   for (std::string_view n :
        {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_GPU_TEMP",
@@ -71,6 +78,17 @@ TEST(MetricNames, DcgmTableUsesDcgmNamesAndUnits) {
   EXPECT_EQ(find_family(dcgm_families(), MetricId::kMemoryUsedBytes)->scale, 1.0 / 1048576);
   EXPECT_EQ(find_family(dcgm_families(), MetricId::kEnergyJ)->scale, 1000);  // mJ
   EXPECT_EQ(find_family(dcgm_families(), MetricId::kSmClockMhz)->scale, 1);  // MHz
+  // DCGM's framebuffer fields are whole MiB: 1.5 MiB used is 1.
+  EXPECT_EQ(scaled(*find_family(dcgm_families(), MetricId::kMemoryUsedBytes), 3 << 19), 1);
+  EXPECT_EQ(scaled(*find_family(dcgm_families(), MetricId::kMemoryReservedBytes), 644939776), 615);
+  // Every default counter of dcgm-exporter NVML can give (NVLink and XID are the renderer's).
+  for (std::string_view n :
+       {"DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_ENC_UTIL",
+        "DCGM_FI_DEV_DEC_UTIL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES"}) {
+    EXPECT_EQ(names.count(n), 1U) << n;
+  }
 }
 
 TEST(MetricNames, ClockEventReasonsAreTheNamedBits) {

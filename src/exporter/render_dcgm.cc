@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `--compat dcgm`: dcgm-exporter's names, units and labels, so the dcgm-exporter Grafana
+// `--compat dcgm`: dcgm-exporter's names, units, types and labels, so the dcgm-exporter Grafana
 // dashboard (grafana.com 12239) and users' DCGM alerts work unchanged.
 #include <memory>
 #include <string>
@@ -7,16 +7,18 @@
 
 #include "exporter/metric_names.h"
 #include "exporter/renderers.h"
+#include "gpu/xid.h"
 
 namespace gpumon::exporter {
 namespace {
 
 // The label values of one GPU; Label views point into it, so it must not move while used.
 struct DcgmLabels {
-  std::string gpu, uuid, bus, device, model;
+  std::string gpu, uuid, bus, device, model, driver;
   std::vector<Label> labels;
 
-  DcgmLabels(unsigned index, const DeviceStatic* d, const ExporterOptions& o)
+  DcgmLabels(unsigned index, const DeviceStatic* d, const SystemInfo& system,
+             const ExporterOptions& o)
       : gpu(std::to_string(index)) {
     labels.push_back({"gpu", gpu});
     if (d != nullptr && o.show_uuid && d->uuid) {
@@ -38,17 +40,38 @@ struct DcgmLabels {
     // dcgm-exporter renamed Hostname to hostname (#655); alerts in the wild use either.
     labels.push_back({"Hostname", o.hostname});
     labels.push_back({"hostname", o.hostname});
+    // The label field of its default counters, so alerts can tell driver versions apart.
+    if (system.driver_version) {
+      driver = system.driver_version.value();
+      labels.push_back({"DCGM_FI_DRIVER_VERSION", driver});
+    }
   }
   DcgmLabels(const DcgmLabels&) = delete;
   DcgmLabels& operator=(const DcgmLabels&) = delete;
 };
+
+// The last XID with dcgm-exporter's err_code and err_msg labels; 0 ("No Error") before the
+// first, so alerts matching on err_code see the series from the start.
+void render_xid(const GpuState& g, std::vector<Label> labels, ExpositionWriter& w) {
+  const std::uint64_t code = g.last_xid.value_or(0);
+  const std::string err_code = std::to_string(code);
+  std::string err_msg = "No Error";
+  if (code != 0) {
+    const XidInfo x = xid_info(code);
+    err_msg = x.meaning.empty() ? "Unknown Error" : std::string(x.meaning);
+  }
+  labels.push_back({"err_code", err_code});
+  labels.push_back({"err_msg", err_msg});
+  w.sample(labels, static_cast<double>(code));
+}
 
 }  // namespace
 
 void render_dcgm(const ExporterView& v, const ExporterOptions& o, ExpositionWriter& w) {
   std::vector<std::unique_ptr<DcgmLabels>> labels(v.gpus.size());
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
-    if (v.gpu(i) != nullptr) labels[i] = std::make_unique<DcgmLabels>(i, find_device(v, i), o);
+    if (v.gpu(i) != nullptr)
+      labels[i] = std::make_unique<DcgmLabels>(i, find_device(v, i), v.system, o);
   }
   for (const FamilySpec& f : dcgm_families()) {
     w.family(f.name, f.help, f.type);
@@ -59,13 +82,25 @@ void render_dcgm(const ExporterView& v, const ExporterOptions& o, ExpositionWrit
       if (value) w.sample(labels[i]->labels, scaled(f, *value));
     }
   }
+  // TX + RX of NVML's cumulative NVLink data counters, all links; absent without NVLink.
+  w.family("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+           "Total NVLink data sent and received over all links since the driver loaded, KiB "
+           "(from nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_TX + _RX))",
+           MetricType::kCounter);
+  for (unsigned i = 0; i < v.gpus.size(); ++i) {
+    const GpuState* g = v.gpu(i);
+    if (g == nullptr) continue;
+    const auto& tx = g->values[static_cast<std::size_t>(MetricId::kNvlinkDataTxKib)];
+    const auto& rx = g->values[static_cast<std::size_t>(MetricId::kNvlinkDataRxKib)];
+    if (tx && rx) w.sample(labels[i]->labels, *tx + *rx);
+  }
   w.family("DCGM_FI_DEV_XID_ERRORS",
-           "Value of the last XID error since gpumon started (absent until the first)",
+           "Value of the last XID error since gpumon started (0 until the first)",
            MetricType::kGauge);
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
     const GpuState* g = v.gpu(i);
-    if (g == nullptr || !g->last_xid) continue;
-    w.sample(labels[i]->labels, static_cast<double>(*g->last_xid));
+    if (g == nullptr) continue;  // a lost GPU keeps it: XID 79 is how it was lost
+    render_xid(*g, labels[i]->labels, w);
   }
 }
 

@@ -98,6 +98,7 @@ GPUMON_FAKE_SINGLE(nvmlDeviceGetTotalEnergyConsumption, unsigned long long, Fiel
 GPUMON_FAKE_SINGLE(nvmlDeviceGetFanSpeed, unsigned int, Field::kFanSpeedPct)
 GPUMON_FAKE_SINGLE(nvmlDeviceGetCurrPcieLinkGeneration, unsigned int, Field::kPcieLinkGen)
 GPUMON_FAKE_SINGLE(nvmlDeviceGetCurrPcieLinkWidth, unsigned int, Field::kPcieLinkWidth)
+GPUMON_FAKE_SINGLE(nvmlDeviceGetPcieReplayCounter, unsigned int, Field::kPcieReplayCount)
 #undef GPUMON_FAKE_SINGLE
 
 // Encoder and decoder: the percentage and the sampling period it covers (167 ms, as an H200).

@@ -81,7 +81,30 @@ nvmlReturn_t processes(int symbol, nvmlDevice_t device, unsigned int* count, voi
 
 }  // namespace
 
-// Fields 82 (memory temperature, C) and 186 (instant power, mW); each has its own nvmlReturn.
+namespace {
+
+// The field values the fake answers: NVML's id, the scenario series, and whether NVML gives
+// it as unsigned long long (the cumulative NVLink counters) or unsigned int.
+struct FakeField {
+  unsigned id;
+  Field field;
+  bool ull;
+};
+constexpr FakeField kFakeFields[] = {
+    {gpumon::nvml::kFiDevMemoryTemp, Field::kTemperatureMemoryC, false},
+    {gpumon::nvml::kFiDevPowerInstant, Field::kPowerInstantMw, false},
+    {gpumon::nvml::kFiDevPowerAverage, Field::kPowerAverageMw, false},
+    {gpumon::nvml::kFiDevRemappedCor, Field::kRemappedRowsCorrectable, false},
+    {gpumon::nvml::kFiDevRemappedUnc, Field::kRemappedRowsUncorrectable, false},
+    {gpumon::nvml::kFiDevRemappedPending, Field::kRemappedRowsPending, false},
+    {gpumon::nvml::kFiDevRemappedFailure, Field::kRemappedRowsFailure, false},
+    {gpumon::nvml::kFiDevNvlinkThroughputDataTx, Field::kNvlinkDataTxKib, true},
+    {gpumon::nvml::kFiDevNvlinkThroughputDataRx, Field::kNvlinkDataRxKib, true},
+};
+
+}  // namespace
+
+// kFakeFields; any other id is NOT_SUPPORTED. Each value has its own nvmlReturn.
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count,
                                                          nvmlFieldValue_t* values) {
   return device_call(
@@ -94,19 +117,21 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
           v.latencyUsec = 0;
           v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
           v.value.ullVal = 0;
-          double value = 0;
-          if (v.fieldId == gpumon::nvml::kFiDevMemoryTemp) {
-            v.nvmlReturn = d.read(Field::kTemperatureMemoryC, t, &value);
-          } else if (v.fieldId == gpumon::nvml::kFiDevPowerInstant) {
-            v.nvmlReturn = d.read(Field::kPowerInstantMw, t, &value);
-          } else if (v.fieldId == gpumon::nvml::kFiDevPowerAverage) {
-            v.nvmlReturn = d.read(Field::kPowerAverageMw, t, &value);
-          } else {
-            v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
-          }
-          if (v.nvmlReturn == NVML_SUCCESS) {
-            v.value.uiVal = static_cast<unsigned int>(
-                gpumon::fake::to_unsigned(value, std::numeric_limits<unsigned int>::max()));
+          v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+          for (const FakeField& f : kFakeFields) {
+            if (f.id != v.fieldId) continue;
+            double value = 0;
+            v.nvmlReturn = d.read(f.field, t, &value);
+            if (v.nvmlReturn != NVML_SUCCESS) break;
+            if (f.ull) {
+              v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+              v.value.ullVal = static_cast<unsigned long long>(
+                  gpumon::fake::to_unsigned(value, std::numeric_limits<unsigned long long>::max()));
+            } else {
+              v.value.uiVal = static_cast<unsigned int>(
+                  gpumon::fake::to_unsigned(value, std::numeric_limits<unsigned int>::max()));
+            }
+            break;
           }
         }
         return NVML_SUCCESS;

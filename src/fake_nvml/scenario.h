@@ -47,6 +47,13 @@ enum class Field : std::uint8_t {
   kDecoderUtilPct,
   kPcieLinkGen,    ///< current generation; defaults to pcie_link_gen_max
   kPcieLinkWidth,  ///< current width; defaults to pcie_link_width_max
+  kPcieReplayCount,
+  kRemappedRowsCorrectable,    ///< field value 142
+  kRemappedRowsUncorrectable,  ///< field value 143
+  kRemappedRowsPending,        ///< field value 144
+  kRemappedRowsFailure,        ///< field value 145
+  kNvlinkDataTxKib,            ///< field value 138 (all links)
+  kNvlinkDataRxKib,            ///< field value 139 (all links)
   // Static facts (no series).
   kName,
   kUuid,
@@ -69,7 +76,7 @@ enum class Field : std::uint8_t {
   kAccountingMode,
   kCount,
 };
-inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kPcieLinkWidth) + 1;
+inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kNvlinkDataRxKib) + 1;
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
 using FieldSet = std::bitset<kFieldCount>;
 

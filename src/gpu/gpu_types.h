@@ -108,11 +108,18 @@ struct DeviceSample {
   Reading<std::uint64_t> clock_event_reasons;  ///< ClockEventReason bits
   Reading<std::uint64_t> ecc_corrected_volatile;
   Reading<std::uint64_t> ecc_uncorrected_volatile;
-  Reading<unsigned> pcie_link_gen;            ///< current PCIe generation
-  Reading<unsigned> pcie_link_width;          ///< current PCIe link width, lanes
-  Reading<unsigned> utilization_encoder_pct;  ///< NVENC busy % over the driver's sample period
-  Reading<unsigned> utilization_decoder_pct;  ///< NVDEC busy %, same
-  Reading<double> power_draw_average_w;       ///< field value 185: the driver's 1 s average
+  Reading<unsigned> pcie_link_gen;              ///< current PCIe generation
+  Reading<unsigned> pcie_link_width;            ///< current PCIe link width, lanes
+  Reading<unsigned> utilization_encoder_pct;    ///< NVENC busy % over the driver's sample period
+  Reading<unsigned> utilization_decoder_pct;    ///< NVDEC busy %, same
+  Reading<double> power_draw_average_w;         ///< field value 185: the driver's 1 s average
+  Reading<unsigned> pcie_replay_count;          ///< PCIe replays (retries) since the driver loaded
+  Reading<unsigned> remapped_rows_correctable;  ///< rows remapped for correctable errors
+  Reading<unsigned> remapped_rows_uncorrectable;  ///< rows remapped for uncorrectable errors
+  Reading<unsigned> remapped_rows_pending;        ///< 1 while a remap waits for the next GPU reset
+  Reading<unsigned> remapped_rows_failure;        ///< 1 once a remap failed (the GPU needs service)
+  Reading<std::uint64_t> nvlink_data_tx_kib;      ///< NVLink payload sent, all links, cumulative
+  Reading<std::uint64_t> nvlink_data_rx_kib;      ///< NVLink payload received, same
 
   // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the

@@ -51,6 +51,13 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kUtilizationEncoderPct, "utilization_encoder_pct", "%", "nvmlDeviceGetEncoderUtilization", "% of the driver's last 1/6-1 s period the encoder ran", 1, &S::utilization_encoder_pct, G::kEncoderUtil},
   {M::kUtilizationDecoderPct, "utilization_decoder_pct", "%", "nvmlDeviceGetDecoderUtilization", "% of the driver's last 1/6-1 s period the decoder ran", 1, &S::utilization_decoder_pct, G::kDecoderUtil},
   {M::kPowerDrawAverageW, "power_draw_average_w", "W", "nvmlDeviceGetFieldValues(POWER_AVERAGE)", "1 s average", 0.001, &S::power_draw_average_w, G::kPowerAverage},
+  {M::kPcieReplayCount, "pcie_replay_count", "count", "nvmlDeviceGetPcieReplayCounter", "since the driver loaded", 1, &S::pcie_replay_count, G::kPcieReplay},
+  {M::kRemappedRowsCorrectable, "remapped_rows_correctable", "count", "nvmlDeviceGetFieldValues(REMAPPED_COR)", "since the GPU was made", 1, &S::remapped_rows_correctable, G::kRemappedRows},
+  {M::kRemappedRowsUncorrectable, "remapped_rows_uncorrectable", "count", "nvmlDeviceGetFieldValues(REMAPPED_UNC)", "since the GPU was made", 1, &S::remapped_rows_uncorrectable, G::kRemappedRows},
+  {M::kRemappedRowsPending, "remapped_rows_pending", "", "nvmlDeviceGetFieldValues(REMAPPED_PENDING)", "instant", 1, &S::remapped_rows_pending, G::kRemappedRows},
+  {M::kRemappedRowsFailure, "remapped_rows_failure", "", "nvmlDeviceGetFieldValues(REMAPPED_FAILURE)", "instant", 1, &S::remapped_rows_failure, G::kRemappedRows},
+  {M::kNvlinkDataTxKib, "nvlink_data_tx_kib", "KiB", "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_TX, all links)", "since the driver loaded", 1, &S::nvlink_data_tx_kib, G::kNvlinkThroughput},
+  {M::kNvlinkDataRxKib, "nvlink_data_rx_kib", "KiB", "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_RX, all links)", "since the driver loaded", 1, &S::nvlink_data_rx_kib, G::kNvlinkThroughput},
 }};
 // clang-format on
 

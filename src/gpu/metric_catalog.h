@@ -57,8 +57,15 @@ enum class MetricId : std::uint16_t {
   kUtilizationEncoderPct = 32,
   kUtilizationDecoderPct = 33,
   kPowerDrawAverageW = 34,
+  kPcieReplayCount = 35,
+  kRemappedRowsCorrectable = 36,
+  kRemappedRowsUncorrectable = 37,
+  kRemappedRowsPending = 38,
+  kRemappedRowsFailure = 39,
+  kNvlinkDataTxKib = 40,
+  kNvlinkDataRxKib = 41,
 };
-inline constexpr std::size_t kMetricCount = 35;
+inline constexpr std::size_t kMetricCount = 42;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.

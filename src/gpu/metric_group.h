@@ -33,11 +33,14 @@ enum class MetricGroup : std::uint32_t {
   /// the first sample() that asks for them; until then device() reports them as kNotAvailable.
   /// Asking again costs nothing.
   kStaticDetails = 1U << 15,
-  kPcieLinkGen = 1U << 16,    ///< pcie_link_gen (drops at idle to save power)
-  kPcieLinkWidth = 1U << 17,  ///< pcie_link_width
-  kEncoderUtil = 1U << 18,    ///< utilization_encoder_pct
-  kDecoderUtil = 1U << 19,    ///< utilization_decoder_pct
-  kPowerAverage = 1U << 20,   ///< power_draw_average_w (field values)
+  kPcieLinkGen = 1U << 16,       ///< pcie_link_gen (drops at idle to save power)
+  kPcieLinkWidth = 1U << 17,     ///< pcie_link_width
+  kEncoderUtil = 1U << 18,       ///< utilization_encoder_pct
+  kDecoderUtil = 1U << 19,       ///< utilization_decoder_pct
+  kPowerAverage = 1U << 20,      ///< power_draw_average_w (field values)
+  kPcieReplay = 1U << 21,        ///< pcie_replay_count
+  kRemappedRows = 1U << 22,      ///< remapped_rows_* (field values)
+  kNvlinkThroughput = 1U << 23,  ///< nvlink_data_{tx,rx}_kib (field values)
 };
 
 class MetricSet {
@@ -46,7 +49,7 @@ class MetricSet {
   constexpr MetricSet(MetricGroup g) : bits_(static_cast<std::uint32_t>(g)) {}  // NOLINT
   static constexpr MetricSet all() {
     MetricSet s;
-    s.bits_ = (1U << 21) - 1;
+    s.bits_ = (1U << 24) - 1;
     return s;
   }
   /// Every group but energy. Includes kStaticDetails, which costs about 11 ms per H200 on the

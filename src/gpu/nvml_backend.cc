@@ -416,6 +416,8 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
          UintTag{}, same);
   single(MetricGroup::kPcieLinkWidth, fn.device_get_curr_pcie_link_width, s.pcie_link_width,
          UintTag{}, same);
+  single(MetricGroup::kPcieReplay, fn.device_get_pcie_replay_counter, s.pcie_replay_count,
+         UintTag{}, same);
   // Encoder and decoder answer a percentage and the sampling period it covers (not kept).
   auto codec = [&](MetricGroup g, auto fnptr, Reading<unsigned>& out) {
     if (!what.has(g) || d.lost) return;
@@ -439,78 +441,81 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   return s;
 }
 
-// Memory temperature, instantaneous and average power come from one batched
-// nvmlDeviceGetFieldValues.
+namespace {
+
+// What one batched nvmlDeviceGetFieldValues reads: each field's group, id, scope and metric,
+// and the divisor from NVML's unit to the catalog's.
+struct FieldRead {
+  MetricGroup group;
+  unsigned field_id;
+  unsigned scope_id;
+  MetricId metric;
+  double per_catalog_unit;
+};
+constexpr std::array kFieldReads{
+    FieldRead{MetricGroup::kMemoryTemperature, nvml::kFiDevMemoryTemp, 0,
+              MetricId::kTemperatureMemoryC, 1},
+    FieldRead{MetricGroup::kPowerInstant, nvml::kFiDevPowerInstant, 0, MetricId::kPowerDrawInstantW,
+              1000},  // mW
+    FieldRead{MetricGroup::kPowerAverage, nvml::kFiDevPowerAverage, 0, MetricId::kPowerDrawAverageW,
+              1000},
+    FieldRead{MetricGroup::kRemappedRows, nvml::kFiDevRemappedCor, 0,
+              MetricId::kRemappedRowsCorrectable, 1},
+    FieldRead{MetricGroup::kRemappedRows, nvml::kFiDevRemappedUnc, 0,
+              MetricId::kRemappedRowsUncorrectable, 1},
+    FieldRead{MetricGroup::kRemappedRows, nvml::kFiDevRemappedPending, 0,
+              MetricId::kRemappedRowsPending, 1},
+    FieldRead{MetricGroup::kRemappedRows, nvml::kFiDevRemappedFailure, 0,
+              MetricId::kRemappedRowsFailure, 1},
+    FieldRead{MetricGroup::kNvlinkThroughput, nvml::kFiDevNvlinkThroughputDataTx,
+              nvml::kFiScopeAllLinks, MetricId::kNvlinkDataTxKib, 1},
+    FieldRead{MetricGroup::kNvlinkThroughput, nvml::kFiDevNvlinkThroughputDataRx,
+              nvml::kFiScopeAllLinks, MetricId::kNvlinkDataRxKib, 1},
+};
+
+double field_number(const nvmlFieldValue_t& v) {
+  switch (v.valueType) {
+    case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
+    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
+    case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
+  }
+  return 0.0;
+}
+
+}  // namespace
+
+// Every kFieldReads group asked for comes from one batched nvmlDeviceGetFieldValues; each field
+// has its own status, so one unsupported field leaves the others.
 void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) {
-  const bool want_mem_temp = what.has(MetricGroup::kMemoryTemperature);
-  const bool want_instant = what.has(MetricGroup::kPowerInstant);
-  const bool want_average = what.has(MetricGroup::kPowerAverage);
-  if (!want_mem_temp && !want_instant && !want_average) return;
   const auto fn = lib_->fn().device_get_field_values;
-  std::array<nvmlFieldValue_t, 3> values{};
-  int n = 0;
-  int mem_temp_slot = -1;
-  int instant_slot = -1;
-  int average_slot = -1;
-  if (want_mem_temp) {
-    if (fn == nullptr || d.unsupported.has(MetricGroup::kMemoryTemperature)) {
-      s.temperature_memory_c = Reading<unsigned>::missing(Missing::kNotSupported);
-    } else {
-      mem_temp_slot = n;
-      values[n++].fieldId = nvml::kFiDevMemoryTemp;
+  std::array<nvmlFieldValue_t, kFieldReads.size()> values{};
+  std::array<const FieldRead*, kFieldReads.size()> asked{};
+  std::size_t n = 0;
+  for (const FieldRead& f : kFieldReads) {
+    if (!what.has(f.group)) continue;
+    if (fn == nullptr || d.unsupported.has(f.group)) {
+      set_metric_missing(s, f.metric, Missing::kNotSupported);
+      continue;
     }
-  }
-  if (want_instant) {
-    if (fn == nullptr || d.unsupported.has(MetricGroup::kPowerInstant)) {
-      s.power_draw_instant_w = Reading<double>::missing(Missing::kNotSupported);
-    } else {
-      instant_slot = n;
-      values[n++].fieldId = nvml::kFiDevPowerInstant;
-    }
-  }
-  if (want_average) {
-    if (fn == nullptr || d.unsupported.has(MetricGroup::kPowerAverage)) {
-      s.power_draw_average_w = Reading<double>::missing(Missing::kNotSupported);
-    } else {
-      average_slot = n;
-      values[n++].fieldId = nvml::kFiDevPowerAverage;
-    }
+    asked[n] = &f;
+    values[n].fieldId = f.field_id;
+    values[n].scopeId = f.scope_id;
+    ++n;
   }
   if (n == 0) return;
-  const nvmlReturn_t rc = fn(d.handle, n, values.data());
-  auto number = [](const nvmlFieldValue_t& v) -> double {
-    switch (v.valueType) {
-      case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
-      case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
-      case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
-      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
-      case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
-      case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal;
-      case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
+  const nvmlReturn_t rc = fn(d.handle, static_cast<int>(n), values.data());
+  for (std::size_t i = 0; i < n; ++i) {
+    const FieldRead& f = *asked[i];
+    const nvmlReturn_t r = rc != NVML_SUCCESS ? rc : values[i].nvmlReturn;
+    if (r == NVML_SUCCESS) {
+      set_metric_value(s, f.metric, field_number(values[i]) / f.per_catalog_unit);
+    } else {
+      set_metric_missing(s, f.metric, note_failure(d, f.group, r));
     }
-    return 0.0;
-  };
-  auto status = [&](int slot) { return rc != NVML_SUCCESS ? rc : values[slot].nvmlReturn; };
-  if (mem_temp_slot >= 0) {
-    const nvmlReturn_t r = status(mem_temp_slot);
-    s.temperature_memory_c =
-        r == NVML_SUCCESS
-            ? Reading<unsigned>(static_cast<unsigned>(number(values[mem_temp_slot])))
-            : Reading<unsigned>::missing(note_failure(d, MetricGroup::kMemoryTemperature, r));
-  }
-  if (instant_slot >= 0) {
-    const nvmlReturn_t r = status(instant_slot);
-    s.power_draw_instant_w =
-        r == NVML_SUCCESS
-            ? Reading<double>(number(values[instant_slot]) / 1000.0)
-            : Reading<double>::missing(note_failure(d, MetricGroup::kPowerInstant, r));
-  }
-  if (average_slot >= 0) {
-    const nvmlReturn_t r = status(average_slot);
-    s.power_draw_average_w =
-        r == NVML_SUCCESS
-            ? Reading<double>(number(values[average_slot]) / 1000.0)
-            : Reading<double>::missing(note_failure(d, MetricGroup::kPowerAverage, r));
   }
 }
 

@@ -142,6 +142,14 @@ TEST(NvmlBackend, EveryMetricGroupOnAThrottlingH200) {
   EXPECT_EQ(s.utilization_encoder_pct.value_or(99), 0U);
   EXPECT_EQ(s.utilization_decoder_pct.value_or(99), 0U);
   EXPECT_DOUBLE_EQ(s.power_draw_average_w.value_or(0), s.power_draw_w.value_or(-1));
+  EXPECT_EQ(s.pcie_replay_count.value_or(99), 0U);
+  EXPECT_EQ(s.remapped_rows_correctable.value_or(99), 0U);
+  EXPECT_EQ(s.remapped_rows_failure.value_or(99), 0U);
+  // The cumulative NVLink counters pass 2^32 KiB: NVML's unsigned long long comes through.
+  EXPECT_NEAR(static_cast<double>(s.nvlink_data_tx_kib.value_or(0)), 5000000000 + 15 * 19502314.8,
+              1e3);
+  EXPECT_GT(s.nvlink_data_rx_kib.value_or(0), s.nvlink_data_tx_kib.value_or(0));
+  EXPECT_EQ(b->sample(3, MetricGroup::kRemappedRows).remapped_rows_correctable.value_or(0), 1U);
   const DeviceSample cool = b->sample(4, MetricGroup::kClockEvents);
   EXPECT_EQ(cool.clock_event_reasons.value_or(99), 0U);
   EXPECT_FALSE(cool.sm_clock_mhz.has_value());  // not asked for
@@ -208,11 +216,19 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
   EXPECT_EQ(s.temperature_memory_c.why(), Missing::kNotSupported);
   EXPECT_EQ(s.power_draw_instant_w.why(), Missing::kNotSupported);
   EXPECT_EQ(s.power_draw_average_w.why(), Missing::kNotSupported);
+  // No row remapping or NVLink on a GeForce: absent, not 0; the PCIe replay counter is there.
+  for (MetricId m : {MetricId::kRemappedRowsCorrectable, MetricId::kRemappedRowsUncorrectable,
+                     MetricId::kRemappedRowsPending, MetricId::kRemappedRowsFailure,
+                     MetricId::kNvlinkDataTxKib, MetricId::kNvlinkDataRxKib}) {
+    EXPECT_EQ(metric_missing(s, m), Missing::kNotSupported) << metric_info(m).name;
+  }
+  EXPECT_EQ(s.pcie_replay_count.value_or(99), 0U);
   ASSERT_FALSE(s.power_draw_w.has_value());
   EXPECT_EQ(s.power_draw_w.why(), Missing::kNoPermission);
   const MetricSet unsupported = b->unsupported(0);
-  for (MetricGroup g : {MetricGroup::kEcc, MetricGroup::kEnergy, MetricGroup::kMemoryTemperature,
-                        MetricGroup::kPowerInstant}) {
+  for (MetricGroup g :
+       {MetricGroup::kEcc, MetricGroup::kEnergy, MetricGroup::kMemoryTemperature,
+        MetricGroup::kPowerInstant, MetricGroup::kRemappedRows, MetricGroup::kNvlinkThroughput}) {
     EXPECT_TRUE(unsupported.has(g)) << static_cast<unsigned>(g);
   }
   EXPECT_FALSE(unsupported.has(MetricGroup::kPower));  // no permission is not "unsupported"
@@ -426,4 +442,17 @@ TEST(NvmlBackend, ManyGpus) {
 }
 
 }  // namespace
+
+// XID 94 at 8 s hits a row: from then on it is remapped, pending the next reset.
+TEST(NvmlBackend, RemappedRowsFollowTheScenario) {
+  FakeScenario env("xid", 10, kTimeStandsStill);
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const DeviceSample s = b->sample(1, MetricGroup::kRemappedRows);
+  EXPECT_EQ(s.remapped_rows_uncorrectable.value_or(0), 1U);
+  EXPECT_EQ(s.remapped_rows_pending.value_or(0), 1U);
+  EXPECT_EQ(s.remapped_rows_correctable.value_or(99), 0U);
+  EXPECT_EQ(b->sample(0, MetricGroup::kRemappedRows).remapped_rows_uncorrectable.value_or(99), 0U);
+}
+
 }  // namespace gpumon

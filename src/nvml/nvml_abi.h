@@ -274,6 +274,17 @@ inline constexpr unsigned kDeviceMigEnable = 1;
 inline constexpr unsigned kFiDevMemoryTemp = 82;
 inline constexpr unsigned kFiDevPowerAverage = 185;
 inline constexpr unsigned kFiDevPowerInstant = 186;
+/// Cumulative NVLink data (payload) KiB since the driver loaded; scope kFiScopeAllLinks.
+inline constexpr unsigned kFiDevNvlinkThroughputDataTx = 138;
+inline constexpr unsigned kFiDevNvlinkThroughputDataRx = 139;
+/// Rows remapped for correctable / uncorrectable errors, a remap waiting for a reset (0/1),
+/// a remap that failed (0/1): nvmlDeviceGetRemappedRows's values, Ampere and newer.
+inline constexpr unsigned kFiDevRemappedCor = 142;
+inline constexpr unsigned kFiDevRemappedUnc = 143;
+inline constexpr unsigned kFiDevRemappedPending = 144;
+inline constexpr unsigned kFiDevRemappedFailure = 145;
+/// scopeId for per-link fields: the sum over every link.
+inline constexpr unsigned kFiScopeAllLinks = 0xFFFFFFFFU;
 
 // Event types for nvmlDeviceRegisterEvents.
 inline constexpr unsigned long long kEventTypeSingleBitEccError = 0x1;

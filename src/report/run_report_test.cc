@@ -274,7 +274,7 @@ TEST(RunReport, HostileNamesAreEscapedEverywhereInThePage) {
   f.id = f.title = f.summary = f.advice = f.severity = kHostile;
   f.evidence = {{kHostile, kHostile, false, kHostile}};
   f.start_ms = kStartMs;
-  run.diagnosis = ReportDiagnosis{50, {{kHostile, 50, kHostile}}, {f}};
+  run.diagnosis = ReportDiagnosis{50, {{kHostile, 50, kHostile}}, {f}, true, {}};
   const std::string page = render_report(run, nullptr, report_asset());
   EXPECT_EQ(page.find("<img"), std::string::npos);
   EXPECT_EQ(page.find("\xFF"), std::string::npos);
