@@ -16,7 +16,9 @@
 # Recordings: h200-zero-code-{plain,lightning}-{explicit,auto}.gpumon, h200-memory-capture.gpumon,
 # h200-crash-exception.gpumon, h200-crash-sigkill.gpumon; each with NAME.txt (its output and the
 # recorder's log), NAME.doctor.txt and .doctor.json; all of it summed up in summary.json.
-# VALIDATE_PARTS: the parts to run, of "zero-code memory crash overhead" (default: all of them);
+# VALIDATE_PARTS: the parts to run, of "zero-code torchrun memory crash overhead" (default: all
+# but torchrun, which runs train_plain.py under `gpumon record -- python -m torch.distributed.run`
+# with one rank, stripped and instrumented: h200-zero-code-torchrun-{auto,explicit});
 # OVERHEAD_SECONDS: each overhead run's time limit (default 150). Results go to $OUT/results.tgz. Each part's time limit is cut to what is left of
 # VALIDATE_SECONDS (default 450, counted from the start, build included).
 # DEVDEPS: see build_env.sh (carry .devdeps).
@@ -93,6 +95,16 @@ zc=/tmp/gpumon-validate-zc; rm -rf "$zc"; mkdir -p "$zc"
 cp "$zc"/*.py "$res/" 2>/dev/null  # the stripped copies, for the record
 rec h200-zero-code-plain-explicit 60 "$py" examples/train_plain.py --device "$dev" --steps 300
 rec h200-zero-code-plain-auto 60 "$py" "$zc/train_plain.py" --device "$dev" --steps 300
+fi
+
+# 1b. zero-code under torchrun (one rank: the kinds of several GPUs are not lent): the launcher
+# starts the rank as a child Python process, which record's hooks must reach as well.
+if want torchrun; then
+zc=/tmp/gpumon-validate-zc; mkdir -p "$zc"
+[ -f "$zc/train_plain.py" ] || "$py" $v strip examples/train_plain.py "$zc/train_plain.py" >>"$res/log.txt" 2>&1 || log "strip train_plain FAILED"
+run=(-m torch.distributed.run --standalone --nproc_per_node=1)
+rec h200-zero-code-torchrun-explicit 90 "$py" "${run[@]}" examples/train_plain.py --device "$dev" --steps 300
+rec h200-zero-code-torchrun-auto 90 "$py" "${run[@]}" "$zc/train_plain.py" --device "$dev" --steps 300
 fi
 
 # 2. the memory capture.
