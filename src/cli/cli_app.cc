@@ -9,6 +9,7 @@
 #include "cli/watch_command.h"
 
 #ifdef GPUMON_HAVE_QUERY
+#include "query/monitor_command.h"
 #include "query/query_command.h"
 #endif
 #include "cli/agent_command.h"
@@ -28,12 +29,18 @@
 namespace gpumon::cli {
 namespace {
 
-int run_query(const std::vector<std::string>& args, const Console& console) {
+// `query`, `dmon` and `pmon`: nvidia-smi's scripting modes.
+int run_query(const std::string& name, const std::vector<std::string>& args,
+              const Console& console) {
 #ifdef GPUMON_HAVE_QUERY
+  if (name == "dmon" || name == "pmon") {
+    const auto kind = name == "dmon" ? query::MonitorKind::kDmon : query::MonitorKind::kPmon;
+    return query::run_monitor_command(kind, args, console.out, console.err);
+  }
   return query::run_query_command(args, console.out, console.err);
 #else
   (void)args;
-  console.err << "gpumon: `query` is not part of this build (src/query was not built)\n";
+  console.err << "gpumon: `" << name << "` is not part of this build (src/query was not built)\n";
   return kExitUsage;
 #endif
 }
@@ -94,7 +101,10 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   if (args.empty()) return run_snapshot_command(args, console);
   const std::string& first = args.front();
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (first == "query") return run_query(rest, console);
+  if (first == "query" || first == "dmon" || first == "pmon")
+    return run_query(first, rest, console);
+  // nvidia-smi -L, word for word.
+  if (first == "-L" || first == "--list-gpus") return run_query("query", args, console);
   if (first == "record" || first == "export" || first == "agent")
     return run_recording_command(first, rest, console);
   if (first == "report") return run_report(rest, console);
@@ -112,8 +122,8 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   }
   if (!first.empty() && first[0] == '-') return run_snapshot_command(args, console);
   console.err << "gpumon: unknown command '" << first
-              << "'. Commands: watch, query, record, export, report, doctor, serve, agent (run "
-                 "'gpumon --help').\n";
+              << "'. Commands: watch, query, dmon, pmon, record, export, report, doctor, serve, "
+                 "agent (run 'gpumon --help').\n";
   return kExitUsage;
 }
 
@@ -131,6 +141,10 @@ Usage:
   gpumon query --query-gpu=FIELDS --format=csv[,noheader][,nounits] [-l S | -lms MS] [-i IDS]
   gpumon query --query-compute-apps=FIELDS --format=csv
                       nvidia-smi compatible queries (gpumon query --help)
+  gpumon -L           the GPUs with their UUIDs, as nvidia-smi -L
+  gpumon dmon [-s pucvmet] [-d S] [-c N] [-i IDS] [-o DT]
+  gpumon pmon [-s um] [-d S] [-c N] [-i IDS] [-o DT]
+                      nvidia-smi dmon / pmon: scrolling device and process tables
   gpumon record [-o FILE] [--interval MS] [-- COMMAND ARGS...]
                       record every GPU into FILE until COMMAND exits (or Ctrl-C)
   gpumon export FILE --format csv|jsonl [--metrics a,b] [--gpu N]

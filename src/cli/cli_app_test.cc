@@ -41,8 +41,20 @@ TEST(CliApp, UnknownCommandIsAUsageError) {
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
-            "gpumon: unknown command 'frobnicate'. Commands: watch, query, record, export, report, "
-            "doctor, serve, agent (run 'gpumon --help').\n");
+            "gpumon: unknown command 'frobnicate'. Commands: watch, query, dmon, pmon, record, "
+            "export, report, doctor, serve, agent (run 'gpumon --help').\n");
+}
+
+TEST(CliApp, NvidiaSmiModesAreDispatched) {
+  CliRun r = run({"dmon", "-s", "z"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "gpumon: dmon: -s takes letters of 'pucvmet', not 'z'.\n");
+  r = run({"pmon", "--help"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_TRUE(r.out.starts_with("usage: gpumon pmon")) << r.out;
+  r = run({"-L", "--format=csv"});  // -L goes to query, which refuses a format with it
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("-L/--list-gpus takes only -i and -f"), std::string::npos) << r.err;
 }
 
 TEST(CliApp, RecordAndExportAreDispatched) {

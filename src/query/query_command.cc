@@ -51,6 +51,13 @@ Expected<Plan> plan_fields(const QueryOptions& o) {
   return plan;
 }
 
+// nvidia-smi -L's line: the UUID is what scripts take from it (CUDA_VISIBLE_DEVICES=GPU-...),
+// and asking for the list is asking for it.
+std::string gpu_list_line(unsigned index, const DeviceStatic& d) {
+  return "GPU " + std::to_string(index) + ": " + d.name.value_or("Unknown") +
+         " (UUID: " + d.uuid.value_or("N/A") + ")\n";
+}
+
 Expected<std::vector<unsigned>> choose_devices(const QueryOptions& o, const GpuBackend& backend) {
   if (backend.device_count() == 0) return QueryError{kExitNoDevice, "No devices were found\n"};
   std::vector<DeviceStatic> devices;
@@ -115,10 +122,15 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     case QueryOptions::Action::kHelp: put(out, o.help_text); return kExitOk;
     case QueryOptions::Action::kHelpGpuFields: put(out, gpu_fields_help()); return kExitOk;
     case QueryOptions::Action::kHelpAppFields: put(out, app_fields_help()); return kExitOk;
-    case QueryOptions::Action::kQuery: break;
+    case QueryOptions::Action::kQuery:
+    case QueryOptions::Action::kListGpus: break;
   }
-  auto plan = plan_fields(o);  // before touching a GPU: a typo fails fast
-  if (!plan) return report(err, plan.error());
+  Plan plan;
+  if (o.action == QueryOptions::Action::kQuery) {
+    auto fields = plan_fields(o);  // before touching a GPU: a typo fails fast
+    if (!fields) return report(err, fields.error());
+    plan = std::move(*fields);
+  }
 
   QueryError open_error;
   std::unique_ptr<GpuBackend> backend = env.open_backend(&open_error);
@@ -138,13 +150,18 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     }
   }
   std::ostream& sink = o.output_file.empty() ? out : file;
+  if (o.action == QueryOptions::Action::kListGpus) {
+    for (unsigned i : *devices) sink << gpu_list_line(i, backend->device(i));
+    sink.flush();
+    return sink.good() ? kExitOk : kExitIoError;
+  }
 
   if (env.clock != nullptr) {
-    return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, *env.clock);
+    return sample_loop(o, plan, *backend, std::move(*devices), sink, err, *env.clock);
   }
   const util::ScopedStopSignals signals;
   SteadyLoopClock clock;
-  return sample_loop(o, *plan, *backend, std::move(*devices), sink, err, clock);
+  return sample_loop(o, plan, *backend, std::move(*devices), sink, err, clock);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ struct RawOptions {
   std::optional<std::string> file;
   bool help_gpu = false;
   bool help_apps = false;
+  bool list = false;
 };
 
 // Every value is taken as text and checked by query_parse.h, so that errors name the problem in
@@ -42,6 +43,7 @@ void declare(CLI::App& app, RawOptions& raw) {
   app.add_option("-c,--count", raw.count, "Stop after N samples")->type_name("N");
   app.add_option("-f,--filename", raw.file, "Write to FILE (overwritten) instead of stdout")
       ->type_name("FILE");
+  app.add_flag("-L,--list-gpus", raw.list, "List the GPUs with their UUIDs, as nvidia-smi -L");
   app.add_flag("--help-query-gpu", raw.help_gpu, "List the --query-gpu fields");
   app.add_flag("--help-query-compute-apps", raw.help_apps, "List the --query-compute-apps fields");
   app.footer(
@@ -55,6 +57,14 @@ Expected<QueryOptions> check(const RawOptions& raw) {
   if (raw.help_gpu || raw.help_apps) {
     o.action =
         raw.help_gpu ? QueryOptions::Action::kHelpGpuFields : QueryOptions::Action::kHelpAppFields;
+    return o;
+  }
+  if (raw.list) {
+    if (raw.query_gpu || raw.query_apps || raw.format || raw.loop || raw.loop_ms || raw.count)
+      return usage_error("-L/--list-gpus takes only -i and -f.");
+    o.action = QueryOptions::Action::kListGpus;
+    o.ids = raw.ids;
+    if (raw.file) o.output_file = *raw.file;
     return o;
   }
   if (raw.query_gpu && raw.query_apps) {

@@ -20,6 +20,7 @@ struct QueryOptions {
     kHelp,           ///< print help_text (-h/--help)
     kHelpGpuFields,  ///< --help-query-gpu
     kHelpAppFields,  ///< --help-query-compute-apps
+    kListGpus,       ///< -L/--list-gpus: "GPU 0: NAME (UUID: ...)", as nvidia-smi -L
   };
   enum class Target { kGpus, kComputeApps };
 
