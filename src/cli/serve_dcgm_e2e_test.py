@@ -19,7 +19,6 @@ Prometheus's HTTP API:
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 20 s.
 """
 
-import argparse
 import os
 import shutil
 import sys
@@ -28,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_prometheus_e2e_test import Prometheus  # noqa: E402
-from serve_test_support import SKIP, Serve, check  # noqa: E402
+from serve_test_support import SKIP, Serve, check, prometheus_test_main  # noqa: E402
 
 ALL = 'instance=~".*", gpu=~".*"'  # the dashboard's $instance and $gpu, set to All
 
@@ -143,21 +142,5 @@ def run(args, failures):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpumon", required=True)
-    ap.add_argument("--fake-nvml", required=True)
-    ap.add_argument("--prometheus", help="default: prometheus on PATH")
-    args = ap.parse_args()
-    failures = []
-    try:
-        rc = run(args, failures)
-    except RuntimeError as e:
-        print("FAIL: %s" % e)
-        rc = 1
-    print("PASS" if rc == 0 else ("SKIP" if rc == SKIP else "FAILED: %d check(s)" % len(failures)))
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(prometheus_test_main(__doc__, run))

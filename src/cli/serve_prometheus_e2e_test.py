@@ -20,7 +20,6 @@ loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -33,7 +32,7 @@ import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_test_support import (SKIP, TIMEOUT_S, Rank, Serve, check, free_port,  # noqa: E402
-                                http_get, wait_for)
+                                http_get, prometheus_test_main, wait_for)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -353,21 +352,5 @@ def run(args, failures):
     return 1 if failures else 0
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--gpumon", required=True)
-    ap.add_argument("--fake-nvml", required=True)
-    ap.add_argument("--prometheus", help="default: prometheus on PATH")
-    args = ap.parse_args()
-    failures = []
-    try:
-        rc = run(args, failures)
-    except RuntimeError as e:
-        print("FAIL: %s" % e)
-        rc = 1
-    print("PASS" if rc == 0 else ("SKIP" if rc == SKIP else "FAILED: %d check(s)" % len(failures)))
-    return rc
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(prometheus_test_main(__doc__, run))

@@ -4,6 +4,7 @@
 Standard library only (the tests run under whatever python3 CMake found).
 """
 
+import argparse
 import json
 import os
 import re
@@ -201,3 +202,22 @@ def check(cond, message, failures):
         failures.append(message)
         print("FAIL: " + message, flush=True)
     return cond
+
+
+def prometheus_test_main(doc, run):
+    """main() of the tests against a real Prometheus: parses --gpumon, --fake-nvml and
+    --prometheus (default: `prometheus` on PATH), calls run(args, failures) (0, 1 or SKIP; a
+    RuntimeError is a failure) and prints PASS, SKIP or the number of failed checks."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
+    ap.add_argument("--gpumon", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    ap.add_argument("--prometheus", help="default: prometheus on PATH")
+    args = ap.parse_args()
+    failures = []
+    try:
+        rc = run(args, failures)
+    except RuntimeError as e:
+        print("FAIL: %s" % e)
+        rc = 1
+    print("PASS" if rc == 0 else ("SKIP" if rc == SKIP else "FAILED: %d check(s)" % len(failures)))
+    return rc

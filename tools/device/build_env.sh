@@ -41,3 +41,14 @@ gpumon_build() {
     cmake --build "$dir" -j 16 --target "$@" >"$res/build.txt" 2>&1 ||
     { log "BUILD FAILED"; tail -n 40 "$res/build.txt" "$res/cmake.txt"; return 1; }
 }
+
+# device_results DEFAULT_DIR: the results folder of a script ($OUT, else DEFAULT_DIR): sets out
+# and res ($out/r), defines log() (to the screen and $res/log.txt) and packs $res into
+# $out/results.tgz on exit (the machine returns at most 8 files).
+device_results() {
+  out=${OUT:-$1}
+  mkdir -p "$out/r"
+  res="$out/r"
+  log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
+  trap 'tar -czf "$out/results.tgz" -C "$out" r' EXIT
+}

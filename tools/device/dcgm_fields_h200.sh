@@ -9,12 +9,9 @@
 # r/compare.txt, r/log.txt; UUID and serial redacted). DEVDEPS: see build_env.sh (carry
 # .devdeps).
 set -uo pipefail
-out=${OUT:-/tmp/gpumon-dcgm-fields}; mkdir -p "$out/r"
-res="$out/r"
-log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
-trap 'tar -czf "$out/results.tgz" -C "$out" r' EXIT
 DEVDEPS=${DEVDEPS:-$PWD/.devdeps}
 . tools/device/build_env.sh
+device_results /tmp/gpumon-dcgm-fields
 log "build"
 gpumon_build /tmp/gpumon-build -- gpumon || exit 1
 g=/tmp/gpumon-build/gpumon

@@ -5,12 +5,9 @@
 # (r/compare-{idle,busy}.{md,json}, r/log.txt). The tables hold the board's UUID and serial:
 # summarise them, do not commit them. DEVDEPS: see build_env.sh (carry .devdeps).
 set -uo pipefail
-out=${OUT:-/tmp/gpumon-query-fields}; mkdir -p "$out/r"
-res="$out/r"
-log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
-trap 'tar -czf "$out/results.tgz" -C "$out" r' EXIT
 DEVDEPS=${DEVDEPS:-$PWD/.devdeps}
 . tools/device/build_env.sh
+device_results /tmp/gpumon-query-fields
 log "build"
 gpumon_build /tmp/gpumon-build -- gpumon || exit 1
 g=/tmp/gpumon-build/gpumon
