@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_prometheus_e2e_test import Prometheus  # noqa: E402
+from serve_prometheus_e2e_test import Prometheus, stop_all  # noqa: E402
 from serve_test_support import SKIP, Serve, check, prometheus_test_main  # noqa: E402
 
 ALL = 'instance=~".*", gpu=~".*"'  # the dashboard's $instance and $gpu, set to All
@@ -129,16 +129,7 @@ def run(args, failures):
         check(meta.get("DCGM_FI_DEV_GPU_UTIL", [{}])[0].get("type") == "gauge",
               "DCGM_FI_DEV_GPU_UTIL is a gauge", failures)
     finally:
-        if prom:
-            prom.stop()
-        rc = serve.stop()
-        check(rc == 0, "gpumon serve exits 0 on SIGTERM, got %s\n%s" % (rc, serve.output()),
-              failures)
-        print("took %.1f s" % (time.monotonic() - started))
-        if not failures:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("kept %s (prometheus.yml, prometheus.log)" % work)
+        stop_all(prom, (serve,), work, started, failures)
     return 1 if failures else 0
 
 

@@ -133,6 +133,22 @@ class Prometheus:
         self.log.close()
 
 
+def stop_all(prom, serves, work, started, failures):
+    """The end of a run: Prometheus and every serve stopped (each must exit 0 on SIGTERM), the
+    time taken printed, the work folder removed unless a check failed."""
+    if prom:
+        prom.stop()
+    for serve in serves:
+        rc = serve.stop()
+        check(rc == 0, "%s: gpumon serve exits 0 on SIGTERM, got %s\n%s"
+              % (serve.scenario, rc, serve.output()), failures)
+    print("took %.1f s" % (time.monotonic() - started))
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("kept %s (prometheus.yml, prometheus.log)" % work)
+
+
 def dashboard_queries():
     out = subprocess.run([sys.executable, os.path.join(DEPLOY, "dashboard_queries.py")],
                          check=True, capture_output=True, text=True).stdout
@@ -338,17 +354,7 @@ def run(args, failures):
         stepping.set()
         if stepper:
             stepper.join(5)
-        if prom:
-            prom.stop()
-        for serve in (demo, xid):
-            rc = serve.stop()
-            check(rc == 0, "%s: gpumon serve exits 0 on SIGTERM, got %s\n%s"
-                  % (serve.scenario, rc, serve.output()), failures)
-        print("took %.1f s" % (time.monotonic() - started))
-        if not failures:
-            shutil.rmtree(work, ignore_errors=True)
-        else:
-            print("kept %s (prometheus.yml, prometheus.log)" % work)
+        stop_all(prom, (demo, xid), work, started, failures)
     return 1 if failures else 0
 
 
