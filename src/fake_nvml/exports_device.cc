@@ -166,18 +166,6 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvm
   return pci_info(GPUMON_FAKE_SYM(nvmlDeviceGetPciInfo_v2), device, pci);
 }
 
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device,
-                                                             nvmlEnableState_t* mode) {
-  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetPersistenceMode);
-  return device_call(symbol, device, [&](DeviceState& d, double t) {
-    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    const nvmlReturn_t rc = d.check(Field::kPersistenceMode, symbol, t);
-    if (rc == NVML_SUCCESS)
-      *mode = d.spec->persistence_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
-    return rc;
-  });
-}
-
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version,
                                                           unsigned int length) {
   return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetVbiosVersion), device, Field::kVbiosVersion,
@@ -227,6 +215,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t de
       return rc;                                                                        \
     });                                                                                 \
   }
+GPUMON_FAKE_ENABLED(nvmlDeviceGetPersistenceMode, Field::kPersistenceMode, persistence_mode)
 GPUMON_FAKE_ENABLED(nvmlDeviceGetDisplayActive, Field::kDisplayActive, display_active)
 GPUMON_FAKE_ENABLED(nvmlDeviceGetAccountingMode, Field::kAccountingMode, accounting_mode)
 #undef GPUMON_FAKE_ENABLED
