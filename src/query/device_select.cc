@@ -62,4 +62,15 @@ Expected<std::vector<unsigned>> select_devices(std::string_view id_list,
   return out;
 }
 
+Expected<std::vector<unsigned>> choose_devices(const std::optional<std::string>& ids,
+                                               const GpuBackend& backend) {
+  if (backend.device_count() == 0) return QueryError{kExitNoDevice, "No devices were found\n"};
+  std::vector<DeviceStatic> devices;
+  for (unsigned i = 0; i < backend.device_count(); ++i) devices.push_back(backend.device(i));
+  if (ids) return select_devices(*ids, devices);
+  std::vector<unsigned> all(devices.size());
+  for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
+  return all;
+}
+
 }  // namespace gpumon::query

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpu/gpu_backend.h"
 #include "gpu/gpu_types.h"
 #include "gpu/pci_bus_id.h"
 #include "query/query_error.h"
@@ -24,5 +26,10 @@ std::optional<unsigned> match_device(std::string_view id, const std::vector<Devi
 /// matches no GPU gives nvidia-smi's "No devices were found" (exit 6).
 Expected<std::vector<unsigned>> select_devices(std::string_view id_list,
                                                const std::vector<DeviceStatic>& devices);
+
+/// The GPUs of `backend` an -i list names (nullopt: every GPU, in index order); a backend
+/// without GPUs gives nvidia-smi's "No devices were found" (exit 6).
+Expected<std::vector<unsigned>> choose_devices(const std::optional<std::string>& ids,
+                                               const GpuBackend& backend);
 
 }  // namespace gpumon::query

@@ -74,22 +74,10 @@ int run(MonitorKind kind, const std::vector<std::string>& args, std::ostream& ou
   }
   if (!backend->system().simulated_scenario.empty())
     err << "gpumon: simulated GPUs (scenario " << backend->system().simulated_scenario << ")\n";
-  if (backend->device_count() == 0) {
-    err << "No devices were found\n";
-    return kExitNoDevice;
-  }
-  std::vector<DeviceStatic> statics;
-  for (unsigned i = 0; i < backend->device_count(); ++i) statics.push_back(backend->device(i));
-  std::vector<unsigned> devices;
-  if (o.ids) {
-    auto chosen = select_devices(*o.ids, statics);
-    if (!chosen) {
-      err << chosen.error().message;
-      return chosen.error().exit_code;
-    }
-    devices = *chosen;
-  } else {
-    for (unsigned i = 0; i < statics.size(); ++i) devices.push_back(i);
+  auto devices = choose_devices(o.ids, *backend);
+  if (!devices) {
+    err << devices.error().message;
+    return devices.error().exit_code;
   }
 
   std::ofstream file;
@@ -114,7 +102,7 @@ int run(MonitorKind kind, const std::vector<std::string>& args, std::ostream& ou
     const std::string header = o.kind == MonitorKind::kDmon ? dmon_header(o.select, o.stamp)
                                                             : pmon_header(o.select, o.stamp);
     if (!emit(header)) return;
-    run_loop(clock, o.delay, o.count, [&] { return emit(sample_lines(o, *backend, devices)); });
+    run_loop(clock, o.delay, o.count, [&] { return emit(sample_lines(o, *backend, *devices)); });
   };
   if (env.clock != nullptr) {
     loop(*env.clock);

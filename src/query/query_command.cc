@@ -58,16 +58,6 @@ std::string gpu_list_line(unsigned index, const DeviceStatic& d) {
          " (UUID: " + d.uuid.value_or("N/A") + ")\n";
 }
 
-Expected<std::vector<unsigned>> choose_devices(const QueryOptions& o, const GpuBackend& backend) {
-  if (backend.device_count() == 0) return QueryError{kExitNoDevice, "No devices were found\n"};
-  std::vector<DeviceStatic> devices;
-  for (unsigned i = 0; i < backend.device_count(); ++i) devices.push_back(backend.device(i));
-  if (o.ids) return select_devices(*o.ids, devices);
-  std::vector<unsigned> all(devices.size());
-  for (unsigned i = 0; i < all.size(); ++i) all[i] = i;
-  return all;
-}
-
 // Samples and writes until done, stopped, or the output fails; returns the exit status.
 int sample_loop(const QueryOptions& o, const Plan& plan, GpuBackend& backend,
                 std::vector<unsigned> devices, std::ostream& sink, std::ostream& err,
@@ -138,7 +128,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (!backend->system().simulated_scenario.empty()) {
     put(err, "gpumon: simulated GPUs (scenario " + backend->system().simulated_scenario + ")\n");
   }
-  auto devices = choose_devices(o, *backend);
+  auto devices = choose_devices(o.ids, *backend);
   if (!devices) return report(err, devices.error());
 
   std::ofstream file;
