@@ -103,8 +103,9 @@ int dispatch(const std::vector<std::string>& args, const Console& console) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (first == "query" || first == "dmon" || first == "pmon")
     return run_query(first, rest, console);
-  // nvidia-smi -L, word for word.
-  if (first == "-L" || first == "--list-gpus") return run_query("query", args, console);
+  // nvidia-smi -L and -q, word for word.
+  if (first == "-L" || first == "--list-gpus" || first == "-q" || first == "--query")
+    return run_query("query", args, console);
   if (first == "record" || first == "export" || first == "agent")
     return run_recording_command(first, rest, console);
   if (first == "report") return run_report(rest, console);
@@ -142,6 +143,8 @@ Usage:
   gpumon query --query-compute-apps=FIELDS --format=csv
                       nvidia-smi compatible queries (gpumon query --help)
   gpumon -L           the GPUs with their UUIDs, as nvidia-smi -L
+  gpumon -q [-d MEMORY,UTILIZATION,...] [-i IDS]
+                      nvidia-smi -q's report, or some of its sections
   gpumon dmon [-s pucvmet] [-d S] [-c N] [-i IDS] [-o DT]
   gpumon pmon [-s um] [-d S] [-c N] [-i IDS] [-o DT]
                       nvidia-smi dmon / pmon: scrolling device and process tables

@@ -71,10 +71,6 @@ std::string bar(double fraction, std::size_t width) {
   return out;
 }
 
-std::string cuda_version_text(int version) {
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
-}
-
 std::string local_time_text(std::chrono::system_clock::time_point t) {
   const std::tm tm = split_time(t, false);
   return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} {}", tm.tm_year + 1900, tm.tm_mon + 1,

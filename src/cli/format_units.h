@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/gpu_types.h"  // cuda_version_text
 #include "gpu/reading.h"
 
 namespace gpumon::cli {
@@ -27,9 +28,6 @@ std::string short_bytes(std::uint64_t bytes);
 
 /// "[#####.....]": `fraction` (clamped to 0..1) of `width` cells filled.
 std::string bar(double fraction, std::size_t width);
-
-/// CUDA driver version 13000 -> "13.0", 12040 -> "12.4".
-std::string cuda_version_text(int version);
 
 /// Local time "2026-11-29 18:46:52 UTC" (zone abbreviation from the C library).
 std::string local_time_text(std::chrono::system_clock::time_point t);

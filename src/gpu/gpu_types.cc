@@ -6,6 +6,10 @@
 
 namespace gpumon {
 
+std::string cuda_version_text(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
   static constexpr std::array<std::pair<std::uint64_t, const char*>, 9> kNames{{
       {kClockEventGpuIdle, "gpu_idle"},

@@ -56,6 +56,9 @@ struct SystemInfo {
   std::string library_path;
 };
 
+/// CUDA driver version 13000 -> "13.0", 12040 -> "12.4".
+std::string cuda_version_text(int version);
+
 /// Bits of the clock-event (formerly "throttle") reasons mask, as NVML defines them.
 enum ClockEventReason : std::uint64_t {
   kClockEventGpuIdle = 0x1,

@@ -45,7 +45,7 @@ std::vector<std::string> rewrite_nvidia_smi_args(const std::vector<std::string>&
     } else if (word.size() > 2 && word.starts_with("-l") && (is_digit(word[2]) || word[2] == '.')) {
       out.push_back("--loop=" + std::string(word.substr(2)));
     } else if (word.size() >= 3 && word[0] == '-' && word[2] == '=' &&
-               (word[1] == 'i' || word[1] == 'c' || word[1] == 'f')) {
+               (word[1] == 'i' || word[1] == 'c' || word[1] == 'f' || word[1] == 'd')) {
       out.emplace_back(word.substr(0, 2));
       out.emplace_back(word.substr(3));
     } else if (word.size() > 3 && word.starts_with("--") && word.back() == '=' &&

@@ -19,7 +19,7 @@ inline constexpr std::string_view kDefaultLoopSeconds = "5";
 ///   -l V, --loop V, -lV, -l=V   -> --loop=V   (V: the next word unless it is an option; a
 ///                                              negative number counts as a value, so that
 ///                                              the interval check can name it)
-///   -i=V, -c=V, -f=V            -> -i V, ...   (CLI11 would keep the '=' in the value)
+///   -i=V, -c=V, -f=V, -d=V      -> -i V, ...   (CLI11 would keep the '=' in the value)
 ///   --name= (empty value)       -> --name ""   (CLI11 would take the next word as the value)
 /// Everything else is copied as it is.
 std::vector<std::string> rewrite_nvidia_smi_args(const std::vector<std::string>& args);

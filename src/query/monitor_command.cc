@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "query/monitor_command.h"
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <ctime>
 #include <exception>
 #include <fstream>
 
 #include "query/device_select.h"
-#include "query/loop_schedule.h"
+#include "query/output_loop.h"
 #include "query/query_parse.h"
 #include "util/stop_signals.h"
 
@@ -81,41 +79,28 @@ int run(MonitorKind kind, const std::vector<std::string>& args, std::ostream& ou
   }
 
   std::ofstream file;
+  std::ostream* sink = &out;
   if (!o.file.empty()) {
-    file.open(o.file, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file) {
-      err << "gpumon: cannot open " << o.file << " for writing: " << std::strerror(errno) << "\n";
-      return kExitUsage;
+    auto opened = open_output_file(o.file, file);
+    if (!opened) {
+      err << opened.error().message;
+      return opened.error().exit_code;
     }
+    sink = *opened;
   }
-  std::ostream& sink = o.file.empty() ? out : file;
-  int write_errno = 0;
-  auto emit = [&](const std::string& text) {
-    errno = 0;
-    sink << text;
-    sink.flush();
-    if (sink.good()) return true;
-    write_errno = errno;
-    return false;
-  };
   auto loop = [&](LoopClock& clock) {
-    const std::string header = o.kind == MonitorKind::kDmon ? dmon_header(o.select, o.stamp)
-                                                            : pmon_header(o.select, o.stamp);
-    if (!emit(header)) return;
-    run_loop(clock, o.delay, o.count, [&] { return emit(sample_lines(o, *backend, *devices)); });
+    return write_loop(
+        clock, o.delay, o.count, *sink, err,
+        [&](std::ostream& s) {
+          s << (o.kind == MonitorKind::kDmon ? dmon_header(o.select, o.stamp)
+                                             : pmon_header(o.select, o.stamp));
+        },
+        [&](std::ostream& s) { s << sample_lines(o, *backend, *devices); });
   };
-  if (env.clock != nullptr) {
-    loop(*env.clock);
-  } else {
-    const util::ScopedStopSignals signals;
-    SteadyLoopClock clock;
-    loop(clock);
-  }
-  if (write_errno == 0 && sink.good()) return kExitOk;
-  if (write_errno == EPIPE) return kExitOk;  // `| head`: a normal end
-  err << "gpumon: cannot write the output: "
-      << (write_errno != 0 ? std::strerror(write_errno) : "write failed") << "\n";
-  return kExitIoError;
+  if (env.clock != nullptr) return loop(*env.clock);
+  const util::ScopedStopSignals signals;
+  SteadyLoopClock clock;
+  return loop(clock);
 }
 
 }  // namespace

@@ -40,4 +40,14 @@ done
 "$gpumon" query --query-gpu=index --format=csv,noheader -i 1 -f "$tmp/file.csv" >"$tmp/out" 2>/dev/null \
   || fail "-f exited $?"
 [ ! -s "$tmp/out" ] && [ "$(cat "$tmp/file.csv")" = "1" ] || fail "-f wrote '$(cat "$tmp/file.csv")'"
+
+# 4. nvidia-smi -q, word for word: the report of the chosen GPU's sections, in a file with -f;
+#    a closed pipe ends it quietly.
+"$gpumon" -q -i 1 -d MEMORY,PIDS -f "$tmp/q.txt" >"$tmp/out" 2>/dev/null || fail "-q exited $?"
+[ ! -s "$tmp/out" ] || fail "-q -f wrote to stdout"
+grep -q '^GPU 00000000:2A:00.0$' "$tmp/q.txt" && grep -q '^    FB Memory Usage$' "$tmp/q.txt" \
+  && grep -q '^        Process ID                        : ' "$tmp/q.txt" \
+  && ! grep -q 'Temperature' "$tmp/q.txt" || fail "-q -d MEMORY,PIDS wrote: $(cat "$tmp/q.txt")"
+"$gpumon" -q -l 1 2>"$tmp/err" | head -3 >/dev/null
+[ "${PIPESTATUS[0]}" = 0 ] || fail "-q -l exited ${PIPESTATUS[0]} when the pipe closed"
 echo "ok"

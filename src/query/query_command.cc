@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "query/query_command.h"
 
-#include <cerrno>
-#include <cstring>
+#include <chrono>
+#include <ctime>
 #include <exception>
 #include <fstream>
 #include <optional>
@@ -11,6 +11,8 @@
 #include "query/device_select.h"
 #include "query/field_help.h"
 #include "query/loop_schedule.h"
+#include "query/output_loop.h"
+#include "query/q_report.h"
 #include "query/query_options.h"
 #include "query/table_reader.h"
 #include "util/stop_signals.h"
@@ -58,10 +60,45 @@ std::string gpu_list_line(unsigned index, const DeviceStatic& d) {
          " (UUID: " + d.uuid.value_or("N/A") + ")\n";
 }
 
+// One -q report of `devices`: the sample and the extra reads its sections show.
+std::string read_report(unsigned display, GpuBackend& backend,
+                        const std::vector<unsigned>& devices) {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  QHeader header;
+  localtime_r(&now, &header.local);
+  header.system = &backend.system();
+  header.attached = backend.device_count();
+  const MetricSet metrics = q_metrics(display);
+  std::vector<QGpu> gpus;
+  for (unsigned i : devices) {
+    QGpu& g = gpus.emplace_back();
+    g.device = &backend.device(i);
+    g.sample = backend.sample(i, metrics);
+    if (q_needs_pcie(display)) g.pcie = backend.pcie_throughput(i);
+    if (q_needs_processes(display)) g.processes = backend.processes(i);
+    auto buffer = [&](DriverBuffer which) -> std::optional<DriverSamples> {
+      auto r = backend.read_driver_samples(i, which);
+      if (!r) return std::nullopt;
+      return *r;
+    };
+    if (q_needs_utilization_samples(display)) {
+      g.gpu_util_samples = buffer(DriverBuffer::kGpuUtilization);
+      g.mem_util_samples = buffer(DriverBuffer::kMemoryUtilization);
+    }
+    if (q_needs_power_samples(display)) g.power_samples = buffer(DriverBuffer::kPower);
+  }
+  return q_report(header, gpus, display);
+}
+
 // Samples and writes until done, stopped, or the output fails; returns the exit status.
 int sample_loop(const QueryOptions& o, const Plan& plan, GpuBackend& backend,
                 std::vector<unsigned> devices, std::ostream& sink, std::ostream& err,
                 LoopClock& clock) {
+  if (o.action == QueryOptions::Action::kReport) {
+    return write_loop(
+        clock, o.interval, o.samples(), sink, err, [](std::ostream&) {},
+        [&](std::ostream& s) { s << read_report(o.display, backend, devices); });
+  }
   WriterSetup setup{plan.columns, o.target == QueryOptions::Target::kComputeApps,
                     backend.system().simulated_scenario};
   auto writer = make_writer(o.format, std::move(setup));
@@ -75,32 +112,9 @@ int sample_loop(const QueryOptions& o, const Plan& plan, GpuBackend& backend,
     apps.emplace(backend, std::move(devices), plan.app_fields, err);
     read = [&] { return apps->read(); };
   }
-
-  // errno is cleared just before writing so that, when the stream fails, it holds the cause.
-  int write_errno = 0;
-  auto emit = [&](const SampleTable* table) {
-    errno = 0;
-    if (table != nullptr)
-      writer->write(*table, sink);
-    else
-      writer->begin(sink);
-    sink.flush();
-    if (sink.good()) return true;
-    write_errno = errno;
-    return false;
-  };
-  if (emit(nullptr)) {
-    run_loop(clock, o.interval, o.samples(), [&] {
-      const SampleTable table = read();
-      return emit(&table);
-    });
-  }
-  if (write_errno == 0 && sink.good()) return kExitOk;
-  // The reader went away (`| head -3`): a normal way for a loop to end, not an error.
-  if (write_errno == EPIPE) return kExitOk;
-  put(err, "gpumon: cannot write the output: " +
-               std::string(write_errno != 0 ? std::strerror(write_errno) : "write failed") + "\n");
-  return kExitIoError;
+  return write_loop(
+      clock, o.interval, o.samples(), sink, err, [&](std::ostream& s) { writer->begin(s); },
+      [&](std::ostream& s) { writer->write(read(), s); });
 }
 
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
@@ -113,7 +127,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     case QueryOptions::Action::kHelpGpuFields: put(out, gpu_fields_help()); return kExitOk;
     case QueryOptions::Action::kHelpAppFields: put(out, app_fields_help()); return kExitOk;
     case QueryOptions::Action::kQuery:
-    case QueryOptions::Action::kListGpus: break;
+    case QueryOptions::Action::kListGpus:
+    case QueryOptions::Action::kReport: break;
   }
   Plan plan;
   if (o.action == QueryOptions::Action::kQuery) {
@@ -132,14 +147,13 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   if (!devices) return report(err, devices.error());
 
   std::ofstream file;
+  std::ostream* sink_ptr = &out;
   if (!o.output_file.empty()) {
-    file.open(o.output_file, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file) {
-      return report(err, usage_error("cannot open " + o.output_file +
-                                     " for writing: " + std::strerror(errno)));
-    }
+    auto opened = open_output_file(o.output_file, file);
+    if (!opened) return report(err, opened.error());
+    sink_ptr = *opened;
   }
-  std::ostream& sink = o.output_file.empty() ? out : file;
+  std::ostream& sink = *sink_ptr;
   if (o.action == QueryOptions::Action::kListGpus) {
     for (unsigned i : *devices) sink << gpu_list_line(i, backend->device(i));
     sink.flush();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "query/argv_rewrite.h"
+#include "query/q_report.h"
 
 namespace gpumon::query {
 namespace {
@@ -21,6 +22,8 @@ struct RawOptions {
   bool help_gpu = false;
   bool help_apps = false;
   bool list = false;
+  bool report = false;
+  std::optional<std::string> display;
 };
 
 // Every value is taken as text and checked by query_parse.h, so that errors name the problem in
@@ -44,6 +47,11 @@ void declare(CLI::App& app, RawOptions& raw) {
   app.add_option("-f,--filename", raw.file, "Write to FILE (overwritten) instead of stdout")
       ->type_name("FILE");
   app.add_flag("-L,--list-gpus", raw.list, "List the GPUs with their UUIDs, as nvidia-smi -L");
+  app.add_flag("-q,--query", raw.report, "Print nvidia-smi -q's report of each GPU");
+  app.add_option("-d,--display", raw.display,
+                 "With -q: only these sections (MEMORY,UTILIZATION,ECC,TEMPERATURE,POWER,CLOCK,"
+                 "COMPUTE,PIDS,PERFORMANCE,ROW_REMAPPER)")
+      ->type_name("SECTIONS");
   app.add_flag("--help-query-gpu", raw.help_gpu, "List the --query-gpu fields");
   app.add_flag("--help-query-compute-apps", raw.help_apps, "List the --query-compute-apps fields");
   app.footer(
@@ -60,23 +68,35 @@ Expected<QueryOptions> check(const RawOptions& raw) {
     return o;
   }
   if (raw.list) {
-    if (raw.query_gpu || raw.query_apps || raw.format || raw.loop || raw.loop_ms || raw.count)
+    if (raw.query_gpu || raw.query_apps || raw.format || raw.loop || raw.loop_ms || raw.count ||
+        raw.report || raw.display)
       return usage_error("-L/--list-gpus takes only -i and -f.");
     o.action = QueryOptions::Action::kListGpus;
     o.ids = raw.ids;
     if (raw.file) o.output_file = *raw.file;
     return o;
   }
+  if (raw.display && !raw.report) return usage_error("-d/--display goes with -q/--query.");
+  if (raw.report) {
+    if (raw.query_gpu || raw.query_apps || raw.format)
+      return usage_error("-q/--query prints nvidia-smi's report; it takes no fields or --format.");
+    o.action = QueryOptions::Action::kReport;
+    if (raw.display) {
+      auto display = parse_q_display(*raw.display);
+      if (!display) return display.error();
+      o.display = *display;
+    }
+  }
   if (raw.query_gpu && raw.query_apps) {
     return usage_error("give --query-gpu or --query-compute-apps, not both.");
   }
-  if (!raw.query_gpu && !raw.query_apps) {
+  if (!raw.query_gpu && !raw.query_apps && !raw.report) {
     return usage_error(
-        "query needs --query-gpu=FIELDS or --query-compute-apps=FIELDS (gpumon query "
+        "query needs --query-gpu=FIELDS, --query-compute-apps=FIELDS or -q (gpumon query "
         "--help-query-gpu lists the fields).");
   }
-  o.target = raw.query_gpu ? QueryOptions::Target::kGpus : QueryOptions::Target::kComputeApps;
-  o.fields = raw.query_gpu ? *raw.query_gpu : *raw.query_apps;
+  o.target = raw.query_apps ? QueryOptions::Target::kComputeApps : QueryOptions::Target::kGpus;
+  if (!raw.report) o.fields = raw.query_gpu ? *raw.query_gpu : *raw.query_apps;
   if (raw.format) {
     auto format = parse_format(*raw.format);
     if (!format) return format.error();

@@ -21,6 +21,7 @@ struct QueryOptions {
     kHelpGpuFields,  ///< --help-query-gpu
     kHelpAppFields,  ///< --help-query-compute-apps
     kListGpus,       ///< -L/--list-gpus: "GPU 0: NAME (UUID: ...)", as nvidia-smi -L
+    kReport,         ///< -q/--query: nvidia-smi -q's report (q_report.h)
   };
   enum class Target { kGpus, kComputeApps };
 
@@ -34,6 +35,7 @@ struct QueryOptions {
   std::optional<std::chrono::milliseconds> interval;  ///< -l / -lms; nullopt: sample once
   std::optional<std::uint64_t> count;                 ///< -c/--count: stop after this many samples
   std::string output_file;                            ///< -f/--filename; empty: stdout
+  unsigned display = 0;  ///< -d/--display with -q: QSection bits; 0 the whole report
 
   /// Samples to take: count, else 1 without a loop, else unbounded (nullopt).
   std::optional<std::uint64_t> samples() const {

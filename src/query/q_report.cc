@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: MIT
+#include "query/q_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "gpu/pci_bus_id.h"
+#include "query/app_fields.h"
+#include "query/gpu_fields.h"
+#include "query/value_format.h"
+
+namespace gpumon::query {
+namespace {
+
+using G = MetricGroup;
+
+// The sections -d cannot choose: shown only in the whole report.
+constexpr unsigned kQWholeOnly = 1U << 31;
+
+// Everything one row's value may come from.
+struct RowSource {
+  const QGpu& gpu;
+  GpuRowSource fields;
+};
+
+// The text for a value gpumon could not get: nvidia-smi's word for it, without CSV's brackets.
+std::string missing_text(Missing why) {
+  std::string_view token = missing_token(why);
+  if (token.size() >= 2 && token.front() == '[') token = token.substr(1, token.size() - 2);
+  return std::string(token);
+}
+
+template <typename T, typename Show>
+std::string shown(const Reading<T>& r, Show show) {
+  return r.has_value() ? show(*r) : missing_text(r.why());
+}
+
+enum class Kind : std::uint8_t {
+  kHeading,    // a label with no value: "    FB Memory Usage"
+  kNotRead,    // a value gpumon does not read: "N/A"
+  kField,      // a --query-gpu field, with an optional suffix (" C", "x")
+  kCustom,     // a value computed here
+  kSamples,    // a driver sample-buffer block (heading and five lines), -d only
+  kProcesses,  // the process list (or "Processes : None")
+};
+
+enum class Buffer : std::uint8_t { kNone, kGpuUtil, kMemUtil, kPower };
+
+struct Row {
+  unsigned section = 0;
+  std::uint8_t depth = 0;
+  std::string_view label;
+  Kind kind = Kind::kNotRead;
+  std::string_view field;   // kField: the field's name
+  std::string_view suffix;  // kField: appended to a value
+  std::string (*custom)(const RowSource&) = nullptr;
+  MetricSet needs;  // kCustom: what it reads
+  Buffer buffer = Buffer::kNone;
+};
+
+constexpr Row row(unsigned section, std::uint8_t depth, std::string_view label, Kind kind) {
+  Row r;
+  r.section = section;
+  r.depth = depth;
+  r.label = label;
+  r.kind = kind;
+  return r;
+}
+constexpr Row heading(unsigned s, std::uint8_t d, std::string_view label) {
+  return row(s, d, label, Kind::kHeading);
+}
+constexpr Row not_read(unsigned s, std::uint8_t d, std::string_view label) {
+  return row(s, d, label, Kind::kNotRead);
+}
+constexpr Row field(unsigned s, std::uint8_t d, std::string_view label, std::string_view name,
+                    std::string_view suffix = {}) {
+  Row r = row(s, d, label, Kind::kField);
+  r.field = name;
+  r.suffix = suffix;
+  return r;
+}
+Row custom(unsigned s, std::uint8_t d, std::string_view label, std::string (*fn)(const RowSource&),
+           MetricSet needs = {}) {
+  Row r = row(s, d, label, Kind::kCustom);
+  r.custom = fn;
+  r.needs = needs;
+  return r;
+}
+constexpr Row samples(unsigned s, std::string_view label, Buffer b) {
+  Row r = row(s, 1, label, Kind::kSamples);
+  r.buffer = b;
+  return r;
+}
+
+// --- computed values ----------------------------------------------------------------------
+
+std::string minor_number(const RowSource& s) {
+  return shown(s.gpu.device->minor_number, [](unsigned n) { return std::to_string(n); });
+}
+
+// One part of the PCI address, as nvidia-smi shows it: "0x00", "0x06", "0x0000".
+template <int Part>
+std::string pci_part(const RowSource& s) {
+  return shown(s.gpu.device->pci_bus_id, [](const std::string& id) {
+    const auto a = parse_pci_bus_id(id);
+    if (!a) return std::string("N/A");
+    if (Part == 0) return fmt::format("0x{:02X}", a->bus);
+    if (Part == 1) return fmt::format("0x{:02X}", a->device);
+    return fmt::format("0x{:04X}", a->domain);
+  });
+}
+
+std::string count_text(const Reading<unsigned>& r) {
+  return shown(r, [](unsigned n) { return std::to_string(n); });
+}
+std::string yes_no(const Reading<unsigned>& r) {
+  return shown(r, [](unsigned n) { return std::string(n != 0 ? "Yes" : "No"); });
+}
+std::string replays(const RowSource& s) {
+  return count_text(s.gpu.sample.pcie_replay_count);
+}
+
+// NVML counts PCIe throughput in KB/s of 1024 bytes; gpumon keeps bytes per second.
+std::string kb_per_s(const Reading<double>& bytes_per_s) {
+  return shown(bytes_per_s, [](double b) { return fmt::format("{:.0f} KB/s", b / 1024.0); });
+}
+std::string pcie_tx(const RowSource& s) {
+  return kb_per_s(s.gpu.pcie.tx_bytes_per_s);
+}
+std::string pcie_rx(const RowSource& s) {
+  return kb_per_s(s.gpu.pcie.rx_bytes_per_s);
+}
+
+// nvidia-smi lists the display-clock reason, which has no --query-gpu field.
+std::string display_clock_reason(const RowSource& s) {
+  return shown(s.gpu.sample.clock_event_reasons, [](std::uint64_t mask) {
+    return std::string((mask & kClockEventDisplayClockSetting) != 0 ? "Active" : "Not Active");
+  });
+}
+
+std::string remapped_correctable(const RowSource& s) {
+  return count_text(s.gpu.sample.remapped_rows_correctable);
+}
+std::string remapped_uncorrectable(const RowSource& s) {
+  return count_text(s.gpu.sample.remapped_rows_uncorrectable);
+}
+std::string remap_pending(const RowSource& s) {
+  return yes_no(s.gpu.sample.remapped_rows_pending);
+}
+std::string remap_failure(const RowSource& s) {
+  return yes_no(s.gpu.sample.remapped_rows_failure);
+}
+
+// nvidia-smi -q's order of lines for one GPU, and which -d section each belongs to. Lines of
+// sections -d cannot choose (product, PCI, encoder stats, retired pages, fabric ...) are kept
+// in the whole report so that its shape is nvidia-smi's.
+std::vector<Row> make_layout() {
+  constexpr unsigned W = kQWholeOnly, PERF = kQPerformance, MEM = kQMemory, UTIL = kQUtilization,
+                     ECC = kQEcc, REMAP = kQRowRemapper, TEMP = kQTemperature, POW = kQPower,
+                     CLK = kQClock;
+  return {
+      field(W, 1, "Product Name", "name"),
+      not_read(W, 1, "Product Brand"),
+      not_read(W, 1, "Product Architecture"),
+      not_read(W, 1, "Display Mode"),
+      not_read(W, 1, "Display Attached"),
+      field(W, 1, "Display Active", "display_active"),
+      field(W, 1, "Persistence Mode", "persistence_mode"),
+      not_read(W, 1, "Addressing Mode"),
+      heading(W, 1, "MIG Mode"),
+      field(W, 2, "Current", "mig.mode.current"),
+      field(W, 2, "Pending", "mig.mode.pending"),
+      field(W, 1, "Accounting Mode", "accounting.mode"),
+      not_read(W, 1, "Accounting Mode Buffer Size"),
+      heading(W, 1, "Driver Model"),
+      not_read(W, 2, "Current"),
+      not_read(W, 2, "Pending"),
+      field(W, 1, "Serial Number", "serial"),
+      field(W, 1, "GPU UUID", "uuid"),
+      not_read(W, 1, "GPU PDI"),
+      custom(W, 1, "Minor Number", minor_number),
+      field(W, 1, "VBIOS Version", "vbios_version"),
+      not_read(W, 1, "MultiGPU Board"),
+      not_read(W, 1, "Board ID"),
+      not_read(W, 1, "Board Part Number"),
+      not_read(W, 1, "GPU Part Number"),
+      not_read(W, 1, "FRU Part Number"),
+      heading(W, 1, "Platform Info"),
+      not_read(W, 2, "Chassis Serial Number"),
+      not_read(W, 2, "Slot Number"),
+      not_read(W, 2, "Tray Index"),
+      not_read(W, 2, "Host ID"),
+      not_read(W, 2, "Peer Type"),
+      not_read(W, 2, "Module Id"),
+      not_read(W, 2, "GPU Fabric GUID"),
+      heading(W, 1, "Inforom Version"),
+      field(W, 2, "Image Version", "inforom.img"),
+      not_read(W, 2, "OEM Object"),
+      not_read(W, 2, "ECC Object"),
+      not_read(W, 2, "Power Management Object"),
+      heading(W, 1, "Inforom BBX Object Flush"),
+      not_read(W, 2, "Latest Timestamp"),
+      not_read(W, 2, "Latest Duration"),
+      heading(W, 1, "GPU Operation Mode"),
+      not_read(W, 2, "Current"),
+      not_read(W, 2, "Pending"),
+      not_read(W, 1, "GPU C2C Mode"),
+      heading(W, 1, "GPU Virtualization Mode"),
+      not_read(W, 2, "Virtualization Mode"),
+      not_read(W, 2, "Host VGPU Mode"),
+      not_read(W, 2, "vGPU Heterogeneous Mode"),
+      not_read(W, 1, "GPU Recovery Action"),
+      not_read(W, 1, "GSP Firmware Version"),
+      heading(W, 1, "IBMNPU"),
+      not_read(W, 2, "Relaxed Ordering Mode"),
+      heading(W, 1, "PCI"),
+      custom(W, 2, "Bus", pci_part<0>),
+      custom(W, 2, "Device", pci_part<1>),
+      custom(W, 2, "Domain", pci_part<2>),
+      not_read(W, 2, "Base Classcode"),
+      not_read(W, 2, "Sub Classcode"),
+      field(W, 2, "Device Id", "pci.device_id"),
+      field(W, 2, "Bus Id", "pci.bus_id"),
+      not_read(W, 2, "Sub System Id"),
+      heading(W, 2, "GPU Link Info"),
+      heading(W, 3, "PCIe Generation"),
+      field(W, 4, "Max", "pcie.link.gen.max"),
+      field(W, 4, "Current", "pcie.link.gen.current"),
+      field(W, 4, "Device Current", "pcie.link.gen.gpucurrent"),
+      field(W, 4, "Device Max", "pcie.link.gen.gpumax"),
+      not_read(W, 4, "Host Max"),
+      heading(W, 3, "Link Width"),
+      field(W, 4, "Max", "pcie.link.width.max", "x"),
+      field(W, 4, "Current", "pcie.link.width.current", "x"),
+      heading(W, 2, "Bridge Chip"),
+      not_read(W, 3, "Type"),
+      not_read(W, 3, "Firmware"),
+      custom(W, 2, "Replays Since Reset", replays, G::kPcieReplay),
+      not_read(W, 2, "Replay Number Rollovers"),
+      custom(W, 2, "Tx Throughput", pcie_tx),
+      custom(W, 2, "Rx Throughput", pcie_rx),
+      not_read(W, 2, "Atomic Caps Outbound"),
+      not_read(W, 2, "Atomic Caps Inbound"),
+      field(W, 1, "Fan Speed", "fan.speed"),
+      field(PERF, 1, "Performance State", "pstate"),
+      heading(PERF, 1, "Clocks Event Reasons"),
+      field(PERF, 2, "Idle", "clocks_event_reasons.gpu_idle"),
+      field(PERF, 2, "Applications Clocks Setting",
+            "clocks_event_reasons.applications_clocks_setting"),
+      field(PERF, 2, "SW Power Cap", "clocks_event_reasons.sw_power_cap"),
+      field(PERF, 2, "HW Slowdown", "clocks_event_reasons.hw_slowdown"),
+      field(PERF, 3, "HW Thermal Slowdown", "clocks_event_reasons.hw_thermal_slowdown"),
+      field(PERF, 3, "HW Power Brake Slowdown", "clocks_event_reasons.hw_power_brake_slowdown"),
+      field(PERF, 2, "Sync Boost", "clocks_event_reasons.sync_boost"),
+      field(PERF, 2, "SW Thermal Slowdown", "clocks_event_reasons.sw_thermal_slowdown"),
+      custom(PERF, 2, "Display Clock Setting", display_clock_reason, G::kClockEvents),
+      heading(PERF, 1, "Clocks Event Reasons Counters"),
+      not_read(PERF, 2, "SW Power Capping"),
+      not_read(PERF, 2, "Sync Boost"),
+      not_read(PERF, 2, "SW Thermal Slowdown"),
+      not_read(PERF, 2, "HW Thermal Slowdown"),
+      not_read(PERF, 2, "HW Power Braking"),
+      not_read(PERF, 1, "Sparse Operation Mode"),
+      heading(MEM, 1, "FB Memory Usage"),
+      field(MEM, 2, "Total", "memory.total"),
+      field(MEM, 2, "Reserved", "memory.reserved"),
+      field(MEM, 2, "Used", "memory.used"),
+      field(MEM, 2, "Free", "memory.free"),
+      heading(MEM, 1, "BAR1 Memory Usage"),
+      not_read(MEM, 2, "Total"),
+      not_read(MEM, 2, "Used"),
+      not_read(MEM, 2, "Free"),
+      heading(MEM, 1, "Conf Compute Protected Memory Usage"),
+      not_read(MEM, 2, "Total"),
+      not_read(MEM, 2, "Used"),
+      not_read(MEM, 2, "Free"),
+      field(kQCompute, 1, "Compute Mode", "compute_mode"),
+      heading(UTIL, 1, "Utilization"),
+      field(UTIL, 2, "GPU", "utilization.gpu"),
+      field(UTIL, 2, "Memory", "utilization.memory"),
+      field(UTIL, 2, "Encoder", "utilization.encoder"),
+      field(UTIL, 2, "Decoder", "utilization.decoder"),
+      not_read(UTIL, 2, "JPEG"),
+      not_read(UTIL, 2, "OFA"),
+      samples(UTIL, "GPU Utilization Samples", Buffer::kGpuUtil),
+      samples(UTIL, "Memory Utilization Samples", Buffer::kMemUtil),
+      samples(UTIL, "ENC Utilization Samples", Buffer::kNone),
+      samples(UTIL, "DEC Utilization Samples", Buffer::kNone),
+      samples(UTIL, "JPG Utilization Samples", Buffer::kNone),
+      samples(UTIL, "OFA Utilization Samples", Buffer::kNone),
+      heading(W, 1, "Encoder Stats"),
+      not_read(W, 2, "Active Sessions"),
+      not_read(W, 2, "Average FPS"),
+      not_read(W, 2, "Average Latency"),
+      heading(W, 1, "FBC Stats"),
+      not_read(W, 2, "Active Sessions"),
+      not_read(W, 2, "Average FPS"),
+      not_read(W, 2, "Average Latency"),
+      heading(W, 1, "DRAM Encryption Mode"),
+      not_read(W, 2, "Current"),
+      not_read(W, 2, "Pending"),
+      heading(ECC, 1, "ECC Mode"),
+      field(ECC, 2, "Current", "ecc.mode.current"),
+      not_read(ECC, 2, "Pending"),
+      heading(ECC, 1, "ECC Errors"),
+      heading(ECC, 2, "Volatile"),
+      not_read(ECC, 3, "SRAM Correctable"),
+      not_read(ECC, 3, "SRAM Uncorrectable Parity"),
+      not_read(ECC, 3, "SRAM Uncorrectable SEC-DED"),
+      not_read(ECC, 3, "DRAM Correctable"),
+      not_read(ECC, 3, "DRAM Uncorrectable"),
+      heading(ECC, 2, "Aggregate"),
+      not_read(ECC, 3, "SRAM Correctable"),
+      not_read(ECC, 3, "SRAM Uncorrectable Parity"),
+      not_read(ECC, 3, "SRAM Uncorrectable SEC-DED"),
+      not_read(ECC, 3, "DRAM Correctable"),
+      not_read(ECC, 3, "DRAM Uncorrectable"),
+      not_read(ECC, 3, "SRAM Threshold Exceeded"),
+      heading(ECC, 2, "Aggregate Uncorrectable SRAM Sources"),
+      not_read(ECC, 3, "SRAM L2"),
+      not_read(ECC, 3, "SRAM SM"),
+      not_read(ECC, 3, "SRAM Microcontroller"),
+      not_read(ECC, 3, "SRAM PCIE"),
+      not_read(ECC, 3, "SRAM Other"),
+      not_read(ECC, 2, "Channel Repair Pending"),
+      not_read(ECC, 2, "TPC Repair Pending"),
+      not_read(ECC, 2, "Unrepairable Memory"),
+      heading(W, 1, "Retired Pages"),
+      not_read(W, 2, "Single Bit ECC"),
+      not_read(W, 2, "Double Bit ECC"),
+      not_read(W, 2, "Pending Page Blacklist"),
+      heading(REMAP, 1, "Remapped Rows"),
+      custom(REMAP, 2, "Correctable Error", remapped_correctable, G::kRemappedRows),
+      not_read(REMAP, 2, "Inactive Correctable Error"),
+      custom(REMAP, 2, "Uncorrectable Error", remapped_uncorrectable, G::kRemappedRows),
+      not_read(REMAP, 2, "Inactive Uncorrectable Error"),
+      custom(REMAP, 2, "Pending", remap_pending, G::kRemappedRows),
+      custom(REMAP, 2, "Remapping Failure Occurred", remap_failure, G::kRemappedRows),
+      heading(REMAP, 2, "Bank Remap Availability Histogram"),
+      not_read(REMAP, 3, "Max"),
+      not_read(REMAP, 3, "High"),
+      not_read(REMAP, 3, "Partial"),
+      not_read(REMAP, 3, "Low"),
+      not_read(REMAP, 3, "None"),
+      heading(TEMP, 1, "Temperature"),
+      field(TEMP, 2, "GPU Current Temp", "temperature.gpu", " C"),
+      not_read(TEMP, 2, "GPU T.Limit Temp"),
+      not_read(TEMP, 2, "GPU Shutdown T.Limit Temp"),
+      not_read(TEMP, 2, "GPU Slowdown T.Limit Temp"),
+      not_read(TEMP, 2, "GPU Max Operating T.Limit Temp"),
+      not_read(TEMP, 2, "GPU Target Temperature"),
+      field(TEMP, 2, "Memory Current Temp", "temperature.memory", " C"),
+      not_read(TEMP, 2, "Memory Max Operating T.Limit Temp"),
+      heading(POW, 1, "GPU Power Readings"),
+      field(POW, 2, "Average Power Draw", "power.draw.average"),
+      field(POW, 2, "Instantaneous Power Draw", "power.draw.instant"),
+      field(POW, 2, "Current Power Limit", "enforced.power.limit"),
+      field(POW, 2, "Requested Power Limit", "power.limit"),
+      not_read(POW, 2, "Default Power Limit"),
+      not_read(POW, 2, "Min Power Limit"),
+      not_read(POW, 2, "Max Power Limit"),
+      samples(POW, "Power Samples", Buffer::kPower),
+      heading(POW, 1, "GPU Memory Power Readings "),  // nvidia-smi's trailing space
+      not_read(POW, 2, "Average Power Draw"),
+      not_read(POW, 2, "Instantaneous Power Draw"),
+      heading(POW, 1, "Module Power Readings"),
+      not_read(POW, 2, "Average Power Draw"),
+      not_read(POW, 2, "Instantaneous Power Draw"),
+      not_read(POW, 2, "Current Power Limit"),
+      not_read(POW, 2, "Requested Power Limit"),
+      not_read(POW, 2, "Default Power Limit"),
+      not_read(POW, 2, "Min Power Limit"),
+      not_read(POW, 2, "Max Power Limit"),
+      not_read(W, 1, "Power Smoothing"),
+      heading(W, 1, "Workload Power Profiles"),
+      not_read(W, 2, "Requested Profiles"),
+      not_read(W, 2, "Enforced Profiles"),
+      heading(CLK, 1, "Clocks"),
+      field(CLK, 2, "Graphics", "clocks.current.graphics"),
+      field(CLK, 2, "SM", "clocks.current.sm"),
+      field(CLK, 2, "Memory", "clocks.current.memory"),
+      not_read(CLK, 2, "Video"),
+      heading(CLK, 1, "Applications Clocks"),
+      not_read(CLK, 2, "Graphics"),
+      not_read(CLK, 2, "Memory"),
+      heading(CLK, 1, "Default Applications Clocks"),
+      not_read(CLK, 2, "Graphics"),
+      not_read(CLK, 2, "Memory"),
+      heading(CLK, 1, "Deferred Clocks"),
+      not_read(CLK, 2, "Memory"),
+      heading(CLK, 1, "Max Clocks"),
+      field(CLK, 2, "Graphics", "clocks.max.graphics"),
+      field(CLK, 2, "SM", "clocks.max.sm"),
+      field(CLK, 2, "Memory", "clocks.max.memory"),
+      not_read(CLK, 2, "Video"),
+      heading(CLK, 1, "Max Customer Boost Clocks"),
+      not_read(CLK, 2, "Graphics"),
+      samples(CLK, "SM Clock Samples", Buffer::kNone),
+      samples(CLK, "Memory Clock Samples", Buffer::kNone),
+      heading(CLK, 1, "Clock Policy"),
+      not_read(CLK, 2, "Auto Boost"),
+      not_read(CLK, 2, "Auto Boost Default"),
+      heading(W, 1, "Fabric"),
+      not_read(W, 2, "State"),
+      not_read(W, 2, "Status"),
+      not_read(W, 2, "CliqueId"),
+      not_read(W, 2, "ClusterUUID"),
+      heading(W, 2, "Health"),
+      not_read(W, 3, "Summary"),
+      not_read(W, 3, "Bandwidth"),
+      not_read(W, 3, "Route Recovery in progress"),
+      not_read(W, 3, "Route Unhealthy"),
+      not_read(W, 3, "Access Timeout Recovery"),
+      not_read(W, 3, "Incorrect Configuration"),
+      not_read(W, 3, "Partition Assigned"),
+      row(kQPids, 1, "Processes", Kind::kProcesses),
+      heading(W, 1, "Capabilities"),
+      not_read(W, 2, "EGM"),
+  };
+}
+
+const std::vector<Row>& layout() {
+  static const std::vector<Row> kLayout = make_layout();
+  return kLayout;
+}
+
+bool shows(const Row& row, unsigned display) {
+  if (display == 0) return row.kind != Kind::kSamples;  // the blocks -d adds
+  return (row.section & display) != 0;
+}
+
+const GpuField& field_of(std::string_view name) {
+  const GpuField* f = find_field(gpu_fields(), name);
+  if (f == nullptr) std::abort();  // the layout names a field the registry lacks: a code error
+  return *f;
+}
+
+// "    Label<spaces>: value", the colon in column `width` (55 for nvidia-smi's GPU lines, 42 in
+// its process list).
+void put_line(std::string& out, unsigned depth, std::string_view label, std::string_view value,
+              std::size_t width = 55) {
+  std::string line(4 * depth, ' ');
+  line += label;
+  if (line.size() < width) line.resize(width, ' ');
+  out += line;
+  out += ": ";
+  out += value;
+  out += '\n';
+}
+
+void put_heading(std::string& out, unsigned depth, std::string_view label) {
+  out += std::string(4 * depth, ' ');
+  out += label;
+  out += '\n';
+}
+
+std::string field_value(const Row& row, const RowSource& s) {
+  const GpuField& f = field_of(row.field);
+  const Cell cell = f.extract(s.fields);
+  if (!cell.has_value()) {
+    return missing_text(cell.why() == Missing::kNotSupported && f.info.not_supported_reads_na
+                            ? Missing::kNotAvailable
+                            : cell.why());
+  }
+  return csv_cell(cell, f.info, true) + std::string(row.suffix);
+}
+
+// Duration, count, max, min and mean of one of the driver's buffers, as nvidia-smi prints them.
+void put_samples(std::string& out, const Row& row, const QGpu& gpu) {
+  put_heading(out, 1, row.label);
+  const std::optional<DriverSamples>* buffer = nullptr;
+  switch (row.buffer) {
+    case Buffer::kGpuUtil: buffer = &gpu.gpu_util_samples; break;
+    case Buffer::kMemUtil: buffer = &gpu.mem_util_samples; break;
+    case Buffer::kPower: buffer = &gpu.power_samples; break;
+    case Buffer::kNone: break;
+  }
+  static constexpr std::array<std::string_view, 5> kLabels = {"Duration", "Number of Samples",
+                                                              "Max", "Min", "Avg"};
+  if (buffer == nullptr || !buffer->has_value() || (*buffer)->samples.empty()) {
+    for (std::string_view label : kLabels) put_line(out, 2, label, "N/A");
+    return;
+  }
+  const std::vector<DriverSample>& v = (*buffer)->samples;
+  double lo = v.front().value, hi = lo, sum = 0;
+  for (const DriverSample& x : v) {
+    lo = std::min(lo, x.value);
+    hi = std::max(hi, x.value);
+    sum += x.value;
+  }
+  const double mean = sum / static_cast<double>(v.size());
+  const double seconds = static_cast<double>(v.back().timestamp_us - v.front().timestamp_us) / 1e6;
+  const bool watts = row.buffer == Buffer::kPower;
+  // Utilization is whole percent; nvidia-smi's average is the integer mean.
+  auto value = [&](double x, bool mean_of_integers) {
+    return watts ? fmt::format("{:.2f} W", x)
+                 : fmt::format("{} %", mean_of_integers ? std::floor(x) : std::round(x));
+  };
+  put_line(out, 2, kLabels[0], fmt::format("{:.2f} sec", seconds));
+  put_line(out, 2, kLabels[1], std::to_string(v.size()));
+  put_line(out, 2, kLabels[2], value(hi, false));
+  put_line(out, 2, kLabels[3], value(lo, false));
+  put_line(out, 2, kLabels[4], value(mean, true));
+}
+
+void put_processes(std::string& out, const QGpu& gpu) {
+  if (!gpu.processes.has_value()) {
+    put_line(out, 1, "Processes", missing_text(gpu.processes.why()));
+    return;
+  }
+  if (gpu.processes->empty()) {
+    put_line(out, 1, "Processes", "None");
+    return;
+  }
+  const FieldInfo& memory = find_field(app_fields(), "used_gpu_memory")->info;
+  put_heading(out, 1, "Processes");
+  for (const GpuProcess& p : *gpu.processes) {
+    auto id = [](const Reading<unsigned>& r) {
+      return shown(r, [](unsigned n) { return std::to_string(n); });
+    };
+    put_line(out, 2, "GPU instance ID", id(p.gpu_instance_id), 42);
+    put_line(out, 2, "Compute instance ID", id(p.compute_instance_id), 42);
+    put_line(out, 2, "Process ID", std::to_string(p.pid), 42);
+    put_line(out, 3, "Type", "C", 42);
+    put_line(out, 3, "Name", p.name.value_or("N/A"), 42);
+    put_line(out, 3, "Used GPU Memory",
+             p.used_memory_bytes.has_value()
+                 ? csv_cell(Cell(Scalar(*p.used_memory_bytes)), memory, true)
+                 : missing_text(p.used_memory_bytes.why()),
+             42);
+  }
+}
+
+// "Thu Dec  3 05:23:43 2026", in English whatever the locale.
+std::string report_time(const std::tm& t) {
+  static constexpr std::array<std::string_view, 7> kDays = {"Sun", "Mon", "Tue", "Wed",
+                                                            "Thu", "Fri", "Sat"};
+  static constexpr std::array<std::string_view, 12> kMonths = {
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  return fmt::format("{} {} {:2} {:02}:{:02}:{:02} {}", kDays.at(t.tm_wday % 7),
+                     kMonths.at(t.tm_mon % 12), t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
+                     t.tm_year + 1900);
+}
+
+}  // namespace
+
+Expected<unsigned> parse_q_display(std::string_view list) {
+  static constexpr std::array<std::pair<std::string_view, unsigned>, 10> kNames = {{
+      {"MEMORY", kQMemory},
+      {"UTILIZATION", kQUtilization},
+      {"ECC", kQEcc},
+      {"TEMPERATURE", kQTemperature},
+      {"POWER", kQPower},
+      {"CLOCK", kQClock},
+      {"COMPUTE", kQCompute},
+      {"PIDS", kQPids},
+      {"PERFORMANCE", kQPerformance},
+      {"ROW_REMAPPER", kQRowRemapper},
+  }};
+  unsigned display = 0;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string_view name = list.substr(start, comma - start);
+    const auto* it =
+        std::find_if(kNames.begin(), kNames.end(), [&](const auto& n) { return n.first == name; });
+    if (it == kNames.end()) {
+      std::string known;
+      for (const auto& n : kNames) known += (known.empty() ? "" : ",") + std::string(n.first);
+      return usage_error("-d: '" + std::string(name) +
+                         "' is not a section gpumon shows; choose from " + known + ".");
+    }
+    display |= it->second;
+    start = comma + 1;
+  }
+  return display;
+}
+
+MetricSet q_metrics(unsigned display) {
+  MetricSet m;
+  for (const Row& row : layout()) {
+    if (!shows(row, display)) continue;
+    if (row.kind == Kind::kField) m |= field_of(row.field).needs;
+    if (row.kind == Kind::kCustom) m |= row.needs;
+  }
+  return m;
+}
+
+bool q_needs_pcie(unsigned display) {
+  return display == 0;
+}
+bool q_needs_processes(unsigned display) {
+  return display == 0 || (display & kQPids) != 0;
+}
+bool q_needs_utilization_samples(unsigned display) {
+  return (display & kQUtilization) != 0;
+}
+bool q_needs_power_samples(unsigned display) {
+  return (display & kQPower) != 0;
+}
+
+std::string q_report(const QHeader& header, const std::vector<QGpu>& gpus, unsigned display) {
+  const SystemInfo& sys = *header.system;
+  std::string out = "\n==============NVSMI LOG==============\n\n";
+  put_line(out, 0, "Timestamp", report_time(header.local));
+  put_line(out, 0, "Driver Version",
+           shown(sys.driver_version, [](const std::string& v) { return v; }));
+  put_line(out, 0, "CUDA Version", shown(sys.cuda_driver_version, cuda_version_text));
+  out += '\n';
+  put_line(out, 0, "Attached GPUs", std::to_string(header.attached));
+  for (const QGpu& gpu : gpus) {
+    const RowSource s{gpu, GpuRowSource{sys, *gpu.device, gpu.sample, header.attached}};
+    out += "GPU " + gpu.device->pci_bus_id.value_or("N/A") + "\n";
+    for (const Row& row : layout()) {
+      if (!shows(row, display)) continue;
+      switch (row.kind) {
+        case Kind::kHeading: put_heading(out, row.depth, row.label); break;
+        case Kind::kNotRead: put_line(out, row.depth, row.label, "N/A"); break;
+        case Kind::kField: put_line(out, row.depth, row.label, field_value(row, s)); break;
+        case Kind::kCustom: put_line(out, row.depth, row.label, row.custom(s)); break;
+        case Kind::kSamples: put_samples(out, row, gpu); break;
+        case Kind::kProcesses: put_processes(out, gpu); break;
+      }
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace gpumon::query
