@@ -41,6 +41,7 @@ std::string_view missing_token(Missing why) {
     case Missing::kGpuLost: return "lost";
     case Missing::kError: return "err";
     case Missing::kStale: return "stale";
+    case Missing::kDeprecated: return "deprecated";
   }
   return "err";
 }

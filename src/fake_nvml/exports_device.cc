@@ -220,6 +220,19 @@ GPUMON_FAKE_ENABLED(nvmlDeviceGetDisplayActive, Field::kDisplayActive, display_a
 GPUMON_FAKE_ENABLED(nvmlDeviceGetAccountingMode, Field::kAccountingMode, accounting_mode)
 #undef GPUMON_FAKE_ENABLED
 
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device,
+                                                         nvmlEnableState_t* out) {
+  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetDisplayMode);
+  return device_call(id, device, [&](DeviceState& d, double t) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kDisplayMode, id, t);
+    if (rc != NVML_SUCCESS) return rc;
+    if (!d.spec->display_mode) return NVML_ERROR_DEPRECATED;
+    *out = *d.spec->display_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    return NVML_SUCCESS;
+  });
+}
+
 // The PCIe link calls share one scenario fact, "pcie_link".
 #define GPUMON_FAKE_PCIE_LINK(symbol, member)                                      \
   GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int* out) { \

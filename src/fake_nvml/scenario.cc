@@ -61,6 +61,7 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "inforom_image",
     "display_active",
     "accounting_mode",
+    "display_mode",
 };
 
 }  // namespace

@@ -74,6 +74,7 @@ enum class Field : std::uint8_t {
   kInforomImage,
   kDisplayActive,
   kAccountingMode,
+  kDisplayMode,
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kNvlinkDataRxKib) + 1;
@@ -174,6 +175,8 @@ struct DeviceSpec {
   std::string inforom_image_version = "G520.0282.02.02";
   bool display_active = false;
   bool accounting_mode = false;
+  /// nullopt: nvmlDeviceGetDisplayMode answers DEPRECATED, as driver 580 does on an H200.
+  std::optional<bool> display_mode;
   unsigned power_limit_mw = 700000;
   double energy_at_start_mj = 0;
 

@@ -95,6 +95,7 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "inforom_image_version",
                    "display_active",
                    "accounting_mode",
+                   "display_mode",
                    "power_limit_mw",
                    "energy_at_start_mj",
                    "fields",
@@ -150,6 +151,7 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   if (auto v = n.get("inforom_image_version")) d.inforom_image_version = v->string(15);
   if (auto v = n.get("display_active")) d.display_active = v->boolean();
   if (auto v = n.get("accounting_mode")) d.accounting_mode = v->boolean();
+  if (auto v = n.get("display_mode")) d.display_mode = v->boolean();
   if (auto v = n.get("power_limit_mw"))
     d.power_limit_mw = static_cast<unsigned>(v->uint(100000000));
   if (auto v = n.get("energy_at_start_mj")) d.energy_at_start_mj = v->number(0, 1e18);

@@ -38,8 +38,9 @@ struct DeviceStatic {
   Reading<unsigned> pcie_link_gen_gpu_max;
   Reading<unsigned> pcie_link_width_max;
   Reading<std::string> inforom_image_version;  ///< "G520.0282.02.02"
-  Reading<bool> display_active;                ///< a display is initialized on the GPU
-  Reading<bool> accounting_mode;               ///< the driver keeps per-process accounting
+  Reading<bool> display_mode;     ///< a display may be attached (kDeprecated on driver 580)
+  Reading<bool> display_active;   ///< a display is initialized on the GPU
+  Reading<bool> accounting_mode;  ///< the driver keeps per-process accounting
   /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-
   /// HandleByIndex answered no permission, a driver error, ...): NVML's words for it
   /// ("Insufficient Permissions"). Its readings are then missing for that reason.

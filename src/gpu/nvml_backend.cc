@@ -53,6 +53,7 @@ Missing missing_from(nvmlReturn_t rc) {
     case NVML_ERROR_NOT_SUPPORTED:
     case NVML_ERROR_FUNCTION_NOT_FOUND: return Missing::kNotSupported;
     case NVML_ERROR_NO_PERMISSION: return Missing::kNoPermission;
+    case NVML_ERROR_DEPRECATED: return Missing::kDeprecated;
     case NVML_ERROR_NOT_FOUND:
     case NVML_ERROR_NO_DATA:
     case NVML_ERROR_NOT_READY: return Missing::kNotAvailable;
@@ -226,6 +227,7 @@ void NvmlBackend::read_static_details(Device& d) {
     return state ? Reading<bool>(*state == NVML_FEATURE_ENABLED)
                  : Reading<bool>::missing(state.why());
   };
+  d.info.display_mode = enabled(fn.device_get_display_mode);
   d.info.display_active = enabled(fn.device_get_display_active);
   d.info.accounting_mode = enabled(fn.device_get_accounting_mode);
 }

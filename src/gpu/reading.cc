@@ -11,6 +11,7 @@ std::string_view to_string(Missing why) {
     case Missing::kGpuLost: return "GPU is lost";
     case Missing::kError: return "error";
     case Missing::kStale: return "stale (an NVML call has not returned)";
+    case Missing::kDeprecated: return "deprecated by the driver";
   }
   return "error";
 }

@@ -19,6 +19,9 @@ enum class Missing : std::uint8_t {
   /// The GPU's reader was still inside an earlier NVML call when the tick was published
   /// (DeviceSample::stale says which call and since when): a hung call, not a lost GPU.
   kStale,
+  /// "[Requested functionality has been deprecated]": the driver no longer answers this call
+  /// (nvmlDeviceGetDisplayMode on driver 580).
+  kDeprecated,
 };
 
 std::string_view to_string(Missing why);

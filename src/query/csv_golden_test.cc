@@ -95,7 +95,7 @@ TEST(CsvGolden, ExtraFieldsEachAlone) {
         "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.width.max", "pcie.link.gen.current",
         "pcie.link.gen.gpucurrent", "pcie.link.width.current", "utilization.encoder",
         "utilization.decoder", "power.draw.average", "inforom.img", "display_active",
-        "accounting.mode"}) {
+        "accounting.mode", "display_mode", "persistence_mode", "fan.speed"}) {
     auto backend = std::shared_ptr<TestBackend>(h200_backend());
     const std::string query = std::string("--query-gpu=") + field;
     const std::string csv = mode_capture(std::string("field-") + field + ".txt");

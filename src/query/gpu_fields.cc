@@ -94,6 +94,10 @@ std::vector<GpuField> make_gpu_fields() {
     {{"inforom.img", {"inforom.image"}, "", "", Style::kPlain,
       "Version of the GPU's InfoROM image (read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_image_version); }},
+    {{"display_mode", {}, "", "", Style::kEnabled,
+      "Whether a display may be attached (Enabled / Disabled; read at start; deprecated by "
+      "driver 580)."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.display_mode); }},
     {{"display_active", {}, "", "", Style::kEnabled,
       "Whether a display is initialized on the GPU (Enabled / Disabled; read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.display_active); }},

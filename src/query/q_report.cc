@@ -165,7 +165,7 @@ std::vector<Row> make_layout() {
       field(W, 1, "Product Name", "name"),
       not_read(W, 1, "Product Brand"),
       not_read(W, 1, "Product Architecture"),
-      not_read(W, 1, "Display Mode"),
+      field(W, 1, "Display Mode", "display_mode"),
       not_read(W, 1, "Display Attached"),
       field(W, 1, "Display Active", "display_active"),
       field(W, 1, "Persistence Mode", "persistence_mode"),

@@ -170,18 +170,32 @@ TEST_F(FakeNvml, H200MatchesTheCaptureByteForByte) {
 
 // The --query-gpu fields of testdata/nvidia-smi/h200/modes/fields-extra.txt that gpumon provides,
 // with the fake's default H200 facts: nvidia-smi's bytes, csv and csv,noheader,nounits.
-const std::vector<std::string> kExtraFields = {
-    "pcie.link.gen.current", "pcie.link.gen.max",       "pcie.link.gen.gpucurrent",
-    "pcie.link.gen.gpumax",  "pcie.link.width.current", "pcie.link.width.max",
-    "compute_mode",          "mig.mode.current",        "mig.mode.pending",
-    "vbios_version",         "power.draw.average",      "utilization.encoder",
-    "utilization.decoder",   "display_active",          "inforom.img",
-    "accounting.mode"};
+const std::vector<std::string> kExtraFields = {"pcie.link.gen.current",
+                                               "pcie.link.gen.max",
+                                               "pcie.link.gen.gpucurrent",
+                                               "pcie.link.gen.gpumax",
+                                               "pcie.link.width.current",
+                                               "pcie.link.width.max",
+                                               "compute_mode",
+                                               "mig.mode.current",
+                                               "mig.mode.pending",
+                                               "vbios_version",
+                                               "power.draw.average",
+                                               "utilization.encoder",
+                                               "utilization.decoder",
+                                               "display_active",
+                                               "inforom.img",
+                                               "accounting.mode",
+                                               "display_mode",
+                                               "persistence_mode",
+                                               "fan.speed"};
 
-// The fake's defaults are the H200's; only the power differs from one capture to the next.
+// The fake's defaults are the H200's, but for the power (it differs from one capture to the
+// next) and the fan (the H200 has none; the fake has one by default).
 constexpr const char* kH200Defaults = R"({
   "name": "query-h200-defaults", "description": "the fake's default H200",
-  "devices": [{"name": "NVIDIA H200", "fields": {"power_average_mw": 78040}}]
+  "devices": [{"name": "NVIDIA H200", "fields": {"power_average_mw": 78040},
+               "unsupported": ["fan_speed_pct"]}]
 })";
 
 // Splits a CSV line at nvidia-smi's ", ".

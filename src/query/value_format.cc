@@ -53,6 +53,7 @@ std::string_view missing_token(Missing why) {
     case Missing::kGpuLost: return "[GPU is lost]";
     case Missing::kError: return "[Unknown Error]";
     case Missing::kStale: return "[Timeout]";
+    case Missing::kDeprecated: return "[Requested functionality has been deprecated]";
   }
   return "[Unknown Error]";
 }
@@ -65,6 +66,7 @@ std::string_view missing_json_name(Missing why) {
     case Missing::kGpuLost: return "gpu_lost";
     case Missing::kError: return "error";
     case Missing::kStale: return "stale";
+    case Missing::kDeprecated: return "deprecated";
   }
   return "error";
 }
