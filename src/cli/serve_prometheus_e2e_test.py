@@ -281,6 +281,15 @@ def run(args, failures):
                            "rate(gpumon_training_step_seconds_count{%s}[1m])" % (t, t))
         check(mean is not None and abs(mean - 0.2) < 1e-6, "mean step time 0.2 s: %s" % mean,
               failures)
+        # Every 0.2 s step is in the (0.1, 0.25] bucket: the quantile interpolates within it,
+        # aggregated across ranks as a fleet would.
+        p90 = prom.scalar("histogram_quantile(0.9, sum by (le) "
+                          "(rate(gpumon_training_step_seconds_bucket{%s}[1m])))" % d)
+        check(p90 is not None and abs(p90 - 0.235) < 1e-6, "p90 step time 0.235 s: %s" % p90,
+              failures)
+        age = prom.scalar("time() - gpumon_training_last_step_timestamp_seconds{%s}" % t)
+        check(age is not None and -5 < age < 600, "last step timestamp is recent: %s" % age,
+              failures)
         check(prom.scalar("gpumon_training_allocated_bytes{%s}" % t) == 1 << 30,
               "allocator allocated bytes", failures)
         check(prom.scalar("gpumon_training_rank_connected{%s}" % t) == 1, "rank connected",

@@ -29,6 +29,7 @@ std::string_view to_string(MetricType type) {
     case MetricType::kGauge: return "gauge";
     case MetricType::kCounter: return "counter";
     case MetricType::kSummary: return "summary";
+    case MetricType::kHistogram: return "histogram";
     case MetricType::kUntyped: return "untyped";
   }
   return "untyped";

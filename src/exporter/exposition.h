@@ -21,8 +21,9 @@ inline constexpr std::string_view kPrometheusContentType =
     "text/plain; version=0.0.4; charset=utf-8";
 
 /// kSummary: a summary family without quantiles, its samples written with sample_suffixed()
-/// (`_sum`, `_count`), so rate(x_sum) / rate(x_count) is the mean.
-enum class MetricType { kGauge, kCounter, kSummary, kUntyped };
+/// (`_sum`, `_count`), so rate(x_sum) / rate(x_count) is the mean. kHistogram: the same plus
+/// cumulative `_bucket{le="..."}` samples, ending with le="+Inf" (equal to `_count`).
+enum class MetricType { kGauge, kCounter, kSummary, kHistogram, kUntyped };
 std::string_view to_string(MetricType type);
 
 struct Label {

@@ -83,6 +83,35 @@ void summary(ExpositionWriter& w, const std::vector<Series>& series, std::string
   }
 }
 
+// The CPU step time as a histogram (kStepSecondsBuckets), so that quantiles can be aggregated
+// across ranks and nodes: histogram_quantile(0.9, sum by (le) (rate(..._bucket[5m]))).
+void step_histogram(ExpositionWriter& w, const std::vector<Series>& series) {
+  w.family("gpumon_training_step_seconds",
+           "CPU wall time of the rank's steps, seconds (rate(_sum) / rate(_count) is the mean; "
+           "histogram_quantile() over _bucket the quantiles)",
+           MetricType::kHistogram);
+  for (const Series& s : series) {
+    const TrainingRank& r = *s.rank;
+    if (r.steps == 0) continue;
+    std::vector<Label> labels = s.labels();
+    labels.push_back({"le", ""});
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i <= kStepSecondsBuckets.size(); ++i) {
+      cumulative += r.step_seconds_buckets[i];
+      std::string le;
+      if (i < kStepSecondsBuckets.size())
+        append_number(le, kStepSecondsBuckets[i]);
+      else
+        le = "+Inf";
+      labels.back().value = le;
+      w.sample_suffixed("_bucket", labels, static_cast<double>(cumulative));
+    }
+    labels.pop_back();
+    w.sample_suffixed("_sum", labels, r.step_seconds_sum);
+    w.sample_suffixed("_count", labels, static_cast<double>(r.steps));
+  }
+}
+
 std::optional<double> as_double(const std::optional<std::int64_t>& v) {
   return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
 }
@@ -171,11 +200,7 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          kGauge, [](const TrainingRank& r) { return r.connected ? 1.0 : 0.0; });
   family(w, s, "gpumon_training_steps_total", "Training steps the rank reported", kCounter,
          [](const TrainingRank& r) { return static_cast<double>(r.steps); });
-  summary(
-      w, s, "gpumon_training_step_seconds",
-      "CPU wall time of the rank's steps, seconds (rate(_sum) / rate(_count) is the mean)",
-      [](const TrainingRank& r) { return r.steps; },
-      [](const TrainingRank& r) { return r.step_seconds_sum; });
+  step_histogram(w, s);
   family(w, s, "gpumon_training_last_step_seconds", "CPU wall time of the rank's newest step",
          kGauge, [](const TrainingRank& r) { return r.last_step_seconds; });
   family(w, s, "gpumon_training_data_wait_seconds_total",
@@ -204,6 +229,10 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          "Seconds since the rank's newest step arrived, as of this body's render (for hang "
          "alerts)",
          kGauge, [](const TrainingRank& r) { return r.last_step_age_s; });
+  family(w, s, "gpumon_training_last_step_timestamp_seconds",
+         "When the rank's newest step arrived, Unix seconds on the node's clock (time() - this "
+         "is its age at query time)",
+         kGauge, [](const TrainingRank& r) { return r.last_step_unix_s; });
   render_process_families(v, s, w);
   render_action_families(s, w);
 }
@@ -227,6 +256,7 @@ std::string render_training_json(const ExporterView& v) {
     o["last_step"] = or_null(r.last_step);
     o["last_step_seconds"] = or_null(r.last_step_seconds);
     o["last_step_age_seconds"] = or_null(r.last_step_age_s);
+    o["last_step_timestamp_seconds"] = or_null(r.last_step_unix_s);
     o["step_seconds_sum"] = r.step_seconds_sum;
     o["data_wait_seconds_sum"] = r.data_wait_seconds_sum;
     o["gpu_steps"] = r.gpu_steps;

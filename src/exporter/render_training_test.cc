@@ -30,6 +30,11 @@ TrainingRank rank0() {
   r.alloc_retries = 1;
   r.ooms = 0;
   r.last_step_age_s = 0.75;
+  r.last_step_unix_s = 1764739423.25;
+  // Steps of 0.25, 0.5, 0.5 and 0.75 s: a step on a bound counts in it (le).
+  r.step_seconds_buckets[5] = 1;
+  r.step_seconds_buckets[6] = 2;
+  r.step_seconds_buckets[7] = 1;
   return r;
 }
 
@@ -70,8 +75,24 @@ TEST(ExporterStateTrainingRender, ExactText) {
       "gpumon_training_steps_total 0\n"
       "gpumon_training_steps_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 4\n"
       "# HELP gpumon_training_step_seconds CPU wall time of the rank's steps, seconds "
-      "(rate(_sum) / rate(_count) is the mean)\n"
-      "# TYPE gpumon_training_step_seconds summary\n"
+      "(rate(_sum) / rate(_count) is the mean; histogram_quantile() over _bucket the "
+      "quantiles)\n"
+      "# TYPE gpumon_training_step_seconds histogram\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.005\"} 0\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.01\"} 0\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.025\"} 0\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.05\"} 0\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.1\"} 0\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.25\"} 1\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"0.5\"} 3\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"1\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"2.5\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"5\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"10\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"30\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"60\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"120\"} 4\n"
+      "gpumon_training_step_seconds_bucket{rank=\"0\",local_rank=\"0\",gpu=\"2\",le=\"+Inf\"} 4\n"
       "gpumon_training_step_seconds_sum{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 2\n"
       "gpumon_training_step_seconds_count{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 4\n"
       "# HELP gpumon_training_last_step_seconds CPU wall time of the rank's newest step\n"
@@ -109,7 +130,12 @@ TEST(ExporterStateTrainingRender, ExactText) {
       "# HELP gpumon_training_last_step_age_seconds Seconds since the rank's newest step "
       "arrived, as of this body's render (for hang alerts)\n"
       "# TYPE gpumon_training_last_step_age_seconds gauge\n"
-      "gpumon_training_last_step_age_seconds{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.75\n";
+      "gpumon_training_last_step_age_seconds{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.75\n"
+      "# HELP gpumon_training_last_step_timestamp_seconds When the rank's newest step arrived, "
+      "Unix seconds on the node's clock (time() - this is its age at query time)\n"
+      "# TYPE gpumon_training_last_step_timestamp_seconds gauge\n"
+      "gpumon_training_last_step_timestamp_seconds{rank=\"0\",local_rank=\"0\",gpu=\"2\"} "
+      "1764739423.25\n";
   EXPECT_EQ(render(view_with({bare, rank0()})), expected);
 }
 

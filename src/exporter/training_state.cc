@@ -64,6 +64,10 @@ void TrainingState::on_step(const training::Step& s) noexcept {
     ++r.steps;
     r.last_step = s.step;
     r.step_seconds_sum += s.cpu_step_s;
+    const auto bound = std::lower_bound(kStepSecondsBuckets.begin(), kStepSecondsBuckets.end(),
+                                        s.cpu_step_s);  // le: a step of exactly 1 s is in "1"
+    ++r.step_seconds_buckets[static_cast<std::size_t>(bound - kStepSecondsBuckets.begin())];
+    r.last_step_unix_s = static_cast<double>(s.received_ms) / 1000.0;
     r.last_step_seconds = s.cpu_step_s;
     r.data_wait_seconds_sum += s.data_wait_s;
     if (s.gpu_step_s) {

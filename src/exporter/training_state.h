@@ -13,6 +13,7 @@
 // a few numbers under it, so the agent thread never waits on a render).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +31,12 @@
 
 namespace gpumon::exporter {
 
+/// Upper bounds (seconds) of the step-time histogram's buckets, +Inf implied: from a 5 ms step
+/// of a small model to a two-minute step of a large one, about 2.5x apart, so that
+/// histogram_quantile() across ranks and nodes lands within one bucket's width.
+inline constexpr std::array<double, 14> kStepSecondsBuckets = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+
 /// One training process as of a snapshot. Times in seconds, sizes in bytes.
 struct TrainingRank {
   std::int64_t pid = 0;
@@ -43,6 +50,9 @@ struct TrainingRank {
   std::uint64_t steps = 0;
   std::optional<std::int64_t> last_step;  ///< the newest step's number
   double step_seconds_sum = 0;            ///< CPU wall time of every step
+  /// Steps per bucket of kStepSecondsBuckets (not cumulative); the last counts those above
+  /// the largest bound.
+  std::array<std::uint64_t, kStepSecondsBuckets.size() + 1> step_seconds_buckets{};
   std::optional<double> last_step_seconds;
   double data_wait_seconds_sum = 0;
   std::uint64_t gpu_steps = 0;  ///< steps that carried a GPU time
@@ -55,6 +65,8 @@ struct TrainingRank {
   std::optional<std::int64_t> alloc_retries;
   std::optional<std::int64_t> ooms;
   std::optional<double> last_step_age_s;  ///< since the newest step arrived; none before one
+  /// When the newest step arrived, on the agent's wall clock (Unix seconds); none before one.
+  std::optional<double> last_step_unix_s;
   std::optional<double> disconnected_for_s;
   /// Over the newest steps (at most kRateWindow): steps per second of the steps' own end
   /// times (not their arrival: clients hand them over in batches), and the share of their CPU

@@ -57,6 +57,7 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   state.on_step(a);
   clock->advance(seconds(1));
   training::Step b = step(10, 1, 0.25, 0.05);  // no allocator figures: the old ones stay
+  b.received_ms = 1764446401500;
   state.on_step(b);
   clock->advance(seconds(2));
 
@@ -70,6 +71,11 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   EXPECT_EQ(r.steps, 2U);
   EXPECT_EQ(r.last_step, 1);
   EXPECT_DOUBLE_EQ(r.step_seconds_sum, 0.75);
+  // 0.5 s lands in the le="0.5" bucket (a bound counts in its bucket), 0.25 s in le="0.25".
+  std::array<std::uint64_t, kStepSecondsBuckets.size() + 1> buckets{};
+  buckets[5] = buckets[6] = 1;
+  EXPECT_EQ(r.step_seconds_buckets, buckets);
+  EXPECT_EQ(r.last_step_unix_s, 1764446401.5);
   EXPECT_EQ(r.last_step_seconds, 0.25);
   EXPECT_DOUBLE_EQ(r.data_wait_seconds_sum, 0.15000000000000002);
   EXPECT_EQ(r.gpu_steps, 1U);
