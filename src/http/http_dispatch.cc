@@ -6,6 +6,7 @@
 
 #include <cctype>
 
+#include "http/gzip_body.h"
 #include "http/http_server_impl.h"
 #include "http/request_guard.h"
 
@@ -54,6 +55,18 @@ MHD_Result send(MHD_Connection* connection, HttpCounters& counters, const WebCon
   MHD_destroy_response(r);
   counters.count_response(response.status);
   return result;
+}
+
+// A body worth compressing goes out gzipped when the client takes gzip (Prometheus always
+// does). Vary tells caches between the two that the body depends on Accept-Encoding.
+void compress_if_asked(const Request& request, Response& response) {
+  if (response.status != 200 || !response.body || response.body->size() < kGzipMinBytes) return;
+  response.headers.emplace_back("Vary", "Accept-Encoding");
+  if (!accepts_gzip(request.header("accept-encoding"))) return;
+  auto packed = gzip(*response.body);
+  if (!packed) return;  // zlib failed (out of memory): the plain body still answers
+  response.body = std::make_shared<const std::string>(std::move(*packed));
+  response.headers.emplace_back("Content-Encoding", "gzip");
 }
 
 MHD_Result refuse(MHD_Connection* connection, HttpCounters& counters, const WebConfig& config,
@@ -212,6 +225,7 @@ MHD_Result HttpServer::Impl::on_request(void* cls, MHD_Connection* connection, c
   } catch (...) {
     response = Response::text(500, "internal error\n");
   }
+  compress_if_asked(request, response);
   return send(connection, counters, wc, response);
 }
 
