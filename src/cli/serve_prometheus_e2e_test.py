@@ -295,6 +295,16 @@ def run(args, failures):
         check(prom.scalar("gpumon_training_rank_connected{%s}" % t) == 1, "rank connected",
               failures)
 
+        # --- OpenMetrics: Prometheus asks for it first, so it scraped that format ----------
+        # Its metadata names a counter family without _total only when it parsed OpenMetrics.
+        meta = prom.api("/api/v1/metadata")
+        for name, kind in (("gpumon_gpu_xid_errors", "counter"),
+                           ("gpumon_training_step_seconds", "histogram"),
+                           ("gpumon_gpu_power_watts", "gauge")):
+            got = meta.get(name, [{}])[0].get("type")
+            check(got == kind, "OpenMetrics metadata: %s typed %s, want %s" % (name, got, kind),
+                  failures)
+
         # --- nothing identifying ----------------------------------------------------------
         labels = prom.api("/api/v1/labels")
         check(not any(n.lower() in ("uuid", "serial") for n in labels),

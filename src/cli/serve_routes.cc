@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "exporter/exposition.h"
+#include "exporter/openmetrics.h"
 #include "util/json_text.h"
 #include "web/dashboard_asset.h"
 
@@ -105,6 +106,13 @@ Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
         if (diagnoses.metrics_text) body += diagnoses.metrics_text();
         if (recording.error) body += recording_metrics_text(recording.error());
         r.body = std::make_shared<const std::string>(std::move(body));
+      }
+      // OpenMetrics when the scraper prefers it, except under --compat dcgm: dcgm-exporter
+      // serves the text format, and its counters (no _total) would lose their type.
+      if (!state->options().dcgm_compat &&
+          exporter::prefers_openmetrics(request.header("accept"))) {
+        r.content_type = std::string(exporter::kOpenMetricsContentType);
+        r.body = std::make_shared<const std::string>(exporter::to_openmetrics(*r.body));
       }
       return r;
     }
