@@ -41,6 +41,16 @@
       {label: 'SM', metric: 'sm_clock_mhz', scale: 1, color: '#2ca02c'},
       {label: 'memory', metric: 'mem_clock_mhz', scale: 1, color: '#17becf'}]},
   ];
+  // The overview: one chart per metric with every GPU as a line, so the GPU that differs from
+  // the others is seen at once, whatever the count (as Grafana's DCGM dashboard shows them).
+  const OVERVIEW = [
+    {key: 'util', title: 'GPU utilization', unit: '%', fixed: [0, 100], metric: 'utilization_gpu_pct'},
+    {key: 'mem', title: 'Memory used', unit: 'GiB', metric: 'memory_used_bytes'},
+    {key: 'power', title: 'Power', unit: 'W', metric: 'power_draw_w'},
+    {key: 'temp', title: 'GPU temperature', unit: '°C', metric: 'temperature_gpu_c'},
+    {key: 'clock', title: 'SM clock', unit: 'MHz', metric: 'sm_clock_mhz'},
+  ];
+  const OVERVIEW_LEGEND_MAX = 16; // more GPUs: no legend row, the hovered line is highlighted
   const METRICS = [];
   const SCALE = {};
   for (const c of CHARTS) {
@@ -63,6 +73,7 @@
     hiddenSince: null,
     ticks: 0,
     firstRenderMs: null,
+    phases: {}, // ms since navigation start at which the first render's steps ended
     lastTickMs: null, // time to ingest and draw the last /api/v1/current
     lastError: null,
     liveDiagnoses: false, // serve's /api/v1/diagnoses answered: its findings replace current's
@@ -124,6 +135,8 @@
     host: document.getElementById('host'),
     windowSel: document.getElementById('window'),
     empty: document.getElementById('empty'),
+    overview: document.getElementById('overview'),
+    overviewCharts: document.getElementById('overview-charts'),
   };
 
   // The window can be chosen in the address: /#window=1h (or 5m, 15m, or seconds).
@@ -178,7 +191,7 @@
       const p = panelOfRoot.get(e.target);
       if (!p) continue;
       p.visible = e.isIntersecting;
-      if (p.visible && p.dirty) redraw(p);
+      if (p.visible && (p.dirty || !p.charts.length)) redraw(p);
     }
   }, {rootMargin: '300px 0px'}) : null;
 
@@ -284,7 +297,10 @@
       procSig: '',
       reasonSig: null,
       procRows: [],
-      visible: true, // until the IntersectionObserver says otherwise
+      // Until the IntersectionObserver's first word (it reports every observed panel at once):
+      // charts are made when their panel first comes near the view, so 64 GPUs cost the few
+      // panels on screen, not 320 charts.
+      visible: !visibility,
       dirty: false, // data changed while out of view
     };
     for (const m of METRICS) p.cols[m] = [];
@@ -345,14 +361,14 @@
     if (visibility) visibility.observe(root);
     ui.empty.hidden = true;
 
-    for (const def of CHARTS) {
+    p.plots = CHARTS.map((def) => {
       const box = el('div', 'chart chart-' + def.key);
       box.append(el('h3', null, def.title + ' (' + def.unit + ')'));
       const plot = el('div', 'plot');
       box.append(plot);
       grid.append(box);
-      p.charts.push(makeChart(p, def, plot));
-    }
+      return plot;
+    });
     if (typeof ResizeObserver === 'function') {
       const ro = new ResizeObserver(() => {
         if (p.resizeQueued) return;
@@ -434,6 +450,10 @@
       return;
     }
     p.dirty = false;
+    if (!p.charts.length) {  // first time in view: the charts are made with the data as it is
+      CHARTS.forEach((def, i) => p.charts.push(makeChart(p, def, p.plots[i])));
+      return;
+    }
     for (const c of p.charts) {
       c.u.setData([p.t].concat(c.def.series.map((s) => p.cols[s.metric])));
       c.def.series.forEach((s, i) => {
@@ -444,6 +464,174 @@
     }
   }
 
+  // ---------- overview ----------
+  const overview = {charts: [], gpus: [], visible: true, dirty: false, drawnAt: null};
+  const GPU_COLORS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2',
+                      '#7f7f7f', '#bcbd22', '#17becf'];
+  function gpuColor(i) {
+    // Ten distinct hues, then the same hues darker and lighter: 64 lines stay tellable apart.
+    const base = GPU_COLORS[i % GPU_COLORS.length];
+    const shade = Math.floor(i / GPU_COLORS.length) % 3;
+    return shade === 0 ? base : base + (shade === 1 ? 'aa' : '66');
+  }
+
+  // Every GPU's column of `metric` on one time axis. GPUs sampled by the same sampler share
+  // their ticks: then the columns are used as they are; otherwise uPlot.join aligns them (a
+  // GPU without a tick at some time is bridged there; its own nulls stay gaps).
+  function overviewData(panels, metric, widthPx) {
+    const first = panels[0].t;
+    const aligned = panels.every((p) => p.t.length === first.length &&
+      (first.length === 0 || (p.t[0] === first[0] && p.t[first.length - 1] === first[first.length - 1])));
+    const data = aligned ? [first].concat(panels.map((p) => p.cols[metric]))
+                         : uPlot.join(panels.map((p) => [p.t, p.cols[metric]]));
+    return envelope(data, widthPx);
+  }
+
+  // 64 lines of an hour at 1 Hz are 230 000 points a chart, far more than its pixels: each run
+  // of k points becomes its lowest and highest value (a dip and a peak both stay visible), at
+  // the run's first and last time, for about one pair per pixel. A run without a value is a gap.
+  function envelope(data, widthPx) {
+    const xs = data[0];
+    const n = xs.length;
+    const k = Math.ceil(n / Math.max(50, widthPx));
+    if (k <= 2) return data;
+    const buckets = Math.ceil(n / k);
+    const out = [new Array(2 * buckets)];
+    for (let b = 0; b < buckets; b++) {
+      out[0][2 * b] = xs[b * k];
+      out[0][2 * b + 1] = xs[Math.min(n, (b + 1) * k) - 1];
+    }
+    for (let si = 1; si < data.length; si++) {
+      const ys = data[si];
+      const col = new Array(2 * buckets);
+      for (let b = 0; b < buckets; b++) {
+        let lo = null, hi = null, loAt = 0, hiAt = 0;
+        const end = Math.min(n, (b + 1) * k);
+        for (let i = b * k; i < end; i++) {
+          const v = ys[i];
+          if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+          if (lo === null || v < lo) { lo = v; loAt = i; }
+          if (hi === null || v > hi) { hi = v; hiAt = i; }
+        }
+        // In the order they happened, so a rise reads as a rise.
+        col[2 * b] = loAt <= hiAt ? lo : hi;
+        col[2 * b + 1] = loAt <= hiAt ? hi : lo;
+      }
+      out.push(col);
+    }
+    return out;
+  }
+
+  function buildOverview() {
+    for (const c of overview.charts) c.u.destroy();
+    overview.charts = [];
+    ui.overviewCharts.textContent = '';
+    const panels = Array.from(state.gpus.values()).sort((a, b) => a.gpu - b.gpu);
+    overview.gpus = panels.map((p) => p.gpu);
+    const legend = panels.length <= OVERVIEW_LEGEND_MAX;
+    for (const def of OVERVIEW) {
+      const box = el('div', 'chart chart-' + def.key);
+      const head = el('h3', null, def.title + ' (' + def.unit + ')');
+      // Without a legend (many GPUs), the line under the pointer is named here.
+      const focusText = el('span', 'overview-focus', '');
+      head.append(focusText);
+      box.append(head);
+      const plot = el('div', 'plot');
+      box.append(plot);
+      ui.overviewCharts.append(box);
+      let focused = null;
+      const showFocus = (u) => {
+        const i = u.cursor.idx;
+        if (legend || focused === null || i === null || i === undefined) {
+          setText(focusText, '');
+          return;
+        }
+        const v = u.data[focused][i];
+        setText(focusText, ' · ' + u.series[focused].label + ': ' +
+                (isNum(v) ? fmt(v) + ' ' + def.unit : '–'));
+      };
+      const series = [{}].concat(panels.map((p, i) => ({
+        label: 'GPU ' + p.gpu,
+        stroke: gpuColor(i),
+        width: 1.25,
+        spanGaps: false,
+        points: {show: false},
+        value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
+      })));
+      const y = yAxis(def);
+      const u = new uPlot({
+        width: Math.max(200, plot.clientWidth || 360),
+        height: CHART_HEIGHT,
+        cursor: {drag: {x: false, y: false, setScale: false}, focus: {prox: 16}},
+        focus: {alpha: 0.25},
+        legend: {show: legend, live: legend},
+        scales: {
+          x: {time: true, range: (uu, min, max) => {
+            const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
+            return [hi - state.windowS, hi];
+          }},
+          y: {range: y.range},
+        },
+        axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
+        series,
+        hooks: {
+          setSeries: [(u, sidx, opts) => {
+            if (opts && opts.focus !== undefined) focused = opts.focus && sidx ? sidx : null;
+            showFocus(u);
+          }],
+          setCursor: [showFocus],
+        },
+      }, overviewData(panels, def.metric, plot.clientWidth || 360), plot);
+      overview.charts.push({def, u, container: plot});
+    }
+  }
+
+  // Redraws the overview (rebuilt when the GPUs changed); shown from two GPUs on. A live tick
+  // redraws it only once the newest data moves its lines by a pixel (every 12 s in the 1 h
+  // window): 64 lines on five charts cost about 100 ms a draw. `force`: new data (history).
+  function redrawOverview(force) {
+    const panels = Array.from(state.gpus.values()).sort((a, b) => a.gpu - b.gpu);
+    ui.overview.hidden = panels.length < 2;
+    if (ui.overview.hidden) return;
+    if (!overview.visible && !force) {
+      overview.dirty = true;
+      return;
+    }
+    overview.dirty = false;
+    const gpus = panels.map((p) => p.gpu);
+    if (gpus.length !== overview.gpus.length || gpus.some((g, i) => g !== overview.gpus[i])) {
+      buildOverview();
+      overview.drawnAt = state.latestTime;
+      return;
+    }
+    const width = overview.charts.length ? overview.charts[0].u.width : 300;
+    const pixelS = state.windowS / Math.max(50, width);
+    if (!force && isNum(overview.drawnAt) && isNum(state.latestTime) &&
+        state.latestTime - overview.drawnAt < pixelS) return;
+    overview.drawnAt = state.latestTime;
+    for (const c of overview.charts) c.u.setData(overviewData(panels, c.def.metric, c.u.width));
+  }
+  if (typeof IntersectionObserver === 'function') {
+    new IntersectionObserver((entries) => {
+      for (const e of entries) overview.visible = e.isIntersecting;
+      if (overview.visible && overview.dirty) redrawOverview(true);
+    }, {rootMargin: '300px 0px'}).observe(ui.overview);
+  }
+  if (typeof ResizeObserver === 'function') {
+    let queued = false;
+    new ResizeObserver(() => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        for (const c of overview.charts) {
+          const w = Math.max(200, Math.floor(c.container.clientWidth));
+          if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
+        }
+      });
+    }).observe(ui.overviewCharts);
+  }
+
   function applyHistory(h) {
     if (h && isNum(h.interval_s)) state.intervalS = Math.max(1, h.interval_s);
     const gpus = h && Array.isArray(h.gpus) ? h.gpus : [];
@@ -452,15 +640,21 @@
       if (!p) continue;
       const time = Array.isArray(g.time) ? g.time : [];
       const values = g.values || {};
-      p.t.length = 0;
-      for (const m of METRICS) p.cols[m].length = 0;
-      for (let i = 0; i < time.length; i++) {
-        if (!isNum(time[i])) continue;
-        p.t.push(time[i]);
-        for (const m of METRICS) {
-          const col = values[m];
-          p.cols[m].push(Array.isArray(col) ? scaled(m, col[i]) : null);
+      // Column by column into arrays of their final size: 64 GPUs x 1 h is 2.5 million values.
+      const keep = [];
+      for (let i = 0; i < time.length; i++) if (isNum(time[i])) keep.push(i);
+      p.t = keep.map((i) => time[i]);
+      for (const m of METRICS) {
+        const col = Array.isArray(values[m]) ? values[m] : null;
+        const out = new Array(keep.length).fill(null);
+        if (col) {
+          const k = SCALE[m];
+          for (let j = 0; j < keep.length; j++) {
+            const v = col[keep[j]];
+            if (typeof v === 'number' && Number.isFinite(v)) out[j] = v * k;
+          }
         }
+        p.cols[m] = out;
       }
       if (p.t.length) {
         const last = p.t[p.t.length - 1];
@@ -471,6 +665,7 @@
       trim(p);
       redraw(p);
     }
+    redrawOverview(true);
   }
 
   function updateProcesses(p, procs) {
@@ -610,6 +805,7 @@
     }
     for (const p of touched) trim(p);
     for (const p of touched) redraw(p);
+    if (touched.length) redrawOverview();
 
     const s = cur.sampler || {};
     const age = isNum(s.last_tick_age_s) ? s.last_tick_age_s : null;
@@ -637,22 +833,29 @@
     state.running = true;
     let delayMs;
     try {
+      const phase = (name) => { if (state.firstRenderMs === null) state.phases[name] = performance.now(); };
       if (!state.devicesLoaded) {
         applyDevices(await getJSON('devices'));
         state.devicesLoaded = true;
+        phase('devices');
       }
       if (state.needHistory) {
         state.needHistory = false;
         try {
-          applyHistory(await getJSON('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',')));
+          const h = await getJSON('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(','));
+          phase('history_fetched');
+          applyHistory(h);
+          phase('history_applied');
         } catch (e) {
           state.needHistory = true;
           throw e;
         }
       }
       const cur = await getJSON('current');
+      phase('current_fetched');
       const t0 = performance.now();
       ingestCurrent(cur);
+      phase('current_applied');
       if (t0 >= state.diagnosesNextMs) {
         state.diagnosesNextMs = t0 + 5000;
         getJSON('diagnoses').then(applyDiagnoses, () => {}); // not awaited: never holds a tick
@@ -698,11 +901,26 @@
   // Read-only hooks for tests (web/test/) and debugging from the console.
   window.gpumonDashboard = Object.freeze({
     firstRenderMs: () => state.firstRenderMs,
+    phases: () => Object.assign({}, state.phases),
     ticks: () => state.ticks,
     running: () => state.running, // a poll is in progress (it may still count a tick)
     lastTickMs: () => state.lastTickMs,
     failures: () => state.failures,
     windowS: () => state.windowS,
+    // The overview as last drawn: per chart its metric, the GPUs of its lines and their points.
+    overview: () => ({
+      shown: !ui.overview.hidden,
+      charts: overview.charts.map((c) => ({
+        key: c.def.key,
+        metric: c.def.metric,
+        gpus: c.u.series.slice(1).map((s) => s.label),
+        points: c.u.data[0].length,
+        width: c.u.width,
+        lastTime: c.u.data[0].length ? c.u.data[0][c.u.data[0].length - 1] : null,
+        values: c.u.data.slice(1).map((col) => col.filter(isNum).length),
+        legend: c.u.legend ? c.u.root.querySelector('.u-legend') !== null : false,
+      })),
+    }),
     snapshot: () => Array.from(state.gpus.values()).map((p) => ({
       gpu: p.gpu,
       points: p.t.length,
@@ -710,13 +928,13 @@
       lastTime: p.t.length ? p.t[p.t.length - 1] : null,
       lost: p.lost,
       charts: p.charts.length,
-      xSpan: p.charts[0].u.scales.x.max - p.charts[0].u.scales.x.min, // as last drawn
+      xSpan: p.charts.length ? p.charts[0].u.scales.x.max - p.charts[0].u.scales.x.min : null, // as last drawn
       stats: Object.values(p.stats).map((n) => n.textContent).join(' | '),
       nullUtil: p.cols.utilization_gpu_pct.filter((v) => v === null).length,
       zeroUtil: p.cols.utilization_gpu_pct.filter((v) => v === 0).length,
       // As last drawn, per chart: the y axis' top, tick labels and highest value shown, and per
       // series whether it is shown and how many gaps its line has.
-      drawn: p.visible && !p.dirty, // off-screen panels wait to be drawn
+      drawn: p.visible && !p.dirty && p.charts.length > 0, // off-screen panels wait to be drawn
       charts_drawn: p.charts.map((c) => ({
         key: c.def.key,
         yMax: c.u.scales.y.max,

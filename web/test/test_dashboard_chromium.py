@@ -319,12 +319,23 @@ def run(args):
         results["first_render_ms"] = rep["firstRenderMs"]
         print("time to first render (navigation start to painted charts, %d GPUs x %d points): %.0f ms"
               % (len(rep["panels"]), max([s["points"] for s in rep["snapshot"]] or [0]), rep["firstRenderMs"]))
+        phases = browser.eval("window.gpumonDashboard.phases()")
+        results["first_render_phases_ms"] = phases
+        print("  of which (ms since navigation start): %s"
+              % ", ".join("%s %.0f" % (k, v) for k, v in phases.items()))
         check(len(rep["panels"]) == expect_gpus, "%d GPU panels (got %d)" % (expect_gpus, len(rep["panels"])))
+        drawn = {s["gpu"] for s in rep["snapshot"] if s["drawn"]}
+        check(0 in drawn, "the panels in view are drawn (%d of %d)" % (len(drawn), expect_gpus))
         for p in rep["panels"]:
-            check(p["charts"] == CHARTS_PER_GPU and p["uplots"] == CHARTS_PER_GPU and p["canvases"] == CHARTS_PER_GPU
+            # A panel's charts are made when it first comes near the view.
+            made = p["canvases"] == CHARTS_PER_GPU
+            check(p["charts"] == CHARTS_PER_GPU and p["uplots"] == p["canvases"]
+                  and (made or (p["canvases"] == 0 and p["gpu"] not in drawn))
                   and all(s > 0 for s in p["canvasSizes"]),
-                  "GPU %d: %d charts, one non-empty uPlot canvas each (charts %d, canvases %d)"
-                  % (p["gpu"], CHARTS_PER_GPU, p["charts"], p["canvases"]))
+                  "GPU %d: %d charts, %s (charts %d, canvases %d)"
+                  % (p["gpu"], CHARTS_PER_GPU,
+                     "one non-empty uPlot canvas each" if made else "made once in view",
+                     p["charts"], p["canvases"]))
         check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
         for s in rep["snapshot"]:
             for c in s["charts_drawn"] if s["drawn"] else []:
@@ -335,6 +346,34 @@ def run(args):
                       "GPU %d %s: every value inside the y axis (max %.1f, axis to %.1f), ticks %s "
                       "at one precision" % (s["gpu"], c["key"], top, c["yMax"], ticks))
         check(rep["scripts"] == 2, "the page runs exactly its two inline scripts")
+        # The overview: one chart per metric, every GPU a line on the same time axis.
+        ov = browser.eval("window.gpumonDashboard.overview()")
+        results["overview"] = ov
+        want = ["GPU %d" % g for g in sorted(s["gpu"] for s in rep["snapshot"])]
+        check(ov["shown"] == (expect_gpus >= 2) and len(ov["charts"]) == (5 if expect_gpus >= 2 else 0),
+              "the overview shows 5 charts above the GPU panels")
+        last0 = rep["snapshot"][0]["lastTime"]
+        for c in ov["charts"]:
+            # An hour of 1 Hz samples is drawn as about two points per pixel (lowest, highest).
+            # It is redrawn once new data moves it by a pixel: it may be that much behind.
+            pixel_s = rep["windowS"] / max(50, c["width"])
+            check(c["gpus"] == want and 0 <= last0 - c["lastTime"] <= pixel_s + 1
+                  and c["points"] <= 2 * c["width"] + 2
+                  and all(v > 0 for v in c["values"]) and c["legend"] == (expect_gpus <= 16),
+                  "overview %s: a line per GPU (%d), up to %s, %d points for %d px, values for "
+                  "every GPU, legend %s" % (c["key"], len(c["gpus"]), c["lastTime"], c["points"],
+                                            c["width"], "shown" if c["legend"] else "hidden"))
+        if expect_gpus > 16:
+            # No legend: the line under the pointer is named above the chart.
+            box = browser.eval("(() => { const r = document.querySelector('#overview .chart-util .u-over')"
+                               ".getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()")
+            for dy in (0.2, 0.5, 0.8):
+                browser.call("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": box[0] + box[2] * 0.6,
+                                                          "y": box[1] + box[3] * dy})
+            browser.wait_for("document.querySelector('#overview .chart-util .overview-focus')"
+                             ".textContent.startsWith(' · GPU ')", "the hovered line to be named")
+            named = browser.eval("document.querySelector('#overview .chart-util .overview-focus').textContent")
+            check(True, "hovering the overview names the line: '%s'" % named)
 
         if stub:
             snap = {s["gpu"]: s for s in rep["snapshot"]}
@@ -402,10 +441,17 @@ def run(args):
         check(True, "the window selector switches to 5 min and trims the data")
         browser.wait_for("window.gpumonDashboard.snapshot()[0].xSpan === 300", "GPU 0's chart to span 5 min")
         check(True, "the charts in view are redrawn over 5 min")
+        # In 5 min a pixel of the overview is about a second: it follows every tick or two.
+        ov5 = browser.eval("window.gpumonDashboard.overview()")
+        browser.wait_for("window.gpumonDashboard.overview().charts.every((c) => c.lastTime > %s)"
+                         % ov5["charts"][0]["lastTime"], "the overview to follow the live updates")
+        check(True, "the overview follows the live updates")
         last = expect_gpus - 1
         browser.eval("document.querySelectorAll('.gpu-panel')[%d].scrollIntoView()" % last)
         browser.wait_for("window.gpumonDashboard.snapshot()[%d].xSpan === 300" % last, "the last GPU's chart to be redrawn once scrolled into view")
         check(True, "a panel scrolled into view is redrawn with the current data")
+        canvases = browser.eval("document.querySelectorAll('.gpu-panel')[%d].querySelectorAll('.chart canvas').length" % last)
+        check(canvases == CHARTS_PER_GPU, "the last GPU's charts were made when it came into view (%d canvases)" % canvases)
         browser.eval("window.scrollTo(0, 0)")
 
         evs = browser.events_since(0)
