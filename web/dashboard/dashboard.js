@@ -136,6 +136,9 @@
     windowSel: document.getElementById('window'),
     empty: document.getElementById('empty'),
     overview: document.getElementById('overview'),
+    training: document.getElementById('training'),
+    trainingCharts: document.getElementById('training-charts'),
+    trainingRows: document.getElementById('training-rows'),
     overviewCharts: document.getElementById('overview-charts'),
   };
 
@@ -617,19 +620,129 @@
       if (overview.visible && overview.dirty) redrawOverview(true);
     }, {rootMargin: '300px 0px'}).observe(ui.overview);
   }
+
+  // ---------- training ----------
+  // The ranks attached to serve's agent socket (/api/v1/training): a row each, and their step
+  // time, data-wait share and allocator memory over the time this page has been open (the API
+  // has no history of them).
+  const TRAINING_CHARTS = [
+    {key: 'step', title: 'Step time', unit: 's', field: 'last_step_seconds', scale: 1},
+    {key: 'wait', title: 'Data wait', unit: '%', fixed: [0, 100], field: 'data_wait_share', scale: 100},
+    {key: 'alloc', title: 'PyTorch allocated', unit: 'GiB', field: 'allocated_bytes', scale: 1 / GiB},
+  ];
+  const training = {t: [], cols: new Map(), keys: [], charts: []};
+  function rankKey(r) {
+    return isNum(r.rank) ? 'rank ' + r.rank : 'pid ' + r.pid;
+  }
+
+  function buildTrainingCharts() {
+    for (const c of training.charts) c.u.destroy();
+    training.charts = [];
+    ui.trainingCharts.textContent = '';
+    for (const def of TRAINING_CHARTS) {
+      const box = el('div', 'chart chart-training-' + def.key);
+      box.append(el('h3', null, def.title + ' (' + def.unit + ')'));
+      const plot = el('div', 'plot');
+      box.append(plot);
+      ui.trainingCharts.append(box);
+      const y = yAxis(def);
+      const series = [{}].concat(training.keys.map((k, i) => ({
+        label: k, stroke: gpuColor(i), width: 1.5, spanGaps: false, points: {show: false},
+        value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
+      })));
+      const u = new uPlot({
+        width: Math.max(200, plot.clientWidth || 360),
+        height: CHART_HEIGHT,
+        cursor: {drag: {x: false, y: false, setScale: false}},
+        legend: {show: true, live: true},
+        scales: {x: {time: true}, y: {range: y.range}},
+        axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
+        series,
+      }, trainingData(def), plot);
+      training.charts.push({def, u, container: plot});
+    }
+  }
+
+  function trainingData(def) {
+    return [training.t].concat(training.keys.map((k) => training.cols.get(k)[def.key]));
+  }
+
+  function applyTraining(tr) {
+    const ranks = tr && tr.enabled !== false && Array.isArray(tr.ranks) ? tr.ranks : [];
+    ui.training.hidden = ranks.length === 0;
+    if (!ranks.length) return;
+    const sorted = ranks.slice().sort((a, b) => (isNum(a.rank) ? a.rank : 1e9) - (isNum(b.rank) ? b.rank : 1e9) ||
+                                      (a.pid || 0) - (b.pid || 0));
+    // The table: every rank, the departed ones too (for 5 min, as the API keeps them).
+    ui.trainingRows.textContent = '';
+    for (const r of sorted) {
+      const tr = el('tr');
+      const cells = [
+        isNum(r.rank) ? String(r.rank) : '–',
+        isNum(r.gpu) ? String(r.gpu) : '–',
+        r.connected === false ? 'gone' : 'running',
+        isNum(r.steps) ? String(r.steps) : '–',
+        isNum(r.steps_per_second) ? fmt(r.steps_per_second, 2) : '–',
+        isNum(r.last_step_seconds) ? fmt(r.last_step_seconds * 1000, 0) + ' ms' : '–',
+        isNum(r.data_wait_share) ? fmt(r.data_wait_share * 100, 0) + ' %' : '–',
+        isNum(r.allocated_bytes) ? fmtBytes(r.allocated_bytes) : '–',
+        isNum(r.reserved_bytes) ? fmtBytes(r.reserved_bytes) : '–',
+      ];
+      cells.forEach((c, i) => tr.append(el('td', i >= 3 ? 'num' : null, c)));
+      ui.trainingRows.append(tr);
+    }
+    // The charts: the connected ranks, one point per poll.
+    const live = sorted.filter((r) => r.connected !== false);
+    const t = Date.now() / 1000;
+    let rebuild = false;
+    for (const r of live) {
+      const k = rankKey(r);
+      if (!training.cols.has(k)) {
+        const cols = {};
+        for (const def of TRAINING_CHARTS) cols[def.key] = training.t.map(() => null);
+        training.cols.set(k, cols);
+        training.keys.push(k);
+        rebuild = true;
+      }
+    }
+    training.t.push(t);
+    const byKey = new Map(live.map((r) => [rankKey(r), r]));
+    for (const k of training.keys) {
+      const r = byKey.get(k);
+      for (const def of TRAINING_CHARTS) {
+        const v = r ? r[def.field] : null;
+        training.cols.get(k)[def.key].push(isNum(v) ? v * def.scale : null);
+      }
+    }
+    let cut = 0;
+    while (cut < training.t.length && training.t[cut] < t - state.windowS) cut++;
+    if (cut) {
+      training.t.splice(0, cut);
+      for (const cols of training.cols.values()) for (const def of TRAINING_CHARTS) cols[def.key].splice(0, cut);
+    }
+    if (rebuild || !training.charts.length) {
+      buildTrainingCharts();
+      return;
+    }
+    for (const c of training.charts) c.u.setData(trainingData(c.def));
+  }
+
+  // The overview's and the training section's charts follow their grid's width.
   if (typeof ResizeObserver === 'function') {
     let queued = false;
-    new ResizeObserver(() => {
+    const ro = new ResizeObserver(() => {
       if (queued) return;
       queued = true;
       requestAnimationFrame(() => {
         queued = false;
-        for (const c of overview.charts) {
+        for (const c of overview.charts.concat(training.charts)) {
           const w = Math.max(200, Math.floor(c.container.clientWidth));
           if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
         }
       });
-    }).observe(ui.overviewCharts);
+    });
+    ro.observe(ui.overviewCharts);
+    ro.observe(ui.trainingCharts);
   }
 
   function applyHistory(h) {
@@ -860,6 +973,8 @@
         state.diagnosesNextMs = t0 + 5000;
         getJSON('diagnoses').then(applyDiagnoses, () => {}); // not awaited: never holds a tick
       }
+      // An exporter without an agent socket answers {"enabled":false}; an older one 404: hidden.
+      getJSON('training').then(applyTraining, () => { ui.training.hidden = true; });
       // uPlot draws in a microtask after setData: a task later, the whole tick is done.
       setTimeout(() => { state.lastTickMs = performance.now() - t0; }, 0);
       if (state.failures) state.failures = 0;
@@ -907,6 +1022,12 @@
     lastTickMs: () => state.lastTickMs,
     failures: () => state.failures,
     windowS: () => state.windowS,
+    training: () => ({
+      shown: !ui.training.hidden,
+      rows: Array.from(ui.trainingRows.children).map((tr) => Array.from(tr.children).map((td) => td.textContent)),
+      charts: training.charts.map((c) => ({key: c.def.key, lines: c.u.series.slice(1).map((x) => x.label),
+                                           points: c.u.data[0].length})),
+    }),
     // The overview as last drawn: per chart its metric, the GPUs of its lines and their points.
     overview: () => ({
       shown: !ui.overview.hidden,

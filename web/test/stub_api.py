@@ -128,6 +128,24 @@ class Fixture:
                             "last_tick_age_s": round(time.time() - t, 3)},
                 "gpus": gpus}
 
+    def training(self):
+        """Two DDP ranks on GPUs 0 and 1 (rank 1 waits for data more), and a third that left."""
+        t = self.now()
+        ranks = []
+        for r in range(2):
+            step_s = 0.2 + 0.05 * r + 0.01 * (t % 7)
+            ranks.append({"pid": 2000 + r, "rank": r, "local_rank": r, "world_size": 2,
+                          "gpu": r, "connected": True, "steps": (t - self.t0) * 5,
+                          "last_step": (t - self.t0) * 5, "last_step_seconds": step_s,
+                          "last_step_age_seconds": 0.1, "steps_per_second": 1 / step_s,
+                          "data_wait_share": 0.05 + 0.3 * r,
+                          "allocated_bytes": 30e9 + r * 1e9 + (t % 30) * 1e8,
+                          "reserved_bytes": 40e9 + r * 1e9})
+        ranks.append({"pid": 2999, "rank": None, "gpu": None, "connected": False,
+                      "steps": 0, "last_step_seconds": None, "data_wait_share": None,
+                      "allocated_bytes": None, "reserved_bytes": None})
+        return {"enabled": True, "connected": 2, "ranks": ranks}
+
     def history(self, seconds, metrics):
         t = self.now()
         seconds = max(1, min(HISTORY_MAX_S, seconds))
@@ -190,6 +208,8 @@ class StubServer:
                         obj["findings"] = stub.findings
                 elif url.path == "/api/v1/diagnoses":
                     obj = {"enabled": False}  # as serve --no-diagnose: findings stay current's
+                elif url.path == "/api/v1/training":
+                    obj = fx.training()
                 elif url.path == "/api/v1/history":
                     seconds = int(q.get("seconds", ["600"])[0])
                     metrics = [m for m in q.get("metrics", [""])[0].split(",") if m]

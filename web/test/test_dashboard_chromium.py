@@ -432,6 +432,17 @@ def run(args):
               % (expect_gpus, tick_ms))
         results["screenshot"] = browser.screenshot(os.path.join(args.out, "dashboard.png"))
 
+        if stub:
+            # The training section: the stub's two ranks and one that left.
+            browser.wait_for("(() => { const t = window.gpumonDashboard.training();"
+                             " return t.shown && t.charts.length === 3 && t.charts[0].points >= 2; })()",
+                             "the training section with two polls")
+            tr = browser.eval("window.gpumonDashboard.training()")
+            check([r[:3] for r in tr["rows"]] == [["0", "0", "running"], ["1", "1", "running"], ["–", "–", "gone"]],
+                  "training table: rank 0 and 1 running on GPUs 0 and 1, the departed one 'gone' (%s)" % tr["rows"])
+            check(tr["rows"][1][6] == "35 %", "rank 1's data wait shows as 35 %% (%s)" % tr["rows"][1][6])
+            check(all(c["lines"] == ["rank 0", "rank 1"] for c in tr["charts"]),
+                  "step time, data wait and allocated charts: a line per running rank")
         # 3. The window selector.
         browser.eval("(() => { const s = document.getElementById('window'); s.value = '300';"
                      " s.dispatchEvent(new Event('change')); })()")
