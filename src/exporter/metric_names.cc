@@ -70,6 +70,8 @@ const std::vector<FamilySpec>& native_table() {
     {M::kRemappedRowsFailure, "gpumon_gpu_row_remap_failed", kGauge, 1, "1 once a row remap failed (the GPU needs service), else 0", {}},
     {M::kNvlinkDataTxKib, "gpumon_gpu_nvlink_tx_bytes_total", kCounter, 1024, "NVLink payload sent over all links, bytes", {}},
     {M::kNvlinkDataRxKib, "gpumon_gpu_nvlink_rx_bytes_total", kCounter, 1024, "NVLink payload received over all links, bytes", {}},
+    {M::kUtilizationJpegPct, "gpumon_gpu_jpeg_utilization_ratio", kGauge, kPct, "Fraction of time the JPEG decoder ran, 0-1", {}},
+    {M::kUtilizationOfaPct, "gpumon_gpu_ofa_utilization_ratio", kGauge, kPct, "Fraction of time the optical-flow accelerator ran, 0-1", {}},
     {M::kLost, "gpumon_gpu_lost", kGauge, 1, "1 while the GPU is lost (fell off the bus), else 0", {}},
   });
   return table;

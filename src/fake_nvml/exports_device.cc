@@ -114,6 +114,8 @@ GPUMON_FAKE_SINGLE(nvmlDeviceGetPcieReplayCounter, unsigned int, Field::kPcieRep
   }
 GPUMON_FAKE_CODEC(nvmlDeviceGetEncoderUtilization, Field::kEncoderUtilPct)
 GPUMON_FAKE_CODEC(nvmlDeviceGetDecoderUtilization, Field::kDecoderUtilPct)
+GPUMON_FAKE_CODEC(nvmlDeviceGetJpgUtilization, Field::kJpegUtilPct)
+GPUMON_FAKE_CODEC(nvmlDeviceGetOfaUtilization, Field::kOfaUtilPct)
 #undef GPUMON_FAKE_CODEC
 
 GPUMON_FAKE_EXPORT nvmlReturn_t

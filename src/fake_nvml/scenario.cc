@@ -42,6 +42,8 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "remapped_rows_failure",
     "nvlink_data_tx_kib",
     "nvlink_data_rx_kib",
+    "jpeg_util_pct",
+    "ofa_util_pct",
     "name",
     "uuid",
     "serial",

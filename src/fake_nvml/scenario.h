@@ -54,6 +54,8 @@ enum class Field : std::uint8_t {
   kRemappedRowsFailure,        ///< field value 145
   kNvlinkDataTxKib,            ///< field value 138 (all links)
   kNvlinkDataRxKib,            ///< field value 139 (all links)
+  kJpegUtilPct,
+  kOfaUtilPct,
   // Static facts (no series).
   kName,
   kUuid,
@@ -77,7 +79,7 @@ enum class Field : std::uint8_t {
   kDisplayMode,
   kCount,
 };
-inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kNvlinkDataRxKib) + 1;
+inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
 using FieldSet = std::bitset<kFieldCount>;
 

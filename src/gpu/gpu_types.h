@@ -124,6 +124,8 @@ struct DeviceSample {
   Reading<unsigned> remapped_rows_failure;        ///< 1 once a remap failed (the GPU needs service)
   Reading<std::uint64_t> nvlink_data_tx_kib;      ///< NVLink payload sent, all links, cumulative
   Reading<std::uint64_t> nvlink_data_rx_kib;      ///< NVLink payload received, same
+  Reading<unsigned> utilization_jpeg_pct;         ///< NVJPG busy % over the driver's sample period
+  Reading<unsigned> utilization_ofa_pct;          ///< optical-flow accelerator busy %, likewise
 
   // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the

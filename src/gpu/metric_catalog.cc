@@ -58,6 +58,8 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kRemappedRowsFailure, "remapped_rows_failure", "", "nvmlDeviceGetFieldValues(REMAPPED_FAILURE)", "instant", 1, &S::remapped_rows_failure, G::kRemappedRows},
   {M::kNvlinkDataTxKib, "nvlink_data_tx_kib", "KiB", "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_TX, all links)", "since the driver loaded", 1, &S::nvlink_data_tx_kib, G::kNvlinkThroughput},
   {M::kNvlinkDataRxKib, "nvlink_data_rx_kib", "KiB", "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_RX, all links)", "since the driver loaded", 1, &S::nvlink_data_rx_kib, G::kNvlinkThroughput},
+  {M::kUtilizationJpegPct, "utilization_jpeg_pct", "%", "nvmlDeviceGetJpgUtilization", "% of the driver's last 1/6-1 s period the JPEG decoder ran", 1, &S::utilization_jpeg_pct, G::kJpegUtil},
+  {M::kUtilizationOfaPct, "utilization_ofa_pct", "%", "nvmlDeviceGetOfaUtilization", "% of the driver's last 1/6-1 s period the optical-flow accelerator ran", 1, &S::utilization_ofa_pct, G::kOfaUtil},
 }};
 // clang-format on
 

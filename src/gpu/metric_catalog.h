@@ -64,8 +64,10 @@ enum class MetricId : std::uint16_t {
   kRemappedRowsFailure = 39,
   kNvlinkDataTxKib = 40,
   kNvlinkDataRxKib = 41,
+  kUtilizationJpegPct = 42,
+  kUtilizationOfaPct = 43,
 };
-inline constexpr std::size_t kMetricCount = 42;
+inline constexpr std::size_t kMetricCount = 44;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.

@@ -41,6 +41,8 @@ enum class MetricGroup : std::uint32_t {
   kPcieReplay = 1U << 21,        ///< pcie_replay_count
   kRemappedRows = 1U << 22,      ///< remapped_rows_* (field values)
   kNvlinkThroughput = 1U << 23,  ///< nvlink_data_{tx,rx}_kib (field values)
+  kJpegUtil = 1U << 24,          ///< utilization_jpeg_pct
+  kOfaUtil = 1U << 25,           ///< utilization_ofa_pct
 };
 
 class MetricSet {

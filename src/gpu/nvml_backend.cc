@@ -434,6 +434,8 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   };
   codec(MetricGroup::kEncoderUtil, fn.device_get_encoder_utilization, s.utilization_encoder_pct);
   codec(MetricGroup::kDecoderUtil, fn.device_get_decoder_utilization, s.utilization_decoder_pct);
+  codec(MetricGroup::kJpegUtil, fn.device_get_jpg_utilization, s.utilization_jpeg_pct);
+  codec(MetricGroup::kOfaUtil, fn.device_get_ofa_utilization, s.utilization_ofa_pct);
   if (d.lost) {
     mark_lost(s);
     return s;

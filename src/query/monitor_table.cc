@@ -56,8 +56,8 @@ const std::vector<DmonColumn>& dmon_columns() {
       {'u', "mem", "%", [](const DmonInput& i) { return whole(i.sample.utilization_memory_pct); }},
       {'u', "enc", "%", [](const DmonInput& i) { return whole(i.sample.utilization_encoder_pct); }},
       {'u', "dec", "%", [](const DmonInput& i) { return whole(i.sample.utilization_decoder_pct); }},
-      {'u', "jpg", "%", nullptr},
-      {'u', "ofa", "%", nullptr},
+      {'u', "jpg", "%", [](const DmonInput& i) { return whole(i.sample.utilization_jpeg_pct); }},
+      {'u', "ofa", "%", [](const DmonInput& i) { return whole(i.sample.utilization_ofa_pct); }},
       {'c', "mclk", "MHz", [](const DmonInput& i) { return whole(i.sample.mem_clock_mhz); }},
       {'c', "pclk", "MHz", [](const DmonInput& i) { return whole(i.sample.graphics_clock_mhz); }},
       {'v', "pviol", "%", nullptr},
@@ -138,7 +138,7 @@ MetricSet dmon_metrics(std::string_view select) {
          MetricGroup::kMemoryTemperature;
   if (shows(select, 'u'))
     m |= MetricSet(MetricGroup::kUtilization) | MetricGroup::kEncoderUtil |
-         MetricGroup::kDecoderUtil;
+         MetricGroup::kDecoderUtil | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil;
   if (shows(select, 'c')) m |= MetricSet(MetricGroup::kMemClock) | MetricGroup::kGraphicsClock;
   if (shows(select, 'm')) m |= MetricGroup::kMemory;
   if (shows(select, 'e')) m |= MetricSet(MetricGroup::kEcc) | MetricGroup::kPcieReplay;

@@ -7,7 +7,7 @@
 // letters (p u c v m e t), two header lines (names, units), each line ending in a space.
 // pmon: one line per process per GPU (a line of dashes for a GPU with none); its header columns
 // sit one character right of the data's, as nvidia-smi's do.
-// A value gpumon does not read (jpg, ofa, violations, BAR1, CC protected memory, per-process
+// A value gpumon does not read (violations, BAR1, CC protected memory, per-process
 // encoder) is `-`, as nvidia-smi prints a value it cannot get.
 //
 // Thread-safety: pure functions.

@@ -52,7 +52,8 @@ DmonInput idle(double watts, unsigned gtemp, unsigned mtemp) {
   in.sample.temperature_memory_c = mtemp;
   for (Reading<unsigned>* r : {&in.sample.utilization_gpu_pct, &in.sample.utilization_memory_pct,
                                &in.sample.utilization_encoder_pct,
-                               &in.sample.utilization_decoder_pct, &in.sample.pcie_replay_count})
+                               &in.sample.utilization_decoder_pct, &in.sample.utilization_jpeg_pct,
+                               &in.sample.utilization_ofa_pct, &in.sample.pcie_replay_count})
     *r = 0U;
   in.sample.mem_clock_mhz = 3201U;
   in.sample.graphics_clock_mhz = 345U;
@@ -69,13 +70,13 @@ TEST(Dmon, DefaultTableIsNvidiaSmis) {
   ASSERT_EQ(ref.size(), 5U);
   EXPECT_EQ(dmon_header("puc", {}), ref[0] + ref[1]);
   // 78.6 W is printed 78: NVML's milliwatts cut to whole watts.
-  EXPECT_EQ(dmon_line("puc", {}, idle(78.6, 35, 34), {}), dashed(ref[2], {7, 8}));
+  EXPECT_EQ(dmon_line("puc", {}, idle(78.6, 35, 34), {}), ref[2]);
   const auto busy = capture("dmon-busy.txt");
   DmonInput in = idle(692.4, 56, 43);
   in.sample.utilization_gpu_pct = 98U;
   in.sample.utilization_memory_pct = 24U;
   in.sample.graphics_clock_mhz = 1485U;
-  EXPECT_EQ(dmon_line("puc", {}, in, {}), dashed(busy[2], {7, 8}));
+  EXPECT_EQ(dmon_line("puc", {}, in, {}), busy[2]);
 }
 
 TEST(Dmon, EverySelectionsHeaderAndLine) {
@@ -85,9 +86,9 @@ TEST(Dmon, EverySelectionsHeaderAndLine) {
     ASSERT_GE(ref.size(), 3U) << s;
     EXPECT_EQ(dmon_header(s, {}), ref[0] + ref[1]) << s;
   }
-  // The whole line, the columns gpumon does not read dashed: jpg ofa, pviol tviol, bar1 ccpm.
+  // The whole line, the columns gpumon does not read dashed: pviol tviol, bar1 ccpm.
   const auto all = capture("dmon-spucvmet.txt");
-  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {7, 8, 11, 12, 14, 15}));
+  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {11, 12, 14, 15}));
   EXPECT_EQ(dmon_line("e", {}, idle(77, 35, 33), {}), capture("dmon-se.txt")[2]);
   EXPECT_EQ(dmon_line("t", {}, idle(77, 35, 33), {}), capture("dmon-st.txt")[2]);
   // A value gpumon could not read is "-", not 0.
@@ -100,8 +101,7 @@ TEST(Dmon, DateAndTimeColumns) {
   const auto ref = capture("dmon-o-DT.txt");
   const StampColumns dt{true, true};
   EXPECT_EQ(dmon_header("puc", dt), ref[0] + ref[1]);
-  EXPECT_EQ(dmon_line("puc", dt, idle(77, 35, 33), at(2026, 12, 3, 5, 23, 54)),
-            dashed(ref[2], {7, 8}, 29));
+  EXPECT_EQ(dmon_line("puc", dt, idle(77, 35, 33), at(2026, 12, 3, 5, 23, 54)), ref[2]);
 }
 
 TEST(Dmon, SelectionsAreChecked) {

@@ -45,10 +45,9 @@ const std::set<std::string> kNotRead = {
     "Clocks Event Reasons Counters/HW Power Braking", "Sparse Operation Mode",
     "BAR1 Memory Usage/Total", "BAR1 Memory Usage/Used", "BAR1 Memory Usage/Free",
     "Conf Compute Protected Memory Usage/Total", "Conf Compute Protected Memory Usage/Used",
-    "Conf Compute Protected Memory Usage/Free", "Utilization/JPEG", "Utilization/OFA",
-    "Encoder Stats/Active Sessions", "Encoder Stats/Average FPS", "Encoder Stats/Average Latency",
-    "FBC Stats/Active Sessions", "FBC Stats/Average FPS", "FBC Stats/Average Latency",
-    "ECC Mode/Pending",
+    "Conf Compute Protected Memory Usage/Free", "Encoder Stats/Active Sessions",
+    "Encoder Stats/Average FPS", "Encoder Stats/Average Latency", "FBC Stats/Active Sessions",
+    "FBC Stats/Average FPS", "FBC Stats/Average Latency", "ECC Mode/Pending",
     // The SRAM/DRAM split of ECC counts (gpumon reads the volatile totals)
     "ECC Errors/Volatile/SRAM Correctable", "ECC Errors/Volatile/SRAM Uncorrectable Parity",
     "ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/DRAM Correctable",

@@ -139,6 +139,8 @@ DeviceSample h200_idle_sample() {
   s.pcie_link_width = 16U;
   s.utilization_encoder_pct = 0U;
   s.utilization_decoder_pct = 0U;
+  s.utilization_jpeg_pct = 0U;
+  s.utilization_ofa_pct = 0U;
   s.power_limit_w = 700.0;
   s.energy_mj = std::uint64_t{123456789012};
   s.sm_clock_mhz = 345U;

@@ -17,23 +17,23 @@ struct SamplerConfig {
   /// Time between ticks: 10 ms (100 Hz) to 60 s.
   std::chrono::milliseconds interval{1000};
   /// Groups read every tick. kEnergy and kStaticDetails here are moved to their own tasks.
-  MetricSet metrics = MetricSet(MetricGroup::kUtilization) | MetricGroup::kMemory |
-                      MetricGroup::kTemperature | MetricGroup::kMemoryTemperature |
-                      MetricGroup::kPower | MetricGroup::kPowerInstant | MetricGroup::kPowerLimit |
-                      MetricGroup::kSmClock | MetricGroup::kMemClock | MetricGroup::kGraphicsClock |
-                      MetricGroup::kPstate | MetricGroup::kFan | MetricGroup::kClockEvents |
-                      MetricGroup::kEcc | MetricGroup::kEncoderUtil | MetricGroup::kDecoderUtil |
-                      MetricGroup::kPcieReplay | MetricGroup::kRemappedRows |
-                      MetricGroup::kNvlinkThroughput;
+  MetricSet metrics =
+      MetricSet(MetricGroup::kUtilization) | MetricGroup::kMemory | MetricGroup::kTemperature |
+      MetricGroup::kMemoryTemperature | MetricGroup::kPower | MetricGroup::kPowerInstant |
+      MetricGroup::kPowerLimit | MetricGroup::kSmClock | MetricGroup::kMemClock |
+      MetricGroup::kGraphicsClock | MetricGroup::kPstate | MetricGroup::kFan |
+      MetricGroup::kClockEvents | MetricGroup::kEcc | MetricGroup::kEncoderUtil |
+      MetricGroup::kDecoderUtil | MetricGroup::kPcieReplay | MetricGroup::kRemappedRows |
+      MetricGroup::kNvlinkThroughput | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil;
   /// Groups of `metrics` that change slowly or matter only at a human pace: read every
   /// slow_metrics_period instead of every tick (each NVML call costs 5-90 us on an H200 when
   /// its value is not cached, so at 10-100 Hz they would double the per-tick cost).
-  MetricSet slow_metrics = MetricSet(MetricGroup::kTemperature) | MetricGroup::kMemoryTemperature |
-                           MetricGroup::kPowerLimit | MetricGroup::kMemClock |
-                           MetricGroup::kGraphicsClock | MetricGroup::kPstate | MetricGroup::kFan |
-                           MetricGroup::kEcc | MetricGroup::kEncoderUtil |
-                           MetricGroup::kDecoderUtil | MetricGroup::kPcieReplay |
-                           MetricGroup::kRemappedRows | MetricGroup::kNvlinkThroughput;
+  MetricSet slow_metrics =
+      MetricSet(MetricGroup::kTemperature) | MetricGroup::kMemoryTemperature |
+      MetricGroup::kPowerLimit | MetricGroup::kMemClock | MetricGroup::kGraphicsClock |
+      MetricGroup::kPstate | MetricGroup::kFan | MetricGroup::kEcc | MetricGroup::kEncoderUtil |
+      MetricGroup::kDecoderUtil | MetricGroup::kPcieReplay | MetricGroup::kRemappedRows |
+      MetricGroup::kNvlinkThroughput | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil;
   /// Raised to the interval when shorter (at 1 s and slower every group is read every tick).
   std::chrono::milliseconds slow_metrics_period{1000};
   /// Utilization (kUtilization, if in `metrics`) at most this often: NVML computes it over its
