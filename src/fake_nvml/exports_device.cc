@@ -220,20 +220,8 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t de
 GPUMON_FAKE_ENABLED(nvmlDeviceGetPersistenceMode, Field::kPersistenceMode, persistence_mode)
 GPUMON_FAKE_ENABLED(nvmlDeviceGetDisplayActive, Field::kDisplayActive, display_active)
 GPUMON_FAKE_ENABLED(nvmlDeviceGetAccountingMode, Field::kAccountingMode, accounting_mode)
+GPUMON_FAKE_ENABLED(nvmlDeviceGetDisplayMode, Field::kDisplayMode, display_mode)
 #undef GPUMON_FAKE_ENABLED
-
-GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device,
-                                                         nvmlEnableState_t* out) {
-  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetDisplayMode);
-  return device_call(id, device, [&](DeviceState& d, double t) {
-    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    const nvmlReturn_t rc = d.check(Field::kDisplayMode, id, t);
-    if (rc != NVML_SUCCESS) return rc;
-    if (!d.spec->display_mode) return NVML_ERROR_DEPRECATED;
-    *out = *d.spec->display_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
-    return NVML_SUCCESS;
-  });
-}
 
 // The PCIe link calls share one scenario fact, "pcie_link".
 #define GPUMON_FAKE_PCIE_LINK(symbol, member)                                      \

@@ -177,8 +177,7 @@ struct DeviceSpec {
   std::string inforom_image_version = "G520.0282.02.02";
   bool display_active = false;
   bool accounting_mode = false;
-  /// nullopt: nvmlDeviceGetDisplayMode answers DEPRECATED, as driver 580 does on an H200.
-  std::optional<bool> display_mode;
+  bool display_mode = true;  ///< nvmlDeviceGetDisplayMode: Enabled, as on the H200 (driver 580)
   unsigned power_limit_mw = 700000;
   double energy_at_start_mj = 0;
 

@@ -38,7 +38,9 @@ struct DeviceStatic {
   Reading<unsigned> pcie_link_gen_gpu_max;
   Reading<unsigned> pcie_link_width_max;
   Reading<std::string> inforom_image_version;  ///< "G520.0282.02.02"
-  Reading<bool> display_mode;     ///< a display may be attached (kDeprecated on driver 580)
+  /// nvmlDeviceGetDisplayMode: whether a display may be attached. nvidia-smi 580 shows it as
+  /// -q's "Display Attached" (Yes on a headless H200) and calls display_mode deprecated.
+  Reading<bool> display_mode;
   Reading<bool> display_active;   ///< a display is initialized on the GPU
   Reading<bool> accounting_mode;  ///< the driver keeps per-process accounting
   /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-

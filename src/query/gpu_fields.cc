@@ -94,10 +94,12 @@ std::vector<GpuField> make_gpu_fields() {
     {{"inforom.img", {"inforom.image"}, "", "", Style::kPlain,
       "Version of the GPU's InfoROM image (read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_image_version); }},
+    // nvidia-smi 580 answers [Requested functionality has been deprecated] whatever NVML says
+    // (Enabled on a headless H200, checked there); the value moved to -q's Display Attached.
     {{"display_mode", {}, "", "", Style::kEnabled,
-      "Whether a display may be attached (Enabled / Disabled; read at start; deprecated by "
-      "driver 580)."},
-     G::kStaticDetails, [](const S& s) { return to_cell(s.device.display_mode); }},
+      "Deprecated by NVIDIA, printed as nvidia-smi 580 prints it (-q's Display Attached has "
+      "the value)."},
+     {}, [](const S&) { return Cell::missing(Missing::kDeprecated); }},
     {{"display_active", {}, "", "", Style::kEnabled,
       "Whether a display is initialized on the GPU (Enabled / Disabled; read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.display_active); }},

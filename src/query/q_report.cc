@@ -97,6 +97,12 @@ constexpr Row samples(unsigned s, std::string_view label, Buffer b) {
 
 // --- computed values ----------------------------------------------------------------------
 
+// nvmlDeviceGetDisplayMode's value, which nvidia-smi 580 shows here (display_mode itself it
+// calls deprecated).
+std::string display_attached(const RowSource& s) {
+  return shown(s.gpu.device->display_mode, [](bool on) { return std::string(on ? "Yes" : "No"); });
+}
+
 std::string minor_number(const RowSource& s) {
   return shown(s.gpu.device->minor_number, [](unsigned n) { return std::to_string(n); });
 }
@@ -166,7 +172,7 @@ std::vector<Row> make_layout() {
       not_read(W, 1, "Product Brand"),
       not_read(W, 1, "Product Architecture"),
       field(W, 1, "Display Mode", "display_mode"),
-      not_read(W, 1, "Display Attached"),
+      custom(W, 1, "Display Attached", display_attached),
       field(W, 1, "Display Active", "display_active"),
       field(W, 1, "Persistence Mode", "persistence_mode"),
       not_read(W, 1, "Addressing Mode"),

@@ -113,7 +113,7 @@ DeviceStatic h200_static() {
   d.pcie_link_gen_gpu_max = 5U;
   d.pcie_link_width_max = 16U;
   d.inforom_image_version = std::string("G520.0282.02.02");
-  d.display_mode = Reading<bool>::missing(Missing::kDeprecated);
+  d.display_mode = true;  // nvmlDeviceGetDisplayMode on the H200 (driver 580): Enabled
   d.display_active = false;
   d.accounting_mode = false;
   return d;
