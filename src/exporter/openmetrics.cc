@@ -2,33 +2,12 @@
 #include "exporter/openmetrics.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
+
+#include "util/quality_list.h"
 
 namespace gpumon::exporter {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// The q parameter of a media range's parameters; 1 when absent or unreadable.
-double quality(std::string_view params) {
-  while (!params.empty()) {
-    const std::size_t semi = std::min(params.find(';'), params.size());
-    const std::string_view p = trim(params.substr(0, semi));
-    params.remove_prefix(std::min(semi + 1, params.size()));
-    if (p.size() > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
-      const std::string value(p.substr(2));
-      char* end = nullptr;
-      const double q = std::strtod(value.c_str(), &end);
-      if (end != value.c_str()) return q;
-    }
-  }
-  return 1;
-}
 
 constexpr std::string_view kTotal = "_total";
 
@@ -47,17 +26,11 @@ std::string help_text(std::string_view escaped) {
 
 bool prefers_openmetrics(std::string_view accept) {
   std::optional<double> om, text;
-  while (!accept.empty()) {
-    const std::size_t comma = std::min(accept.find(','), accept.size());
-    const std::string_view item = accept.substr(0, comma);
-    accept.remove_prefix(std::min(comma + 1, accept.size()));
-    const std::size_t semi = std::min(item.find(';'), item.size());
-    const std::string_view type = trim(item.substr(0, semi));
-    const double q = quality(item.substr(std::min(semi + 1, item.size())));
+  util::for_each_quality_item(accept, [&](std::string_view type, double q) {
     auto best = [q](std::optional<double>& slot) { slot = std::max(slot.value_or(0), q); };
     if (type == "application/openmetrics-text") best(om);
     if (type == "text/plain" || type == "text/*" || type == "*/*") best(text);
-  }
+  });
   return om && *om > 0 && *om >= text.value_or(0);
 }
 
