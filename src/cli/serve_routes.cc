@@ -109,6 +109,7 @@ Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
       }
       // OpenMetrics when the scraper prefers it, except under --compat dcgm: dcgm-exporter
       // serves the text format, and its counters (no _total) would lose their type.
+      if (!state->options().dcgm_compat) r.headers.emplace_back("Vary", "Accept");
       if (!state->options().dcgm_compat &&
           exporter::prefers_openmetrics(request.header("accept"))) {
         r.content_type = std::string(exporter::kOpenMetricsContentType);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli/serve_command.h"
@@ -76,6 +77,22 @@ TEST_F(ServeRoutes, MetricsServesTheSharedExpositionWithItsExactContentType) {
   // one (every 50 ms here, so the two may straddle a tick; then they share the next).
   EXPECT_TRUE(testing_util::eventually(
       [&] { return handler_(get("/metrics")).body.get() == state_->metrics_text().get(); }));
+}
+
+TEST_F(ServeRoutes, MetricsAnswersOpenMetricsToAScraperThatPrefersIt) {
+  Request prometheus = get("/metrics");
+  prometheus.headers["accept"] =
+      "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+  const Response om = handler_(prometheus);
+  EXPECT_EQ(om.content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  ASSERT_NE(om.body, nullptr);
+  EXPECT_TRUE(om.body->ends_with("# EOF\n"));
+  EXPECT_NE(om.body->find("# TYPE gpumon_gpu_energy_joules counter\n"), std::string::npos);
+  // The answer depends on Accept: caches between must know it.
+  const auto vary = std::find(om.headers.begin(), om.headers.end(),
+                              std::pair<std::string, std::string>{"Vary", "Accept"});
+  EXPECT_NE(vary, om.headers.end());
+  EXPECT_EQ(handler_(get("/metrics")).content_type, "text/plain; version=0.0.4; charset=utf-8");
 }
 
 TEST_F(ServeRoutes, HealthIsOkWhileTheSamplerTicks) {

@@ -4,6 +4,7 @@
 #include <gnutls/gnutls.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <cctype>
 
 #include "http/gzip_body.h"
@@ -61,7 +62,12 @@ MHD_Result send(MHD_Connection* connection, HttpCounters& counters, const WebCon
 // does). Vary tells caches between the two that the body depends on Accept-Encoding.
 void compress_if_asked(const Request& request, Response& response) {
   if (response.status != 200 || !response.body || response.body->size() < kGzipMinBytes) return;
-  response.headers.emplace_back("Vary", "Accept-Encoding");
+  auto vary = std::find_if(response.headers.begin(), response.headers.end(),
+                           [](const auto& h) { return strcasecmp(h.first.c_str(), "Vary") == 0; });
+  if (vary != response.headers.end())
+    vary->second += ", Accept-Encoding";  // the route's own Vary (/metrics: Accept) stays
+  else
+    response.headers.emplace_back("Vary", "Accept-Encoding");
   if (!accepts_gzip(request.header("accept-encoding"))) return;
   auto packed = gzip(*response.body);
   if (!packed) return;  // zlib failed (out of memory): the plain body still answers

@@ -378,7 +378,7 @@
         p.resizeQueued = true;
         requestAnimationFrame(() => {
           p.resizeQueued = false;
-          if (p.dirty) redraw(p, true); // never resize a chart over data it has not seen
+          if (p.dirty && p.charts.length) redraw(p, true); // never resize a chart over data it has not seen
           for (const c of p.charts) {
             const w = Math.max(200, Math.floor(c.container.clientWidth));
             if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
@@ -455,7 +455,6 @@
     p.dirty = false;
     if (!p.charts.length) {  // first time in view: the charts are made with the data as it is
       CHARTS.forEach((def, i) => p.charts.push(makeChart(p, def, p.plots[i])));
-      return;
     }
     for (const c of p.charts) {
       c.u.setData([p.t].concat(c.def.series.map((s) => p.cols[s.metric])));
@@ -485,7 +484,9 @@
     const first = panels[0].t;
     const aligned = panels.every((p) => p.t.length === first.length &&
       (first.length === 0 || (p.t[0] === first[0] && p.t[first.length - 1] === first[first.length - 1])));
-    const data = aligned ? [first].concat(panels.map((p) => p.cols[metric]))
+    // Copies: the overview is redrawn less often than the panels' columns change (a hover
+    // between redraws must not see them shifted by a trim).
+    const data = aligned ? [first.slice()].concat(panels.map((p) => p.cols[metric].slice()))
                          : uPlot.join(panels.map((p) => [p.t, p.cols[metric]]));
     return envelope(data, widthPx);
   }
@@ -590,8 +591,9 @@
   }
 
   // Redraws the overview (rebuilt when the GPUs changed); shown from two GPUs on. A live tick
-  // redraws it only once the newest data moves its lines by a pixel (every 12 s in the 1 h
-  // window): 64 lines on five charts cost about 100 ms a draw. `force`: new data (history).
+  // redraws it only once the newest data moves its lines by a pixel (window / chart width: every
+  // 12 s in the 1 h window on a 300 px chart): 64 lines on five charts cost about 100 ms a
+  // draw. `force`: new data (history).
   function redrawOverview(force) {
     const panels = Array.from(state.gpus.values()).sort((a, b) => a.gpu - b.gpu);
     ui.overview.hidden = panels.length < 2;
@@ -631,8 +633,11 @@
     {key: 'alloc', title: 'PyTorch allocated', unit: 'GiB', field: 'allocated_bytes', scale: 1 / GiB},
   ];
   const training = {t: [], cols: new Map(), keys: [], charts: []};
-  function rankKey(r) {
-    return isNum(r.rank) ? 'rank ' + r.rank : 'pid ' + r.pid;
+  // A running rank's line: "rank N"; two running processes with one rank (two jobs on the
+  // node) are told apart by pid.
+  function rankKeys(live) {
+    const base = live.map((r) => (isNum(r.rank) ? 'rank ' + r.rank : 'pid ' + r.pid));
+    return base.map((k, i) => (base.indexOf(k) !== base.lastIndexOf(k) ? k + ' pid ' + live[i].pid : k));
   }
 
   function buildTrainingCharts() {
@@ -693,10 +698,10 @@
     }
     // The charts: the connected ranks, one point per poll.
     const live = sorted.filter((r) => r.connected !== false);
+    const keys = rankKeys(live);
     const t = Date.now() / 1000;
     let rebuild = false;
-    for (const r of live) {
-      const k = rankKey(r);
+    for (const k of keys) {
       if (!training.cols.has(k)) {
         const cols = {};
         for (const def of TRAINING_CHARTS) cols[def.key] = training.t.map(() => null);
@@ -706,7 +711,7 @@
       }
     }
     training.t.push(t);
-    const byKey = new Map(live.map((r) => [rankKey(r), r]));
+    const byKey = new Map(live.map((r, i) => [keys[i], r]));
     for (const k of training.keys) {
       const r = byKey.get(k);
       for (const def of TRAINING_CHARTS) {
@@ -719,6 +724,15 @@
     if (cut) {
       training.t.splice(0, cut);
       for (const cols of training.cols.values()) for (const def of TRAINING_CHARTS) cols[def.key].splice(0, cut);
+    }
+    // A rank gone for the whole window loses its line (restarts would otherwise pile them up).
+    for (const k of training.keys.slice()) {
+      const cols = training.cols.get(k);
+      if (TRAINING_CHARTS.every((def) => !cols[def.key].some(isNum))) {
+        training.cols.delete(k);
+        training.keys.splice(training.keys.indexOf(k), 1);
+        rebuild = true;
+      }
     }
     if (rebuild || !training.charts.length) {
       buildTrainingCharts();
