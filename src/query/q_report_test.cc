@@ -32,12 +32,12 @@ std::string capture(const std::string& name) {
 
 // The lines nvidia-smi fills that gpumon does not read, by their heading path.
 const std::set<std::string> kNotRead = {
-    "Product Brand", "Product Architecture", "Addressing Mode",
-    "Accounting Mode Buffer Size", "GPU PDI", "MultiGPU Board", "Board ID", "Board Part Number",
-    "GPU Part Number", "Platform Info/Module Id", "Inforom Version/OEM Object",
-    "Inforom Version/ECC Object", "GPU C2C Mode", "GPU Virtualization Mode/Virtualization Mode",
-    "GPU Recovery Action", "GSP Firmware Version", "PCI/Base Classcode", "PCI/Sub Classcode",
-    "PCI/Sub System Id", "PCI/Replay Number Rollovers",
+    "Product Brand", "Product Architecture", "Addressing Mode", "Accounting Mode Buffer Size",
+    "GPU PDI", "MultiGPU Board", "Board ID", "Board Part Number", "GPU Part Number",
+    "Platform Info/Module Id", "Inforom Version/OEM Object", "Inforom Version/ECC Object",
+    "GPU C2C Mode", "GPU Virtualization Mode/Virtualization Mode", "GPU Recovery Action",
+    "GSP Firmware Version", "PCI/Base Classcode", "PCI/Sub Classcode", "PCI/Sub System Id",
+    "PCI/Replay Number Rollovers",
     // Violation counters
     "Clocks Event Reasons Counters/SW Power Capping", "Clocks Event Reasons Counters/Sync Boost",
     "Clocks Event Reasons Counters/SW Thermal Slowdown",
