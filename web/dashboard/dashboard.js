@@ -250,6 +250,20 @@
     return axis;
   }
 
+  // The x range of every GPU chart: the selected window, ending at the newest sample.
+  function windowRange(u, min, max) {
+    const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
+    return [hi - state.windowS, hi];
+  }
+
+  // Each chart as wide as its container (at least 200 px).
+  function fitWidths(charts) {
+    for (const c of charts) {
+      const w = Math.max(200, Math.floor(c.container.clientWidth));
+      if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
+    }
+  }
+
   function makeChart(panel, def, container) {
     const series = [{}];
     for (const s of def.series) {
@@ -273,10 +287,7 @@
       cursor: {drag: {x: false, y: false, setScale: false}},
       legend: {show: true, live: true},
       scales: {
-        x: {time: true, range: (u, min, max) => {
-          const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
-          return [hi - state.windowS, hi];
-        }},
+        x: {time: true, range: windowRange},
         y: {range: y.range},
       },
       axes: [
@@ -379,10 +390,7 @@
         requestAnimationFrame(() => {
           p.resizeQueued = false;
           if (p.dirty && p.charts.length) redraw(p, true); // never resize a chart over data it has not seen
-          for (const c of p.charts) {
-            const w = Math.max(200, Math.floor(c.container.clientWidth));
-            if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
-          }
+          fitWidths(p.charts);
         });
       });
       ro.observe(grid);
@@ -570,10 +578,7 @@
         focus: {alpha: 0.25},
         legend: {show: legend, live: legend},
         scales: {
-          x: {time: true, range: (uu, min, max) => {
-            const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
-            return [hi - state.windowS, hi];
-          }},
+          x: {time: true, range: windowRange},
           y: {range: y.range},
         },
         axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
@@ -749,10 +754,7 @@
       queued = true;
       requestAnimationFrame(() => {
         queued = false;
-        for (const c of overview.charts.concat(training.charts)) {
-          const w = Math.max(200, Math.floor(c.container.clientWidth));
-          if (w !== c.u.width) c.u.setSize({width: w, height: CHART_HEIGHT});
-        }
+        fitWidths(overview.charts.concat(training.charts));
       });
     });
     ro.observe(ui.overviewCharts);
