@@ -37,6 +37,9 @@ std::optional<Leak> leak_of(const RunView& v, std::int64_t pid,
   const std::int64_t from = warm_from_ms(v, pid, t);
   std::vector<double> x, y;
   const training::ProcessSample* last = nullptr;
+  // The workers are read at the newest sample that saw all of them: at the run's end the
+  // DataLoader shuts its workers down one by one, and a sample then sees only some.
+  const training::ProcessSample* all_workers = nullptr;
   bool rss = false;
   for (const auto* s : samples) {
     const auto pss = s->total_pss_bytes();
@@ -44,6 +47,7 @@ std::optional<Leak> leak_of(const RunView& v, std::int64_t pid,
     x.push_back(static_cast<double>(s->time_ms) / 1000.0);
     y.push_back(static_cast<double>(*pss));
     last = s, rss = rss || s->pss_is_rss;
+    if (!all_workers || s->workers >= all_workers->workers) all_workers = s;
   }
   if (x.size() < 4 || x.back() - x.front() < t.host_leak_min_s) return std::nullopt;
   const double slope = theil_sen_slope(x, y).value_or(0);
@@ -66,8 +70,8 @@ std::optional<Leak> leak_of(const RunView& v, std::int64_t pid,
   l.pid = pid;
   l.slope_bytes_per_s = slope, l.growth_bytes = growth, l.span_s = x.back() - x.front();
   l.first_bytes = y.front(), l.last_bytes = y.back();
-  l.workers_bytes = static_cast<double>(last->workers_pss_bytes.value_or(0));
-  l.workers = last->workers;
+  l.workers_bytes = static_cast<double>(all_workers->workers_pss_bytes.value_or(0));
+  l.workers = all_workers->workers;
   l.pss_is_rss = rss;
   l.t0 = static_cast<std::int64_t>(x.front() * 1000), l.t1 = last->time_ms;
   for (const auto& r : v.run.ranks)

@@ -44,6 +44,21 @@ TEST(HostMemoryLeak, SteadyGrowthIsFoundWithAForecast) {
   EXPECT_EQ(evidence(*f, "workers"), 2);
 }
 
+TEST(HostMemoryLeak, WorkersAreCountedWhileAllOfThemRan) {
+  // At the run's end the DataLoader stops its workers one at a time: the newest sample sees
+  // one of two, but the finding names both and their memory.
+  RunData run;
+  add_rank(run, 10, 0, 1, 300, 0.1);
+  add_samples(run, 10, 0, 31, [](int i) { return 0.24e9 + i * 0.072e9; });
+  auto& last = run.process_samples.back();
+  last.workers = 1, last.workers_pss_bytes = static_cast<std::int64_t>(10 * kMiB);
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "host_memory_leak");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(evidence(*f, "workers"), 2);
+  EXPECT_EQ(evidence(*f, "workers_pss_bytes"), 100 * kMiB);
+}
+
 TEST(HostMemoryLeak, SlowLeakWithRoomIsAWarning) {
   RunData run;
   add_rank(run, 10, 0, 1, 3000, 0.1);
