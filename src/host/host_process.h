@@ -40,6 +40,7 @@ struct HostProcessInfo {
   Reading<unsigned> uid;              ///< effective uid
   Reading<std::string> user;          ///< user name, or the uid in digits without an entry
   Reading<std::string> comm;          ///< /proc/PID/stat name, printable
+  Reading<unsigned> ppid;             ///< the parent (the live view's tree)
   Reading<std::string> command_line;  ///< arguments joined by spaces, printable, bounded
   Reading<double> cpu_percent;        ///< % of one CPU; above 100 when multi-threaded
   CpuWindow cpu_window = CpuWindow::kSinceStart;

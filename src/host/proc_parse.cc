@@ -57,15 +57,17 @@ std::optional<ProcStat> parse_stat(std::string_view text) {
   st.comm = std::string(text.substr(open + 1, close - open - 1));
   // Field 3 (state) is the first token after the last ')'.
   const std::vector<std::string_view> f = split_fields(text.substr(close + 1));
-  constexpr std::size_t kState = 0, kUtime = 11, kStime = 12, kStart = 19, kRss = 21;
+  constexpr std::size_t kState = 0, kPpid = 1, kUtime = 11, kStime = 12, kStart = 19, kRss = 21;
   if (f.size() <= kRss || f[kState].size() != 1) return std::nullopt;
   st.state = f[kState][0];
+  const auto ppid = to_number<unsigned>(f[kPpid]);
   const auto utime = to_number<std::uint64_t>(f[kUtime]);
   const auto stime = to_number<std::uint64_t>(f[kStime]);
   const auto start = to_number<std::uint64_t>(f[kStart]);
   // rss is signed in the kernel's format string; a negative value is corrupt input.
   const auto rss = to_number<std::int64_t>(f[kRss]);
-  if (!utime || !stime || !start || !rss || *rss < 0) return std::nullopt;
+  if (!ppid || !utime || !stime || !start || !rss || *rss < 0) return std::nullopt;
+  st.ppid = *ppid;
   st.utime_ticks = *utime;
   st.stime_ticks = *stime;
   st.start_ticks = *start;

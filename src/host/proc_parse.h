@@ -15,6 +15,7 @@ namespace gpumon::host {
 struct ProcStat {
   std::string comm;               ///< (2) raw bytes between the first '(' and the LAST ')'
   char state = '?';               ///< (3) R, S, D, Z, ...
+  unsigned ppid = 0;              ///< (4) the parent's PID; 0 for the namespace's init
   std::uint64_t utime_ticks = 0;  ///< (14) user CPU time, clock ticks
   std::uint64_t stime_ticks = 0;  ///< (15) system CPU time, clock ticks
   std::uint64_t start_ticks = 0;  ///< (22) start time, clock ticks after boot

@@ -15,6 +15,7 @@ TEST(ParseStat, ReadsTheFieldsAfterTheName) {
   ASSERT_TRUE(st.has_value());
   EXPECT_EQ(st->comm, "python3");
   EXPECT_EQ(st->state, 'R');
+  EXPECT_EQ(st->ppid, 1U);
   EXPECT_EQ(st->utime_ticks, 1500U);
   EXPECT_EQ(st->stime_ticks, 500U);
   EXPECT_EQ(st->start_ticks, 100000U);

@@ -30,7 +30,7 @@ Missing missing_for(int error) {
 }
 
 void set_all_missing(HostProcessInfo& info, Missing why) {
-  info.uid = Reading<unsigned>::missing(why);
+  info.uid = info.ppid = Reading<unsigned>::missing(why);
   info.user = info.comm = info.command_line = Reading<std::string>::missing(why);
   info.cpu_percent = Reading<double>::missing(why);
   info.rss_bytes = Reading<std::uint64_t>::missing(why);
@@ -139,6 +139,7 @@ HostProcessInfo ProcessInspector::inspect_one(unsigned pid, steady_clock::time_p
   const double hz = static_cast<double>(options_.clock_ticks_per_second);
   if (st) {
     info.comm = clean_text(st->comm);
+    info.ppid = st->ppid;
     const std::uint64_t cpu_ticks = st->utime_ticks + st->stime_ticks;
     const double dt = prev != nullptr ? std::chrono::duration<double>(now - prev->when).count() : 0;
     if (prev != nullptr && dt > 0 && cpu_ticks >= prev->cpu_ticks) {
@@ -166,6 +167,7 @@ HostProcessInfo ProcessInspector::inspect_one(unsigned pid, steady_clock::time_p
     next[pid] = Seen{st->start_ticks, cpu_ticks, now, false};
   } else {
     info.comm = Reading<std::string>::missing(Missing::kError);
+    info.ppid = Reading<unsigned>::missing(Missing::kError);
     info.cpu_percent = Reading<double>::missing(Missing::kError);
     info.rss_bytes = Reading<std::uint64_t>::missing(Missing::kError);
     info.start_time = Reading<system_clock::time_point>::missing(Missing::kError);
