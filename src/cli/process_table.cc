@@ -16,10 +16,14 @@ using host::Visibility;
 constexpr std::size_t kMaxUserWidth = 12;
 
 struct Columns {
-  std::size_t pid_end = 13, user = 15, gpu_mem_end = 0, cpu_end = 0, rss_end = 0, command = 0;
-  explicit Columns(std::size_t user_width) {
+  std::size_t pid_end = 13, user = 15, gpu_mem_end = 0, sm_end = 0, mem_util_end = 0, cpu_end = 0,
+              rss_end = 0, command = 0;
+  bool util = false;
+  Columns(std::size_t user_width, bool util_columns) : util(util_columns) {
     gpu_mem_end = user + user_width + 10;
-    cpu_end = gpu_mem_end + 10;
+    sm_end = gpu_mem_end + (util ? 6 : 0);
+    mem_util_end = sm_end + (util ? 7 : 0);
+    cpu_end = mem_util_end + 10;
     rss_end = cpu_end + 10;
     command = rss_end + 2;
   }
@@ -48,7 +52,13 @@ std::string user_text(const ProcessRow& p) {
   return reading_text(p.host.user, [](const std::string& u) { return u; });
 }
 
-StyledLine row(const ProcessRow& p, const Columns& c) {
+// The tree view's indent before the command: "└─ " one level down, two spaces more per level.
+std::string branch(std::size_t depth, bool unicode) {
+  if (depth == 0) return "";
+  return std::string(2 * (depth - 1), ' ') + (unicode ? "\u2514\u2500 " : "`- ");
+}
+
+StyledLine row(const ProcessRow& p, const Columns& c, const std::string& indent) {
   StyledLine line;
   line.add_right(fmt::format("{}", p.gpu.gpu_index), 3);
   right_at(line, c.pid_end, fmt::format("{}", p.gpu.pid), Tone::kPlain);
@@ -56,6 +66,11 @@ StyledLine row(const ProcessRow& p, const Columns& c) {
   const std::string user = user_text(p);
   line.add(fit_width(user, kMaxUserWidth), p.host.user ? Tone::kPlain : Tone::kDim);
   reading_at(line, c.gpu_mem_end, p.gpu.used_memory_bytes, short_bytes);
+  if (c.util) {
+    auto pct = [](unsigned v) { return fmt::format("{}", v); };
+    reading_at(line, c.sm_end, p.gpu.sm_util_pct, pct);
+    reading_at(line, c.mem_util_end, p.gpu.mem_util_pct, pct);
+  }
   const bool visible = p.host.visibility == Visibility::kVisible;
   if (!visible) {
     right_at(line, c.cpu_end, "-", Tone::kDim);
@@ -70,6 +85,7 @@ StyledLine row(const ProcessRow& p, const Columns& c) {
              [](double v) { return fmt::format("{:.1f}", v); });
   reading_at(line, c.rss_end, p.host.rss_bytes, short_bytes);
   line.pad_to(c.command);
+  line.add(indent, Tone::kDim);
   if (p.host.command_line) {
     line.add(p.host.command_line.value());
   } else if (p.gpu.name) {
@@ -80,9 +96,20 @@ StyledLine row(const ProcessRow& p, const Columns& c) {
   return line;
 }
 
+// A launcher in the tree view: the process the ranks below it were started by.
+StyledLine launcher_row(const host::ProcessBrief& b, const Columns& c) {
+  StyledLine line;
+  line.add_right("-", 3, Tone::kDim);
+  right_at(line, c.pid_end, fmt::format("{}", b.pid), Tone::kDim);
+  line.pad_to(c.command);
+  line.add(b.command, Tone::kDim);
+  return line;
+}
+
 }  // namespace
 
-std::vector<StyledLine> process_table(const Snapshot& snap, std::size_t max_rows) {
+std::vector<StyledLine> process_table(const Snapshot& snap, std::size_t max_rows,
+                                      const ProcessTableView& view) {
   std::vector<StyledLine> out;
   out.emplace_back("Processes", Tone::kBold);
   std::size_t user_width = 4;
@@ -99,24 +126,51 @@ std::vector<StyledLine> process_table(const Snapshot& snap, std::size_t max_rows
       any_not_visible = true;
     }
   }
-  const Columns c(user_width);
+  const Columns c(user_width, view.util_columns);
   StyledLine head;
   head.add("GPU", Tone::kBold);
   right_at(head, c.pid_end, "PID", Tone::kBold);
   head.pad_to(c.user).add("User", Tone::kBold);
   right_at(head, c.gpu_mem_end, "GPU mem", Tone::kBold);
+  if (c.util) {
+    right_at(head, c.sm_end, "SM %", Tone::kBold);
+    right_at(head, c.mem_util_end, "mem %", Tone::kBold);
+  }
   // A single reading can only give the average since each process started: say so.
   right_at(head, c.cpu_end, any_since_start && !any_interval ? "avg CPU%" : "CPU %", Tone::kBold);
   right_at(head, c.rss_end, "RSS", Tone::kBold);
   head.pad_to(c.command).add("Command", Tone::kBold);
   out.push_back(std::move(head));
 
-  if (snap.processes.empty()) out.emplace_back("No running GPU processes.", Tone::kDim);
-  const std::size_t shown =
-      max_rows == 0 ? snap.processes.size() : std::min(max_rows, snap.processes.size());
-  for (std::size_t i = 0; i < shown; ++i) out.push_back(row(snap.processes[i], c));
-  if (shown < snap.processes.size()) {
-    out.emplace_back(fmt::format("... {} more", snap.processes.size() - shown), Tone::kDim);
+  std::vector<ProcessLine> plain;
+  if (view.lines == nullptr)
+    for (const ProcessRow& p : snap.processes) plain.push_back({&p, nullptr, 0});
+  const std::vector<ProcessLine>& lines = view.lines != nullptr ? *view.lines : plain;
+  if (snap.processes.empty()) {
+    out.emplace_back("No running GPU processes.", Tone::kDim);
+  } else if (lines.empty()) {
+    out.emplace_back("No process matches the filter.", Tone::kDim);
+  }
+  const std::size_t shown = max_rows == 0 ? lines.size() : std::min(max_rows, lines.size());
+  std::size_t first = 0;
+  for (std::size_t i = 0; view.selected && i < lines.size(); ++i)
+    if (lines[i].key() == view.selected && i >= shown) first = i + 1 - shown;
+  for (std::size_t i = first; i < first + shown; ++i) {
+    const ProcessLine& l = lines[i];
+    if (l.row == nullptr) {
+      out.push_back(launcher_row(*l.launcher, c));
+      continue;
+    }
+    StyledLine r = row(*l.row, c, branch(l.depth, view.unicode));
+    if (view.selected && l.key() == view.selected)
+      r = r.pad_to(view.width).with_tone(Tone::kBanner);
+    out.push_back(std::move(r));
+  }
+  if (shown < lines.size()) {
+    out.emplace_back(first > 0
+                         ? fmt::format("... {} above, {} more", first, lines.size() - shown - first)
+                         : fmt::format("... {} more", lines.size() - shown),
+                     Tone::kDim);
   }
   for (const GpuSnapshot& g : snap.gpus) {
     if (g.process_count || g.process_count.why() == Missing::kGpuLost) continue;

@@ -119,6 +119,12 @@ StyledLine& StyledLine::add_right(std::string_view text, std::size_t width, Tone
   return add(text, tone);
 }
 
+StyledLine StyledLine::with_tone(Tone tone) const {
+  StyledLine out;
+  for (const Span& s : spans_) out.spans_.push_back({s.text, tone});
+  return out;
+}
+
 StyledLine& StyledLine::append(const StyledLine& other) {
   for (const Span& s : other.spans_) add(s.text, s.tone);
   return *this;

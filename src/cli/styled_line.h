@@ -47,6 +47,8 @@ class StyledLine {
   /// Appends `text` right-aligned in a field of `width` columns.
   StyledLine& add_right(std::string_view text, std::size_t width, Tone tone = Tone::kPlain);
   StyledLine& append(const StyledLine& other);
+  /// The same text with every span in `tone` (the live view's selected row).
+  StyledLine with_tone(Tone tone) const;
 
   std::size_t width() const;
   bool empty() const { return spans_.empty(); }

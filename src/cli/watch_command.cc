@@ -3,11 +3,15 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <map>
 #include <thread>
 
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
 #include "cli/history.h"
+#include "cli/process_signal.h"
+#include "cli/process_view.h"
 #include "cli/rank_rows.h"
 #include "cli/snapshot_gather.h"
 #include "cli/snapshot_text.h"
@@ -57,8 +61,24 @@ int plain_loop(WatchSource& source, host::ProcessInspector& inspector, const Wat
   return 0;
 }
 
+// The launchers the tree view groups ranks under (torchrun, a shell script), read afresh for
+// each frame while the tree is on.
+std::map<unsigned, host::ProcessBrief> read_launchers(const Snapshot& snap,
+                                                      const host::ProcFiles& proc) {
+  std::map<unsigned, host::ProcessBrief> out;
+  for (unsigned pid : launcher_pids(snap))
+    if (auto b = host::read_process_brief(proc, pid)) out.emplace(pid, std::move(*b));
+  return out;
+}
+
+std::vector<unsigned> gpu_indices(const Snapshot& snap) {
+  std::vector<unsigned> out;
+  for (const GpuSnapshot& g : snap.gpus) out.push_back(g.info.index);
+  return out;
+}
+
 int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
-                     const WatchFlags& flags, const Console& console) {
+                     const host::ProcFiles& proc, const WatchFlags& flags, const Console& console) {
   std::string error;
   auto screen = FullScreen::enter(console.in_fd, console.out_fd, &error);
   if (!screen) {
@@ -78,17 +98,23 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
   const std::string host = host_name();
   const std::string rank_file = rank_memory_file(console.getenv("GPUMON_AGENT_SOCKET"));
   Snapshot snap;
+  WatchUi ui;
+  std::map<unsigned, host::ProcessBrief> launchers;
+  std::vector<ProcessLine> lines;
+  FrameLayout layout;
   auto draw = [&] {
     const TerminalSize size = terminal_size(console.out_fd).value_or(TerminalSize{});
     view.width = size.cols;
     view.height = size.rows;
-    screen->draw(render_watch_frame(snap, history, view));
+    lines = arrange_processes(snap, ui.procs, launchers);
+    screen->draw(render_watch_frame(snap, history, view, ui, &lines, &layout));
   };
 
   const auto interval = interval_of(flags);
   std::uint64_t frames = 0;
   auto next = Clock::now();
-  while (true) {
+  bool quit = false;
+  while (!quit) {
     if (Clock::now() >= next) {
       if (flags.count != 0 && frames >= flags.count) break;
       if (std::optional<Snapshot> latest = source.latest(inspector, host, kFirstTickWait)) {
@@ -96,14 +122,26 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
         add_ranks(snap, rank_file);
       }
       history.record(snap);
+      launchers = ui.procs.tree ? read_launchers(snap, proc) : decltype(launchers){};
       ++frames;
       draw();
       next += interval;
       if (next < Clock::now()) next = Clock::now() + interval;  // fell behind: do not burst
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
-    const std::string keys = screen->wait_for_input(wait + std::chrono::milliseconds(1));
-    if (keys.find_first_of("qQ") != std::string::npos) break;
+    const std::string typed = screen->wait_for_input(wait + std::chrono::milliseconds(1));
+    if (!typed.empty()) {
+      for (const Key& key : decode_keys(typed)) {
+        const bool tree = ui.procs.tree;
+        UiAction action = handle_key(ui, key, lines, gpu_indices(snap), layout.gpus_shown);
+        if (action.quit) quit = true;
+        if (ui.pending && !ui.pending->start_ticks) remember_start(proc, *ui.pending);
+        if (action.send) ui.message = send_confirmed_signal(proc, *action.send, ::kill);
+        if (ui.procs.tree && !tree) launchers = read_launchers(snap, proc);
+        lines = arrange_processes(snap, ui.procs, launchers);
+      }
+      if (!quit) draw();
+    }
     const PendingSignals sig = screen->take_signals();
     if (sig.quit) break;
     if (sig.suspend) {
@@ -141,7 +179,7 @@ int run_watch_command(const std::vector<std::string>& args, const Console& conso
   host::UserNames users;
   host::ProcessInspector inspector(proc, users);
   if (use_full_screen(console.out_is_tty(), console.getenv("TERM"))) {
-    return full_screen_loop(*source, inspector, flags, console);
+    return full_screen_loop(*source, inspector, proc, flags, console);
   }
   return plain_loop(*source, inspector, flags, console);
 }

@@ -146,66 +146,98 @@ bool locale_is_utf8(const char* lc_all, const char* lc_ctype, const char* lang) 
 }
 
 std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHistories& history,
-                                            const ViewOptions& o) {
+                                            const ViewOptions& o, const WatchUi& ui,
+                                            const std::vector<ProcessLine>* lines,
+                                            FrameLayout* layout) {
   const std::size_t width = std::max<std::size_t>(o.width, 2) - 1;
-  std::vector<StyledLine> lines;
+  // The keys take the last line when there is room for anything else.
+  const bool footer = o.height >= 3;
+  const std::size_t height = footer ? o.height - 1 : o.height;
+  std::vector<StyledLine> out;
   const bool simulated = !snap.system.simulated_scenario.empty();
-  if (simulated) lines.push_back(simulated_banner(snap.system).pad_to(width));
-  lines.push_back(title_line(snap, o, simulated ? Tone::kBold : Tone::kBanner).pad_to(width));
+  if (simulated) out.push_back(simulated_banner(snap.system).pad_to(width));
+  out.push_back(title_line(snap, o, simulated ? Tone::kBold : Tone::kBanner).pad_to(width));
 
-  const std::size_t n = snap.gpus.size();
-  const std::size_t header = lines.size();
+  // The GPUs shown: the one the filter names, else all from the page the keys moved to.
+  std::vector<const GpuSnapshot*> gpus;
+  for (const GpuSnapshot& g : snap.gpus)
+    if (!ui.procs.gpu || g.info.index == *ui.procs.gpu) gpus.push_back(&g);
+  const std::size_t n = gpus.size();
+  const std::size_t header = out.size();
   // Room for the processes title, heading and one row below the GPUs.
   constexpr std::size_t kProcessMin = 4;
-  const bool full = o.height >= header + 3 * n + kProcessMin;
+  const bool full = height >= header + 3 * n + kProcessMin;
   std::size_t name_width = 4;
-  for (const GpuSnapshot& g : snap.gpus) {
-    name_width = std::max(name_width, std::min(display_width(gpu_name(g.info)), kMaxNameWidth));
+  for (const GpuSnapshot* g : gpus) {
+    name_width = std::max(name_width, std::min(display_width(gpu_name(g->info)), kMaxNameWidth));
   }
-  if (n == 0) lines.emplace_back("No NVIDIA GPUs found.", Tone::kWarn);
+  if (snap.gpus.empty()) out.emplace_back("No NVIDIA GPUs found.", Tone::kWarn);
+  if (ui.procs.gpu && n == 0)
+    out.emplace_back(fmt::format("GPU {} is not in this snapshot (g: next GPU)", *ui.procs.gpu),
+                     Tone::kWarn);
+  std::size_t gpus_shown = n;
   if (full) {
     // Fixed columns of block_bars: 7 + 6 + 1 + 7 + 6 + 1 + 17 + 1; two sparklines share the rest.
     constexpr std::size_t kFixed = 46;
     const std::size_t spark = std::min(kMaxSpark, width > kFixed + 2 ? (width - kFixed) / 2 : 1);
-    for (const GpuSnapshot& g : snap.gpus) {
-      lines.push_back(block_head(g, name_width, o.thresholds));
-      if (g.sample.lost || g.info.open_error) continue;
-      lines.push_back(block_bars(g, history, spark, o));
-      lines.push_back(block_status(g));
+    for (const GpuSnapshot* g : gpus) {
+      out.push_back(block_head(*g, name_width, o.thresholds));
+      if (g->sample.lost || g->info.open_error) continue;
+      out.push_back(block_bars(*g, history, spark, o));
+      out.push_back(block_status(*g));
     }
   } else {
     // Fixed columns of compact_line without the throttle words: about 50.
     const std::size_t spark = std::min<std::size_t>(kMaxSpark, width > 90 ? (width - 80) / 2 : 5);
-    const std::size_t room = o.height > header + 1 ? o.height - header - 1 : 0;
-    const std::size_t shown = std::min(n, room);
-    for (std::size_t i = 0; i < shown; ++i) {
-      lines.push_back(compact_line(snap.gpus[i], history, spark, o));
+    std::size_t room = height > header + 1 ? height - header - 1 : 0;
+    // More GPUs than lines: a line says which are shown, and PgUp/PgDn page by the same count.
+    const bool paged = n > room && room > 1;
+    if (paged) --room;
+    const std::size_t first = paged ? std::min(ui.gpu_offset, n - 1) : 0;
+    gpus_shown = std::min(n - first, room);
+    if (paged && gpus_shown > 0) {
+      out.emplace_back(
+          fmt::format("GPUs {}-{} of {}: PgUp/PgDn, or enlarge the window", gpus[first]->info.index,
+                      gpus[first + gpus_shown - 1]->info.index, n),
+          Tone::kDim);
     }
-    if (shown < n)
-      lines.emplace_back(fmt::format("... {} more {}: enlarge the window", n - shown,
-                                     n - shown == 1 ? "GPU" : "GPUs"),
-                         Tone::kDim);
+    for (std::size_t i = first; i < first + gpus_shown; ++i) {
+      out.push_back(compact_line(*gpus[i], history, spark, o));
+    }
   }
+  if (layout != nullptr) layout->gpus_shown = gpus_shown;
   // The ranks' PyTorch memory where it fits with room for the processes below it.
   if (std::vector<StyledLine> ranks = rank_table(snap);
-      !ranks.empty() && lines.size() + 1 + ranks.size() + kProcessMin <= o.height) {
-    lines.emplace_back();
-    for (StyledLine& l : ranks) lines.push_back(std::move(l));
+      !ranks.empty() && out.size() + 1 + ranks.size() + kProcessMin <= height) {
+    out.emplace_back();
+    for (StyledLine& l : ranks) out.push_back(std::move(l));
   }
-  if (lines.size() + kProcessMin - 1 <= o.height) {
-    lines.emplace_back();
-    const std::size_t rows = o.height - lines.size() - 2;
+  if (out.size() + kProcessMin - 1 <= height) {
+    std::vector<ProcessLine> arranged;
+    if (lines == nullptr) arranged = arrange_processes(snap, ui.procs, {});
+    const std::vector<ProcessLine>& listed = lines != nullptr ? *lines : arranged;
+    out.emplace_back();
+    const std::size_t rows = height - out.size() - 2;
     // Keep one line for "... N more" when the table does not fit.
-    const std::size_t max_rows =
-        snap.processes.size() > rows ? std::max<std::size_t>(rows, 2) - 1 : rows;
-    for (StyledLine& l : process_table(snap, max_rows)) lines.push_back(std::move(l));
+    const std::size_t max_rows = listed.size() > rows ? std::max<std::size_t>(rows, 2) - 1 : rows;
+    ProcessTableView view;
+    view.lines = &listed;
+    view.selected = ui.selected;
+    view.util_columns = true;
+    view.unicode = o.unicode;
+    view.width = width;
+    for (StyledLine& l : process_table(snap, max_rows, view)) out.push_back(std::move(l));
   }
 
-  std::vector<std::string> out;
-  const std::size_t count = std::min(lines.size(), o.height);
-  out.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) out.push_back(lines[i].render(o.style, width));
-  return out;
+  std::vector<std::string> frame;
+  const std::size_t count = std::min(out.size(), height);
+  frame.reserve(count + 1);
+  for (std::size_t i = 0; i < count; ++i) frame.push_back(out[i].render(o.style, width));
+  if (footer) {
+    frame.resize(height);
+    frame.push_back(footer_line(ui, o.unicode).render(o.style, width));
+  }
+  return frame;
 }
 
 }  // namespace gpumon::cli

@@ -12,6 +12,7 @@
 #include "cli/history.h"
 #include "cli/snapshot.h"
 #include "cli/styled_line.h"
+#include "cli/watch_keys.h"
 
 namespace gpumon::cli {
 
@@ -25,11 +26,20 @@ struct ViewOptions {
   Thresholds thresholds;
 };
 
+/// What the frame showed, for the keys that page (PgUp/PgDn move by a page of GPUs).
+struct FrameLayout {
+  std::size_t gpus_shown = 0;
+};
+
 /// At most `height` lines, each at most `width - 1` columns (the last column stays empty so a
-/// terminal never wraps or scrolls). GPU blocks take three lines each when they fit, one line
-/// each otherwise.
+/// terminal never wraps or scrolls); the last line is the keys (or the prompt being answered).
+/// GPU blocks take three lines each when they fit, one line each otherwise, from
+/// `ui.gpu_offset`. `lines` are the processes as arrange_processes() lists them for `ui` (null:
+/// arranged here, without launchers).
 std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHistories& history,
-                                            const ViewOptions& options);
+                                            const ViewOptions& options, const WatchUi& ui = {},
+                                            const std::vector<ProcessLine>* lines = nullptr,
+                                            FrameLayout* layout = nullptr);
 
 /// True when LC_ALL, LC_CTYPE or LANG (the first one set) names a UTF-8 locale.
 bool locale_is_utf8(const char* lc_all, const char* lc_ctype, const char* lang);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "cli/watch_view.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   Snapshot s = empty_snapshot();
   s.gpus = {healthy_gpu(0)};
   s.processes = {visible_process(0)};
+  s.processes[0].gpu.sm_util_pct = 95U, s.processes[0].gpu.mem_util_pct = 44U;
   for (double u : {0.0, 50.0, 98.0}) {
     s.gpus[0].sample.utilization_gpu_pct = static_cast<unsigned>(u);
     history_.record(s);
@@ -64,9 +66,14 @@ TEST_F(WatchViewTest, OneGpuGolden) {
       "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none",
       "",
       "Processes",
-      "GPU       PID  User    GPU mem     CPU %       RSS  Command",
-      "  0      4242  alice  70.0 GiB      98.5  12.3 GiB  python train.py --config "
-      "configs/llama-8b.yaml\xE2\x80\xA6",
+      "GPU       PID  User    GPU mem  SM %  mem %     CPU %       RSS  Command",
+      "  0      4242  alice  70.0 GiB    95     44      98.5  12.3 GiB  python train.py --config "
+      "configs/\xE2\x80\xA6",
+      "",
+      "",
+      "",
+      " j/k select  s sort: GPU  r reverse  / filter  g GPU: all  t tree  T/K term/kill  PgUp/PgDn "
+      "GPUs  \xE2\x80\xA6",
   };
   EXPECT_EQ(render_watch_frame(s, history_, options_), expected);
 }
@@ -119,7 +126,9 @@ TEST_F(WatchViewTest, TinyWindowKeepsTheLabelAndSaysWhatIsCut) {
   const auto lines = render_watch_frame(s, history_, options_);
   ASSERT_EQ(lines.size(), 6U);
   EXPECT_EQ(lines[0].rfind("SIMULATED GPUs", 0), 0U);
-  EXPECT_EQ(lines[5], "... 5 more GPUs: enlarge the window");
+  EXPECT_EQ(lines[2], "GPUs 0-0 of 8: PgUp/PgDn, or enlarge the window");
+  EXPECT_EQ(lines[3].rfind(" 0 ", 0), 0U) << lines[3];
+  EXPECT_EQ(lines[5].rfind(" j/k select", 0), 0U) << "the keys on the last line";
   options_.height = 1;
   const auto one = render_watch_frame(s, history_, options_);
   ASSERT_EQ(one.size(), 1U);
@@ -204,6 +213,96 @@ TEST_F(WatchViewTest, TitleBarInReverseVideoWhenNotSimulated) {
   EXPECT_EQ(
       lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit", 0), 0U);
   EXPECT_EQ(lines[1], "No NVIDIA GPUs found.");
+}
+
+TEST_F(WatchViewTest, SelectedRowInReverseVideoAndScrolledIntoView) {
+  Snapshot s = eight_gpus(false);
+  for (unsigned i = 0; i < 30; ++i) s.processes.push_back(visible_process(i % 8, 2000 + i));
+  history_.record(s);
+  options_.width = 120;
+  options_.height = 24;
+  options_.style = RenderStyle{false, true};
+  WatchUi ui;
+  ui.selected = ProcessKey{2029, 5};  // 31st of 38, below the rows that fit
+  const auto lines = arrange_processes(s, ui.procs, {});
+  const auto frame = render_watch_frame(s, history_, options_, ui, &lines);
+  ASSERT_EQ(frame.size(), 24U);
+  std::size_t reversed = 0;
+  for (const std::string& l : frame)
+    if (l.rfind("\x1b[1;7m", 0) == 0 && l.find("2029") != std::string::npos) ++reversed;
+  EXPECT_EQ(reversed, 1U) << "the selected row is shown, in reverse video\n"
+                          << ::testing::PrintToString(frame);
+  bool above = false;
+  for (const std::string& l : frame) above = above || l.find(" above, ") != std::string::npos;
+  EXPECT_TRUE(above) << "the rows scrolled out above are counted";
+}
+
+TEST_F(WatchViewTest, GpuFilterShowsOneBlockAndItsProcesses) {
+  const Snapshot s = eight_gpus(true);
+  history_.record(s);
+  options_.width = 120;
+  options_.height = 24;
+  WatchUi ui;
+  ui.procs.gpu = 6;
+  const auto frame = render_watch_frame(s, history_, options_, ui);
+  EXPECT_EQ(count_prefix(frame, "GPU 6  "), 1U);
+  EXPECT_EQ(count_prefix(frame, "GPU 0  "), 0U);
+  EXPECT_EQ(count_prefix(frame, "  6      1006"), 1U);
+  EXPECT_EQ(count_prefix(frame, "  0      1000"), 0U);
+  EXPECT_NE(frame.back().find("g GPU 6"), std::string::npos) << frame.back();
+}
+
+TEST_F(WatchViewTest, PagesThroughManyGpus) {
+  Snapshot s = empty_snapshot();
+  for (unsigned i = 0; i < 64; ++i) s.gpus.push_back(healthy_gpu(i));
+  history_.record(s);
+  options_.width = 200;
+  options_.height = 50;
+  WatchUi ui;
+  FrameLayout layout;
+  auto frame = render_watch_frame(s, history_, options_, ui, nullptr, &layout);
+  ASSERT_GT(layout.gpus_shown, 10U);
+  EXPECT_EQ(frame[1], fmt::format("GPUs 0-{} of 64: PgUp/PgDn, or enlarge the window",
+                                  layout.gpus_shown - 1));
+  EXPECT_EQ(frame[2].rfind(" 0 ", 0), 0U);
+  const std::size_t page = layout.gpus_shown;
+  handle_key(
+      ui, Key{KeyCode::kPageDown, 0}, {},
+      [] {
+        std::vector<unsigned> v(64);
+        for (unsigned i = 0; i < 64; ++i) v[i] = i;
+        return v;
+      }(),
+      layout.gpus_shown);
+  frame = render_watch_frame(s, history_, options_, ui, nullptr, &layout);
+  EXPECT_EQ(ui.gpu_offset, page);
+  EXPECT_EQ(layout.gpus_shown, std::min<std::size_t>(page, 64 - page));
+  EXPECT_EQ(frame[1], fmt::format("GPUs {}-{} of 64: PgUp/PgDn, or enlarge the window", page,
+                                  page + layout.gpus_shown - 1));
+  EXPECT_EQ(frame[2].rfind(fmt::format("{:>2} ", page), 0), 0U) << frame[2];
+}
+
+TEST_F(WatchViewTest, TreeShowsTheLauncherAndBranches) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), healthy_gpu(1)};
+  for (unsigned i = 0; i < 2; ++i) {
+    s.processes.push_back(visible_process(i, 201 + i));
+    s.processes.back().host.ppid = 100U;
+  }
+  history_.record(s);
+  options_.width = 120;
+  options_.height = 30;
+  WatchUi ui;
+  ui.procs.tree = true;
+  std::map<unsigned, host::ProcessBrief> launchers;
+  launchers[100] = host::ProcessBrief{100, 1, 7, "torchrun --nproc_per_node 2 train.py"};
+  const auto lines = arrange_processes(s, ui.procs, launchers);
+  const auto frame = render_watch_frame(s, history_, options_, ui, &lines);
+  std::string text;
+  for (const std::string& l : frame) text += l + "\n";
+  EXPECT_NE(text.find("  -       100"), std::string::npos) << text;
+  EXPECT_NE(text.find("torchrun --nproc_per_node 2 train.py"), std::string::npos) << text;
+  EXPECT_NE(text.find("`- python train.py"), std::string::npos) << text;
 }
 
 TEST(LocaleIsUtf8, FirstSetVariableDecides) {
