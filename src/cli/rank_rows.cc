@@ -75,6 +75,7 @@ void set_ranks(Snapshot& snap, const training::RankMemoryTable& table, std::int6
     row.step = r.step;
     row.allocated_bytes = r.allocated_bytes;
     row.reserved_bytes = r.reserved_bytes;
+    row.step_s = r.step_s, row.data_wait_s = r.data_wait_s;
     row.age_s = std::max<double>(0, static_cast<double>(now_ms - r.time_ms) / 1000.0);
     snap.ranks.push_back(row);
   }

@@ -34,6 +34,7 @@ training::RankMemory rank_on(std::int64_t pid, std::int64_t rank, const std::str
   r.pid = pid, r.rank = rank, r.device = "cuda:0", r.step = 1200, r.time_ms = kNowMs - 500;
   r.allocated_bytes = std::int64_t{30} << 30;
   r.reserved_bytes = std::int64_t{34} << 30;
+  r.step_s = 0.2125, r.data_wait_s = pid == 21 ? 0.05 : 0.0004;
   r.hello =
       training::rank_event(0, pid, rank, "hello",
                            R"({"type":"hello","device":"cuda:0","pci_bus_id":")" + bus_id + R"("})")
@@ -62,15 +63,20 @@ TEST(RankRows, EachRankOnItsGpuAndTheDeadLeftOut) {
   const auto lines = rank_table(snap);
   ASSERT_EQ(lines.size(), 5U);
   const RenderStyle plain{false, false};
-  EXPECT_EQ(lines[0].render(plain, 200), "PyTorch memory (ranks attached to gpumon)");
+  EXPECT_EQ(lines[0].render(plain, 200), "Training ranks (attached to gpumon)");
   EXPECT_EQ(lines[1].render(plain, 200),
-            "GPU  Rank      PID      Step   Allocated   Reserved  Updated");
+            "GPU  Rank      PID      Step  Step time  Data wait   Allocated   Reserved  Updated");
   EXPECT_EQ(lines[2].render(plain, 200),
-            "  0     0       20      1200    30.0 GiB   34.0 GiB  0.5 s ago");
-  EXPECT_EQ(lines[4].render(plain, 200),
-            "  -     -       30         0           -          -  20.0 s ago");
+            "  0     0       20      1200   212.5 ms     0.4 ms    30.0 GiB   34.0 GiB  0.5 s ago");
+  EXPECT_EQ(
+      lines[4].render(plain, 200),
+      "  -     -       30         0          -          -           -          -  20.0 s ago");
+  // Rank 1 waits 50 of its 212 ms for data: its wait is coloured.
+  EXPECT_NE(lines[3].render(RenderStyle{true, true}, 200).find("\x1b[33m50.0 ms"),
+            std::string::npos)
+      << lines[3].render(RenderStyle{true, true}, 200);
   TextOptions text;
-  EXPECT_NE(format_snapshot_text(snap, text).find("PyTorch memory"), std::string::npos);
+  EXPECT_NE(format_snapshot_text(snap, text).find("Training ranks"), std::string::npos);
 
   const auto json = nlohmann::json::parse(format_snapshot_json(snap, JsonOptions{}));
   ASSERT_EQ(json["ranks"].size(), 3U);
@@ -78,6 +84,9 @@ TEST(RankRows, EachRankOnItsGpuAndTheDeadLeftOut) {
   EXPECT_EQ(json["ranks"][1]["torch_allocated_bytes"], std::int64_t{30} << 30);
   EXPECT_TRUE(json["ranks"][2]["gpu"].is_null());
   EXPECT_TRUE(json["ranks"][2]["torch_reserved_bytes"].is_null());
+  EXPECT_DOUBLE_EQ(json["ranks"][1]["step_s"].get<double>(), 0.2125);
+  EXPECT_DOUBLE_EQ(json["ranks"][1]["data_wait_s"].get<double>(), 0.05);
+  EXPECT_TRUE(json["ranks"][2]["step_s"].is_null());
 }
 
 TEST(RankRows, NoTableNoRowsAndNoSection) {
@@ -85,7 +94,7 @@ TEST(RankRows, NoTableNoRowsAndNoSection) {
   add_ranks(snap, "/nonexistent/gpumon/agent.sock.ranks.json");
   EXPECT_TRUE(snap.ranks.empty());
   EXPECT_TRUE(rank_table(snap).empty());
-  EXPECT_EQ(format_snapshot_text(snap, TextOptions{}).find("PyTorch memory"), std::string::npos);
+  EXPECT_EQ(format_snapshot_text(snap, TextOptions{}).find("Training ranks"), std::string::npos);
   EXPECT_EQ(rank_memory_file(std::string("/run/x/a.sock")), "/run/x/a.sock.ranks.json");
 }
 

@@ -8,9 +8,12 @@
 namespace gpumon::cli {
 namespace {
 
-// Column ends: GPU, Rank, PID, Step, Allocated, Reserved, then "updated".
-constexpr std::size_t kRankEnd = 9, kPidEnd = 18, kStepEnd = 28, kAllocEnd = 40, kResEnd = 51,
-                      kAge = 53;
+// Column ends: GPU, Rank, PID, Step, Step time, Data wait, Allocated, Reserved, then "updated".
+constexpr std::size_t kRankEnd = 9, kPidEnd = 18, kStepEnd = 28, kStepTimeEnd = 39, kWaitEnd = 50,
+                      kAllocEnd = 62, kResEnd = 73, kAge = 75;
+// A rank waiting this share of its step for data is input-bound (the data_loader_stall
+// diagnosis decides over many steps; this only colours the latest one).
+constexpr double kWaitWarnShare = 0.1;
 
 void right_at(StyledLine& line, std::size_t end, const std::string& text, Tone tone) {
   const std::size_t w = display_width(text);
@@ -21,6 +24,11 @@ void right_at(StyledLine& line, std::size_t end, const std::string& text, Tone t
 
 std::string bytes_or_dash(const std::optional<std::int64_t>& b) {
   return b && *b >= 0 ? short_bytes(static_cast<std::uint64_t>(*b)) : "-";
+}
+
+std::string seconds_text(const std::optional<double>& s) {
+  if (!s) return "-";
+  return *s < 1 ? fmt::format("{:.1f} ms", *s * 1000) : fmt::format("{:.2f} s", *s);
 }
 
 std::string age_text(double s) {
@@ -34,12 +42,14 @@ std::string age_text(double s) {
 std::vector<StyledLine> rank_table(const Snapshot& snap) {
   std::vector<StyledLine> out;
   if (snap.ranks.empty()) return out;
-  out.emplace_back("PyTorch memory (ranks attached to gpumon)", Tone::kBold);
+  out.emplace_back("Training ranks (attached to gpumon)", Tone::kBold);
   StyledLine head;
   head.add("GPU", Tone::kBold);
   right_at(head, kRankEnd, "Rank", Tone::kBold);
   right_at(head, kPidEnd, "PID", Tone::kBold);
   right_at(head, kStepEnd, "Step", Tone::kBold);
+  right_at(head, kStepTimeEnd, "Step time", Tone::kBold);
+  right_at(head, kWaitEnd, "Data wait", Tone::kBold);
   right_at(head, kAllocEnd, "Allocated", Tone::kBold);
   right_at(head, kResEnd, "Reserved", Tone::kBold);
   head.pad_to(kAge).add("Updated", Tone::kBold);
@@ -50,6 +60,13 @@ std::vector<StyledLine> rank_table(const Snapshot& snap) {
     right_at(line, kRankEnd, r.rank ? fmt::format("{}", *r.rank) : "-", Tone::kPlain);
     right_at(line, kPidEnd, fmt::format("{}", r.pid), Tone::kPlain);
     right_at(line, kStepEnd, fmt::format("{}", r.step), Tone::kPlain);
+    right_at(line, kStepTimeEnd, seconds_text(r.step_s), r.step_s ? Tone::kPlain : Tone::kDim);
+    const bool waits =
+        r.data_wait_s && r.step_s && *r.step_s > 0 && *r.data_wait_s >= kWaitWarnShare * *r.step_s;
+    right_at(line, kWaitEnd, seconds_text(r.data_wait_s),
+             !r.data_wait_s ? Tone::kDim
+             : waits        ? Tone::kWarn
+                            : Tone::kPlain);
     right_at(line, kAllocEnd, bytes_or_dash(r.allocated_bytes),
              r.allocated_bytes ? Tone::kPlain : Tone::kDim);
     right_at(line, kResEnd, bytes_or_dash(r.reserved_bytes),

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The attached training ranks' PyTorch memory, per GPU, for the snapshot and the live view
-// (allocated and reserved beside the GPU's own readings above it).
+// The attached training ranks' latest step time, data wait and PyTorch memory, per GPU, for
+// the snapshot and the live view (allocated and reserved beside the GPU's own readings above).
 #pragma once
 
 #include <vector>
@@ -10,7 +10,7 @@
 
 namespace gpumon::cli {
 
-/// A "PyTorch memory" title, a heading and one line per rank; nothing when no rank is attached.
+/// A "Training ranks" title, a heading and one line per rank; nothing when no rank is attached.
 std::vector<StyledLine> rank_table(const Snapshot& snap);
 
 }  // namespace gpumon::cli

@@ -49,7 +49,8 @@ struct RankRow {
   std::optional<std::int64_t> rank;
   std::int64_t step = 0;
   std::optional<std::int64_t> allocated_bytes, reserved_bytes;  ///< nullopt: not sent
-  double age_s = 0;  ///< since its latest step reached the agent
+  std::optional<double> step_s, data_wait_s;  ///< the latest step's time and data wait
+  double age_s = 0;                           ///< since its latest step reached the agent
 };
 
 struct Snapshot {

@@ -135,6 +135,8 @@ json snapshot_to_json(const Snapshot& snap, const JsonOptions& options) {
          {"step", r.step},
          {"torch_allocated_bytes", r.allocated_bytes ? json(*r.allocated_bytes) : json()},
          {"torch_reserved_bytes", r.reserved_bytes ? json(*r.reserved_bytes) : json()},
+         {"step_s", r.step_s ? json(*r.step_s) : json()},
+         {"data_wait_s", r.data_wait_s ? json(*r.data_wait_s) : json()},
          {"age_s", r.age_s}});
   o["ranks"] = std::move(ranks);
   json findings = json::array();

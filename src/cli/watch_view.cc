@@ -206,7 +206,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
     }
   }
   if (layout != nullptr) layout->gpus_shown = gpus_shown;
-  // The ranks' PyTorch memory where it fits with room for the processes below it.
+  // The training ranks' table where it fits with room for the processes below it.
   if (std::vector<StyledLine> ranks = rank_table(snap);
       !ranks.empty() && out.size() + 1 + ranks.size() + kProcessMin <= height) {
     out.emplace_back();

@@ -27,6 +27,7 @@ void RankMemoryFile::on_step(const training::Step& step) {
   if (step.device) r.device = step.device;
   r.step = step.step;
   r.time_ms = step.received_ms;
+  r.step_s = step.cpu_step_s, r.data_wait_s = step.data_wait_s;
   // A step without allocator fields (not read this step) keeps the last ones known.
   if (step.allocated_bytes) r.allocated_bytes = step.allocated_bytes;
   if (step.reserved_bytes) r.reserved_bytes = step.reserved_bytes;

@@ -16,6 +16,9 @@ std::optional<T> get(const json& o, const char* key) {
   if (it == o.end() || it->is_null()) return std::nullopt;
   if constexpr (std::is_same_v<T, std::string>) {
     if (!it->is_string()) return std::nullopt;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    // Seconds of one step: a negative, huge or non-finite value is a corrupt file.
+    if (!it->is_number() || !(it->get<T>() >= 0 && it->get<T>() < 1e7)) return std::nullopt;
   } else {
     if (!it->is_number_integer()) return std::nullopt;
   }
@@ -33,6 +36,8 @@ std::string rank_memory_json(const RankMemoryTable& table) {
     o["gpu"] = r.gpu ? json(*r.gpu) : json();
     o["allocated_bytes"] = r.allocated_bytes ? json(*r.allocated_bytes) : json();
     o["reserved_bytes"] = r.reserved_bytes ? json(*r.reserved_bytes) : json();
+    o["step_s"] = r.step_s ? json(*r.step_s) : json();
+    o["data_wait_s"] = r.data_wait_s ? json(*r.data_wait_s) : json();
     if (r.hello)
       if (json hello = json::parse(r.hello->json, nullptr, /*allow_exceptions=*/false);
           hello.is_object())
@@ -77,6 +82,8 @@ std::optional<RankMemoryTable> parse_rank_memory(std::string_view text, std::str
     r.time_ms = get<std::int64_t>(o, "time_ms").value_or(0);
     r.allocated_bytes = get<std::int64_t>(o, "allocated_bytes");
     r.reserved_bytes = get<std::int64_t>(o, "reserved_bytes");
+    r.step_s = get<double>(o, "step_s");
+    r.data_wait_s = get<double>(o, "data_wait_s");
     // The hello with the wire's rules (protocol.h): nothing is guessed from a bad one.
     if (const auto it = o.find("hello"); it != o.end() && it->is_object())
       r.hello = rank_event(0, r.pid, r.rank, "hello", it->dump()).hello;

@@ -33,6 +33,8 @@ struct RankMemory {
   std::int64_t step = 0;              ///< the latest step's number
   std::int64_t time_ms = 0;           ///< when the node received it (its wall clock)
   std::optional<std::int64_t> allocated_bytes, reserved_bytes;
+  std::optional<double> step_s;       ///< the latest step's wall time (seconds)
+  std::optional<double> data_wait_s;  ///< of which it waited for the data loader
 };
 
 /// A GPU's latest reading, as the node's sampler had it.

@@ -25,6 +25,7 @@ TEST(RankMemory, RoundTripsWithTheHelloAndUnknownsKeptUnknown) {
   a.time_ms = 1700000000100;
   a.allocated_bytes = std::int64_t{30} << 30;
   a.reserved_bytes = std::int64_t{34} << 30;
+  a.step_s = 0.2125, a.data_wait_s = 0.0;
   RankMemory b;  // a CPU process: no allocator, no hello yet
   b.pid = 77;
   t.ranks = {a, b};
@@ -51,6 +52,9 @@ TEST(RankMemory, RoundTripsWithTheHelloAndUnknownsKeptUnknown) {
   EXPECT_EQ(r.hello->pci_bus_id, "00000000:19:00.0");
   EXPECT_FALSE(back->ranks[1].rank);
   EXPECT_FALSE(back->ranks[1].allocated_bytes);
+  EXPECT_EQ(r.step_s, 0.2125);
+  EXPECT_EQ(r.data_wait_s, 0.0) << "no wait is 0, not unknown";
+  EXPECT_FALSE(back->ranks[1].step_s);
   EXPECT_FALSE(back->ranks[1].hello);
 }
 
@@ -62,12 +66,15 @@ TEST(RankMemory, RefusesWhatIsNotATableAndSkipsBadRows) {
   }
   const auto t = parse_rank_memory(
       R"({"version":1,"ranks":[1,{"pid":-3},{"pid":"x"},{"pid":5,"allocated_bytes":"big",)"
+      R"("step_s":-1,"data_wait_s":"1",)"
       R"("hello":{"type":"hello","rank":"zero"}}]})",
       error);
   ASSERT_TRUE(t) << error;
   ASSERT_EQ(t->ranks.size(), 1U);
   EXPECT_EQ(t->ranks[0].pid, 5);
   EXPECT_FALSE(t->ranks[0].allocated_bytes) << "a wrong type is unknown, not 0";
+  EXPECT_FALSE(t->ranks[0].step_s) << "a negative step time is corrupt";
+  EXPECT_FALSE(t->ranks[0].data_wait_s);
   EXPECT_FALSE(t->ranks[0].hello) << "a hello that does not parse is left out";
 }
 
