@@ -13,6 +13,7 @@
 
 #include "gpu/gpu_types.h"
 #include "host/host_process.h"
+#include "host/host_usage.h"
 
 namespace gpumon::cli {
 
@@ -61,6 +62,9 @@ struct Snapshot {
   std::vector<ProcessRow> processes;  ///< ordered by GPU index, then PID
   std::vector<RankRow> ranks;         ///< ordered by GPU index (unmapped last), rank, PID
   std::vector<SnapshotFinding> findings;
+  /// The host's CPU (between two frames) and memory: the live view fills it, a one-off
+  /// snapshot cannot measure CPU use and leaves it out.
+  std::optional<host::HostUsage> host_usage;
 };
 
 }  // namespace gpumon::cli

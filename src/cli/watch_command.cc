@@ -98,6 +98,7 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
   const std::string host = host_name();
   const std::string rank_file = rank_memory_file(console.getenv("GPUMON_AGENT_SOCKET"));
   Snapshot snap;
+  host::HostUsageReader host_usage(proc);
   WatchUi ui;
   std::map<unsigned, host::ProcessBrief> launchers;
   std::vector<ProcessLine> lines;
@@ -121,6 +122,7 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
         snap = std::move(*latest);
         add_ranks(snap, rank_file);
       }
+      snap.host_usage = host_usage.read();
       history.record(snap);
       launchers = ui.procs.tree ? read_launchers(snap, proc) : decltype(launchers){};
       ++frames;

@@ -207,6 +207,7 @@ StyledLine footer_line(const WatchUi& ui, bool unicode) {
   auto item = [&](std::string_view key, const std::string& what) {
     line.add(" ").add(key, Tone::kBold).add(" " + what + " ");
   };
+  item("q", "quit");
   item(unicode ? "\xE2\x86\x91\xE2\x86\x93" : "j/k", "select");
   item("s", fmt::format("sort: {}{}", sort_name(s.sort), s.reverse ? " (reversed)" : ""));
   item("r", "reverse");
@@ -215,7 +216,6 @@ StyledLine footer_line(const WatchUi& ui, bool unicode) {
   item("t", s.tree ? "tree: on" : "tree");
   item("T/K", "term/kill");
   item("PgUp/PgDn", "GPUs");
-  item("q", "quit");
   return line;
 }
 

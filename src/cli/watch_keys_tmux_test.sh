@@ -75,7 +75,9 @@ wait_for pane_has "^ +0 +$r0 " || fail "rank 0 (pid $r0) not listed"
 wait_for pane_has "^ +1 +$r1 " || fail "rank 1 (pid $r1) not listed"
 last_line_has "select +s sort: GPU" || fail "the keys are not on the last line"
 pane_has "GPU mem +SM % +mem %" || fail "no per-process SM % and memory-util columns"
-row_of "$r0" | grep -qE "GiB +91 " || fail "rank 0's SM % is not shown"
+# The sampler reads per-process utilization as a task of its own: not in every first frame.
+sm_shown() { row_of "$r0" | grep -qE "GiB +91 "; }
+wait_for sm_shown || fail "rank 0's SM % is not shown"
 
 # Sort by GPU memory: rank 1 (50 GB) above rank 0 (20 GB); r reverses.
 tm send-keys -t t s
@@ -132,7 +134,7 @@ fits() {
   f=$(capture)
   [ "$(wc -l <<<"$f")" -le 24 ] || return 1
   while IFS= read -r line; do [ "${#line}" -le 80 ] || return 1; done <<<"$f"
-  tail -n1 <<<"$f" | grep -qE "^ (↑↓|Sent)"
+  tail -n1 <<<"$f" | grep -qE "^ (q quit|Sent)"
 }
 wait_for fits || fail "the 80x24 frame does not fit or lost its last line"
 tm send-keys -t t q

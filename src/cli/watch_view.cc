@@ -18,16 +18,31 @@ namespace {
 constexpr std::size_t kMaxSpark = 60;
 constexpr std::size_t kMaxNameWidth = 24;
 
+// "  CPU 35 % of 64  RAM 120.3 / 503.5 GiB": the host, whose DataLoader workers may be what
+// the GPUs wait for.
+std::string host_usage_text(const std::optional<host::HostUsage>& u) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (!u) return "";
+  std::string out = "  CPU " + reading_text(u->cpu_pct, [](double v) {
+                      return fmt::format("{:.0f} %", v);
+                    });
+  if (u->cpus > 0) out += fmt::format(" of {}", u->cpus);
+  if (u->mem_used_bytes && u->mem_total_bytes)
+    out += fmt::format("  RAM {:.1f} / {:.1f} GiB", static_cast<double>(*u->mem_used_bytes) / kGiB,
+                       static_cast<double>(*u->mem_total_bytes) / kGiB);
+  return out;
+}
+
 // What matters most comes first, since a narrow window cuts the end: the time (it proves the
-// view is live), the refresh interval and how to quit.
+// view is live), the refresh interval, the host and its load (how to quit is on the last line).
 StyledLine title_line(const Snapshot& snap, const ViewOptions& o, Tone tone) {
   const std::string driver =
       reading_text(snap.system.driver_version, [](const std::string& v) { return v; });
   const std::string cuda = reading_text(snap.system.cuda_driver_version, cuda_version_text);
-  return StyledLine(fmt::format(" gpumon watch  {}  every {:g} s  q: quit  host {}  driver {}  "
-                                "CUDA {}  gpumon {}",
-                                local_time_text(snap.taken_at), o.interval_s, snap.hostname, driver,
-                                cuda, o.version),
+  return StyledLine(fmt::format(" gpumon watch  {}  every {:g} s  host {}{}  driver {}  CUDA {}  "
+                                "gpumon {}",
+                                local_time_text(snap.taken_at), o.interval_s, snap.hostname,
+                                host_usage_text(snap.host_usage), driver, cuda, o.version),
                     tone);
 }
 
@@ -83,9 +98,10 @@ StyledLine block_bars(const GpuSnapshot& g, const GpuHistories& h, std::size_t s
   return line;
 }
 
-// "  mem-util 45 %   SM active 87 %   ECC corr 0 uncorr 0   throttle: power cap". SM activity
-// (GPM, Hopper and newer) is the share of SMs busy, which "util" (any kernel running) is not;
-// shown where the GPU has it.
+// "  mem-util 45 %   SM active 87 %   ECC corr 0 uncorr 0   throttle: power cap   PCIe tx 0.3
+// rx 2.6 GB/s". SM activity (GPM, Hopper and newer) is the share of SMs busy, which "util" (any
+// kernel running) is not; shown where the GPU has it. PCIe comes last: a narrow window cuts it
+// before the throttle reasons.
 StyledLine block_status(const GpuSnapshot& g) {
   StyledLine line;
   line.add("  mem-util ");
@@ -95,6 +111,9 @@ StyledLine block_status(const GpuSnapshot& g) {
     add_cell(line, ratio_percent_cell(g.sample.sm_active_ratio), 5);
   }
   line.add("   ").append(ecc_cells(g.sample)).add("   ").append(throttle_cells(g.sample));
+  if (g.sample.pcie_tx_bytes_per_s && g.sample.pcie_rx_bytes_per_s)
+    line.add(fmt::format("   PCIe tx {:.1f} rx {:.1f} GB/s", *g.sample.pcie_tx_bytes_per_s / 1e9,
+                         *g.sample.pcie_rx_bytes_per_s / 1e9));
   return line;
 }
 

@@ -50,6 +50,11 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   s.gpus = {healthy_gpu(0)};
   s.processes = {visible_process(0)};
   s.processes[0].gpu.sm_util_pct = 95U, s.processes[0].gpu.mem_util_pct = 44U;
+  s.gpus[0].sample.pcie_tx_bytes_per_s = 0.31e9, s.gpus[0].sample.pcie_rx_bytes_per_s = 2.58e9;
+  host::HostUsage host;
+  host.cpu_pct = 35.2, host.cpus = 64;
+  host.mem_used_bytes = 120ULL << 30, host.mem_total_bytes = 503ULL << 30;
+  s.host_usage = host;
   for (double u : {0.0, 50.0, 98.0}) {
     s.gpus[0].sample.utilization_gpu_pct = static_cast<unsigned>(u);
     history_.record(s);
@@ -57,13 +62,13 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   options_.width = 100;
   options_.height = 12;
   const std::vector<std::string> expected = {
-      " gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit  host node01  driver 580.159.04  "
-      "CUDA 1\xE2\x80\xA6",
+      " gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  host node01  CPU 35 % of 64  RAM 120.0 / "
+      "503.0 \xE2\x80\xA6",
       "GPU 0  NVIDIA H200  P0  62°C HBM 70°C    612 / 700 W  SM 1980/1980 MHz  mem 3201/3201 MHz",
       "  util   98 %                        _=#   mem   50 %  70.0 / 140.0 GiB                     "
       "   "
       "===",
-      "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none",
+      "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none   PCIe tx 0.3 rx 2.6 GB/s",
       "",
       "Processes",
       "GPU       PID  User    GPU mem  SM %  mem %     CPU %       RSS  Command",
@@ -72,8 +77,8 @@ TEST_F(WatchViewTest, OneGpuGolden) {
       "",
       "",
       "",
-      " j/k select  s sort: GPU  r reverse  / filter  g GPU: all  t tree  T/K term/kill  PgUp/PgDn "
-      "GPUs  \xE2\x80\xA6",
+      " q quit  j/k select  s sort: GPU  r reverse  / filter  g GPU: all  t tree  T/K term/kill  "
+      "PgUp/PgD\xE2\x80\xA6",
   };
   EXPECT_EQ(render_watch_frame(s, history_, options_), expected);
 }
@@ -128,7 +133,7 @@ TEST_F(WatchViewTest, TinyWindowKeepsTheLabelAndSaysWhatIsCut) {
   EXPECT_EQ(lines[0].rfind("SIMULATED GPUs", 0), 0U);
   EXPECT_EQ(lines[2], "GPUs 0-0 of 8: PgUp/PgDn, or enlarge the window");
   EXPECT_EQ(lines[3].rfind(" 0 ", 0), 0U) << lines[3];
-  EXPECT_EQ(lines[5].rfind(" j/k select", 0), 0U) << "the keys on the last line";
+  EXPECT_EQ(lines[5].rfind(" q quit  j/k select", 0), 0U) << "the keys on the last line";
   options_.height = 1;
   const auto one = render_watch_frame(s, history_, options_);
   ASSERT_EQ(one.size(), 1U);
@@ -211,7 +216,7 @@ TEST_F(WatchViewTest, TitleBarInReverseVideoWhenNotSimulated) {
   options_.style = RenderStyle{false, true};
   const auto lines = render_watch_frame(s, history_, options_);
   EXPECT_EQ(
-      lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  q: quit", 0), 0U);
+      lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  host", 0), 0U);
   EXPECT_EQ(lines[1], "No NVIDIA GPUs found.");
 }
 

@@ -107,6 +107,30 @@ std::optional<std::int64_t> parse_boot_time(std::string_view proc_stat_text) {
   return out;
 }
 
+std::optional<CpuTimes> parse_cpu_times(std::string_view proc_stat_text) {
+  std::optional<CpuTimes> out;
+  unsigned cpus = 0;
+  for_each_line(proc_stat_text, [&](std::string_view line) {
+    if (starts_with(line, "cpu ")) {
+      // user nice system idle iowait irq softirq steal (guest time is inside user already)
+      const auto f = split_fields(line.substr(4));
+      if (f.size() < 4) return;
+      CpuTimes t;
+      for (std::size_t i = 0; i < f.size() && i < 8; ++i) {
+        const auto v = to_number<std::uint64_t>(f[i]);
+        if (!v) return;
+        t.total += *v;
+        if (i != 3 && i != 4) t.busy += *v;
+      }
+      out = t;
+    } else if (starts_with(line, "cpu")) {
+      ++cpus;
+    }
+  });
+  if (out) out->cpus = cpus;
+  return out;
+}
+
 bool proc_hides_other_users(std::string_view mountinfo, std::string_view mount_point) {
   bool hides = false;
   for_each_line(mountinfo, [&](std::string_view line) {

@@ -40,6 +40,14 @@ std::optional<double> parse_uptime_seconds(std::string_view text);
 /// Boot time in seconds since the Unix epoch: the "btime" line of /proc/stat.
 std::optional<std::int64_t> parse_boot_time(std::string_view proc_stat_text);
 
+/// The host's CPU time from /proc/stat's "cpu" line, in clock ticks: `busy` is everything but
+/// idle and iowait; `cpus` counts the "cpuN" lines.
+struct CpuTimes {
+  std::uint64_t busy = 0, total = 0;
+  unsigned cpus = 0;
+};
+std::optional<CpuTimes> parse_cpu_times(std::string_view proc_stat_text);
+
 /// True when the proc file system mounted on `mount_point` (the last such line of
 /// /proc/self/mountinfo) hides other users' processes entirely: hidepid=2/invisible or
 /// hidepid=4/ptraceable. With hidepid=1 the directories stay visible and reads fail with EACCES.

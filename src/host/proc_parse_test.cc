@@ -22,6 +22,18 @@ TEST(ParseStat, ReadsTheFieldsAfterTheName) {
   EXPECT_EQ(st->rss_pages, 262144U);
 }
 
+TEST(ParseCpuTimes, BusyIsAllButIdleAndIowait) {
+  const auto t = parse_cpu_times(
+      "cpu  100 5 50 1000 20 3 2 1 7 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n"
+      "cpu1 50 3 25 500 10 2 1 1 0 0\nintr 1 2 3\nbtime 1700000000\n");
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->total, 100U + 5 + 50 + 1000 + 20 + 3 + 2 + 1);
+  EXPECT_EQ(t->busy, 100U + 5 + 50 + 3 + 2 + 1);
+  EXPECT_EQ(t->cpus, 2U);
+  EXPECT_FALSE(parse_cpu_times("cpu  1 2 x 4\n").has_value());
+  EXPECT_FALSE(parse_cpu_times("intr 1\n").has_value());
+}
+
 TEST(ParseStat, NameWithSpacesAndParenthesesSplitsAtTheLastParenthesis) {
   const auto st = parse_stat(std::string("7 (a) b (c)) S") + kTail);
   ASSERT_TRUE(st.has_value());
