@@ -225,10 +225,15 @@ std::string ExporterState::devices_json() {
 std::string ExporterState::history_json(double seconds_back,
                                         const std::vector<std::string>& metrics) {
   std::vector<MetricId> ids;
+  bool throttled = metrics.empty();
   if (metrics.empty()) {
     for (const MetricInfo& m : metric_catalog()) ids.push_back(m.id);
   }
   for (const std::string& name : metrics) {
+    if (name == kThrottledColumn) {
+      throttled = true;
+      continue;
+    }
     const auto id = metric_by_name(name);
     if (!id) throw std::invalid_argument("unknown metric: " + name);
     if (std::find(ids.begin(), ids.end(), *id) == ids.end()) ids.push_back(*id);
@@ -245,11 +250,14 @@ std::string ExporterState::history_json(double seconds_back,
     ticks = history.slice(to - span, to);
   }
   std::size_t values = 0;
-  for (const TickSample& t : ticks) values += t.gpus.size() * (ids.size() + 1);
+  for (const TickSample& t : ticks)
+    values += t.gpus.size() * (ids.size() + 1 + (throttled ? 1 : 0));
   const std::size_t stride =
       std::max<std::size_t>(1, (values + kMaxHistoryValues - 1) / kMaxHistoryValues);
   const double interval_s = seconds(sampler_.config().interval);
-  return render_history_json(ticks, interval_s, ids, stride);
+  const std::vector<DeviceStatic> devices =
+      throttled ? sampler_.devices() : std::vector<DeviceStatic>{};
+  return render_history_json(ticks, interval_s, ids, stride, throttled ? &devices : nullptr);
 }
 
 }  // namespace gpumon::exporter

@@ -55,7 +55,7 @@ class ExporterState final : public SampleSink {
   /// /api/v1/current (docs/exporter.md).
   std::string current_json();
   /// /api/v1/history: the ticks of the last `seconds` (clamped to >= 0; NaN = 0) of
-  /// `metrics` (catalog names; empty = all), columnar. Above kMaxHistoryValues values, every
+  /// `metrics` (catalog names and "throttled"; empty = all), columnar. Above kMaxHistoryValues values, every
   /// `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
   std::string history_json(double seconds, const std::vector<std::string>& metrics);
   /// /api/v1/training: the training processes of ExporterOptions::training ({"enabled":

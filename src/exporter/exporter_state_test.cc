@@ -81,7 +81,8 @@ TEST(ExporterState, WritesPresentValuesInBaseUnitsAndNoMissingOnes) {
 
   const json current = json::parse(f.state->current_json());
   const json& m = current["gpus"][0]["metrics"];
-  EXPECT_EQ(m.size(), kMetricCount);
+  EXPECT_EQ(m.size(), kMetricCount + 1) << "the catalog and throttled";
+  EXPECT_TRUE(m["throttled"].is_null()) << "no clock event reasons read";
   EXPECT_EQ(m["utilization_gpu_pct"], 97);
   EXPECT_TRUE(m["temperature_gpu_c"].is_null());
   EXPECT_TRUE(m["sm_active_ratio"].is_null());
@@ -333,7 +334,7 @@ TEST(ExporterState, HistoryIsColumnarWithNullsAndRefusesUnknownMetrics) {
   EXPECT_EQ(g1["values"]["utilization_gpu_pct"], json({51, 51, 51}));
   EXPECT_EQ(g1["values"]["temperature_memory_c"], json({nullptr, nullptr, nullptr}));
   const json all = json::parse(state->history_json(100, {}));
-  EXPECT_EQ(all["metrics"].size(), kMetricCount);
+  EXPECT_EQ(all["metrics"].size(), kMetricCount + 1) << "the catalog and throttled";
   EXPECT_EQ(all["gpus"][0]["time"].size(), 6U);
   EXPECT_EQ(json::parse(state->history_json(-1, {}))["gpus"].size(), 0U);
   EXPECT_THROW(state->history_json(10, {"serial"}), std::invalid_argument);
@@ -351,6 +352,30 @@ TEST(ExporterState, HistoryStrideKeepsEveryNthTick) {
   EXPECT_EQ(h["stride"], 2);
   EXPECT_EQ(h["gpus"][0]["time"], json({100.0, 102.0, 104.0}));
   EXPECT_EQ(h["gpus"][0]["values"]["utilization_gpu_pct"], json({0, 2, 4}));
+}
+
+TEST(ExporterState, ThrottledIsTheOneRuleOverReasonsAndClocks) {
+  // Thermal slowdown at 1500 of 1980 MHz: throttled; the power cap at 1900 (96 %): by design,
+  // not; no reasons: unknown, not "not throttled".
+  std::vector<TickSample> ticks(3);
+  const std::vector<std::pair<std::optional<std::uint64_t>, unsigned>> rows = {
+      {kClockEventSwThermalSlowdown, 1500}, {kClockEventSwPowerCap, 1900}, {std::nullopt, 1980}};
+  for (unsigned t = 0; t < ticks.size(); ++t) {
+    ticks[t].wall_time = WallClock::time_point(seconds(100 + t));
+    DeviceSample s = sample(0);
+    s.clock_event_reasons = rows[t].first ? Reading<std::uint64_t>(*rows[t].first)
+                                          : Reading<std::uint64_t>::missing(Missing::kNotSupported);
+    s.sm_clock_mhz = rows[t].second;
+    ticks[t].gpus = {s};
+  }
+  std::vector<DeviceStatic> devices(1);
+  devices[0].index = 0, devices[0].max_sm_clock_mhz = 1980U;
+  const json h = json::parse(render_history_json(ticks, 1.0, {}, 1, &devices));
+  EXPECT_EQ(h["metrics"], json({"throttled"}));
+  EXPECT_EQ(h["gpus"][0]["values"]["throttled"], json({1, 0, nullptr}));
+  EXPECT_FALSE(json::parse(render_history_json(ticks, 1.0, {}, 1))["gpus"][0]["values"].contains(
+      "throttled"))
+      << "only when asked";
 }
 
 TEST(ExporterState, DevicesJsonHasStaticFactsAndNoSerial) {

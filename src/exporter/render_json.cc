@@ -7,6 +7,7 @@
 
 #include "exporter/json_values.h"
 #include "exporter/renderers.h"
+#include "gpu/throttle.h"
 #include "host/text_clean.h"
 
 namespace gpumon::exporter {
@@ -27,6 +28,20 @@ json process_json(const GpuProcess& p) {
   return o;
 }
 
+// 1 when the sample was throttled (gpu/throttle.h, the report's and the diagnosis' rule), 0 when
+// not, null without clock event reasons.
+json throttled_json(const std::optional<double>& reasons, const std::optional<double>& sm_clock,
+                    const std::optional<double>& max_sm_clock) {
+  if (!reasons) return nullptr;
+  return throttle_causes(static_cast<std::uint64_t>(*reasons), sm_clock, max_sm_clock).any() ? 1
+                                                                                             : 0;
+}
+
+std::optional<double> max_sm_clock_of(const DeviceStatic* d) {
+  if (d == nullptr || !d->max_sm_clock_mhz) return std::nullopt;
+  return static_cast<double>(*d->max_sm_clock_mhz);
+}
+
 json gpu_current(const ExporterView& v, unsigned index) {
   const GpuState* g = v.gpu(index);
   const DeviceStatic* d = find_device(v, index);
@@ -44,8 +59,13 @@ json gpu_current(const ExporterView& v, unsigned index) {
     metrics[std::string(m.name)] =
         g != nullptr ? or_null(g->values[static_cast<std::size_t>(m.id)]) : json();
   }
-  o["metrics"] = std::move(metrics);
   const auto reasons = static_cast<std::size_t>(MetricId::kClockEventReasons);
+  metrics[std::string(kThrottledColumn)] =
+      g != nullptr ? throttled_json(g->values[reasons],
+                                    g->values[static_cast<std::size_t>(MetricId::kSmClockMhz)],
+                                    max_sm_clock_of(d))
+                   : json();
+  o["metrics"] = std::move(metrics);
   if (g != nullptr && g->values[reasons]) {
     o["clock_event_reasons"] =
         clock_event_reason_names(static_cast<std::uint64_t>(*g->values[reasons]));
@@ -165,12 +185,19 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
 }
 
 std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
-                                const std::vector<MetricId>& metrics, std::size_t stride) {
+                                const std::vector<MetricId>& metrics, std::size_t stride,
+                                const std::vector<DeviceStatic>* throttled_devices) {
   if (stride == 0) stride = 1;
   struct Columns {
     unsigned gpu = 0;
     json time = json::array();
     std::vector<json> values;  // one array per metric
+    json throttled = json::array();
+  };
+  auto max_clock = [&](unsigned index) -> std::optional<double> {
+    for (const DeviceStatic& d : *throttled_devices)
+      if (d.index == index) return max_sm_clock_of(&d);
+    return std::nullopt;
   };
   std::vector<Columns> gpus;  // in the order GPUs first appear
   std::vector<int> slot;      // NVML index -> position in gpus, -1 = none yet
@@ -186,6 +213,10 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
       for (std::size_t m = 0; m < metrics.size(); ++m) {
         g.values[m].push_back(or_null(metric_value(s, metrics[m])));
       }
+      if (throttled_devices != nullptr)
+        g.throttled.push_back(throttled_json(metric_value(s, MetricId::kClockEventReasons),
+                                             metric_value(s, MetricId::kSmClockMhz),
+                                             max_clock(s.index)));
     }
   }
   json o = json::object();
@@ -193,6 +224,7 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
   o["stride"] = stride;
   json names = json::array();
   for (MetricId id : metrics) names.push_back(std::string(metric_info(id).name));
+  if (throttled_devices != nullptr) names.push_back(std::string(kThrottledColumn));
   o["metrics"] = std::move(names);
   json list = json::array();
   for (Columns& g : gpus) {
@@ -200,6 +232,8 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
     for (std::size_t m = 0; m < metrics.size(); ++m) {
       values[std::string(metric_info(metrics[m]).name)] = std::move(g.values[m]);
     }
+    if (throttled_devices != nullptr)
+      values[std::string(kThrottledColumn)] = std::move(g.throttled);
     list.push_back({{"gpu", g.gpu}, {"time", std::move(g.time)}, {"values", std::move(values)}});
   }
   o["gpus"] = std::move(list);

@@ -30,9 +30,16 @@ std::string render_training_json(const ExporterView& view);
 
 std::string render_current_json(const ExporterView& view, const ExporterOptions& options);
 std::string render_devices_json(const ExporterView& view, const ExporterOptions& options);
-/// Columns of `metrics` over `ticks` (oldest first), keeping every `stride`-th tick (>= 1).
+/// The column derived from clock event reasons, SM clock and the max SM clock: 1 throttled, 0
+/// not, null without reasons (gpu/throttle.h). In /api/v1/current's metrics and, when asked,
+/// in /api/v1/history, beside the catalog's metrics.
+inline constexpr std::string_view kThrottledColumn = "throttled";
+
+/// Columns of `metrics` over `ticks` (oldest first), keeping every `stride`-th tick (>= 1);
+/// with `throttled_devices` (their max SM clocks), the kThrottledColumn too.
 std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
-                                const std::vector<MetricId>& metrics, std::size_t stride);
+                                const std::vector<MetricId>& metrics, std::size_t stride,
+                                const std::vector<DeviceStatic>* throttled_devices = nullptr);
 
 /// The `process` label / JSON name of a process: the base name of its executable path, made
 /// valid UTF-8 without control characters; "" when NVML gave no name.

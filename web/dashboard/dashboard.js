@@ -59,6 +59,12 @@
       SCALE[s.metric] = s.scale;
     }
   }
+  // 1 when the sample was throttled, 0 not, null unknown: the server applies the one rule
+  // (src/gpu/throttle.h, as the report and the diagnosis do); the charts shade those stretches.
+  const THROTTLED = 'throttled';
+  METRICS.push(THROTTLED);
+  SCALE[THROTTLED] = 1;
+  const THROTTLED_FILL = 'rgba(255, 127, 14, 0.2)';
 
   const state = {
     windowS: DEFAULT_WINDOW_S,
@@ -264,6 +270,31 @@
     }
   }
 
+  // The throttled stretches behind the lines, in orange: a throttled sample colours the time up
+  // to the next sample (or one interval, for the newest). `stat.stretches`: how many were drawn.
+  function shadeThrottled(u, panel, stat) {
+    const col = panel.cols[THROTTLED], t = panel.t;
+    let n = 0;
+    const {left, top, width, height} = u.bbox;
+    u.ctx.save();
+    u.ctx.fillStyle = THROTTLED_FILL;
+    for (let i = 0; i < t.length && col && col.length === t.length;) {
+      if (col[i] !== 1) { i++; continue; }
+      let j = i;
+      while (j + 1 < t.length && col[j + 1] === 1) j++;
+      const end = j + 1 < t.length ? t[j + 1] : t[j] + state.intervalS;
+      const x0 = Math.max(left, u.valToPos(t[i], 'x', true));
+      const x1 = Math.min(left + width, u.valToPos(end, 'x', true));
+      if (x1 > x0) {
+        u.ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+        n++;
+      }
+      i = j + 1;
+    }
+    u.ctx.restore();
+    stat.stretches = n;
+  }
+
   function makeChart(panel, def, container) {
     const series = [{}];
     for (const s of def.series) {
@@ -281,9 +312,11 @@
       series.push(opts);
     }
     const y = yAxis(def);
+    const stat = {stretches: 0};
     const opts = {
       width: Math.max(200, container.clientWidth || 360),
       height: CHART_HEIGHT,
+      hooks: {drawClear: [(u) => shadeThrottled(u, panel, stat)]},
       cursor: {drag: {x: false, y: false, setScale: false}},
       legend: {show: true, live: true},
       scales: {
@@ -298,7 +331,7 @@
     };
     const data = [panel.t].concat(def.series.map((s) => panel.cols[s.metric]));
     const u = new uPlot(opts, data, container);
-    return {def, u, container};
+    return {def, u, container, stat};
   }
 
   function createPanel(gpu, info) {
@@ -348,6 +381,9 @@
     reasonsBox.append(el('span', 'reasons-label', 'clock events'));
     p.reasons = el('span', 'reasons-list');
     reasonsBox.append(p.reasons);
+    p.throttledNote = el('span', 'reasons-note', 'orange on the charts: throttled');
+    p.throttledNote.hidden = true; // until a stretch is in the window
+    reasonsBox.append(p.throttledNote);
 
     const grid = el('div', 'charts');
     root.append(head, stats, reasonsBox, grid);
@@ -461,6 +497,7 @@
       return;
     }
     p.dirty = false;
+    p.throttledNote.hidden = !p.cols[THROTTLED].includes(1);
     if (!p.charts.length) {  // first time in view: the charts are made with the data as it is
       CHARTS.forEach((def, i) => p.charts.push(makeChart(p, def, p.plots[i])));
     }
@@ -1068,12 +1105,14 @@
       xSpan: p.charts.length ? p.charts[0].u.scales.x.max - p.charts[0].u.scales.x.min : null, // as last drawn
       stats: Object.values(p.stats).map((n) => n.textContent).join(' | '),
       nullUtil: p.cols.utilization_gpu_pct.filter((v) => v === null).length,
+      throttledSamples: p.cols[THROTTLED].filter((v) => v === 1).length,
       zeroUtil: p.cols.utilization_gpu_pct.filter((v) => v === 0).length,
       // As last drawn, per chart: the y axis' top, tick labels and highest value shown, and per
       // series whether it is shown and how many gaps its line has.
       drawn: p.visible && !p.dirty && p.charts.length > 0, // off-screen panels wait to be drawn
       charts_drawn: p.charts.map((c) => ({
         key: c.def.key,
+        throttledStretches: c.stat.stretches,
         yMax: c.u.scales.y.max,
         ticks: c.u.axes[1]._values ? c.u.axes[1]._values.slice() : [],
         dataMax: c.def.series.reduce((m, s) => p.cols[s.metric].reduce(

@@ -26,7 +26,7 @@ METRICS = [
     "utilization_gpu_pct", "utilization_memory_pct", "memory_total_bytes", "memory_used_bytes",
     "memory_free_bytes", "temperature_gpu_c", "temperature_memory_c", "power_draw_w",
     "power_limit_w", "power_max_w", "sm_clock_mhz", "mem_clock_mhz", "pstate",
-    "sm_active_ratio", "clock_event_reasons",
+    "sm_active_ratio", "clock_event_reasons", "throttled",
 ]
 MEM_TOTAL = 150_754_820_096  # 140.4 GiB
 
@@ -74,6 +74,9 @@ class Fixture:
             "pstate": 0,
             "sm_active_ratio": None if g == NO_GPM_GPU else round(util / 100 * 0.9, 4),
             "clock_event_reasons": 4 if util > 90 else 0,
+            # The power cap at 1755 of 1980 MHz (89 %) is by design, not throttling; GPU 1 also
+            # has a thermal slowdown then (current's reasons), which is.
+            "throttled": 1 if g == 1 and util > 90 else 0,
         }
         if t % 97 == g:  # a missed read now and then: null, drawn as a gap
             v["utilization_gpu_pct"] = None

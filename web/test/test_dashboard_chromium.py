@@ -383,6 +383,12 @@ def run(args):
             charts0 = {c["key"]: c for c in snap[0]["charts_drawn"]}
             util_line = charts0["util"]["series"][0]
             check(util_line["gaps"] > 0, "a missed read is a gap in its line (%d gaps)" % util_line["gaps"])
+            stretches1 = [c["throttledStretches"] for c in snap[1]["charts_drawn"]]
+            check(snap[1]["throttledSamples"] > 0 and snap[1]["drawn"] and all(n > 0 for n in stretches1),
+                  "GPU 1's throttled stretches are shaded on each of its charts (%s)" % stretches1)
+            check(snap[0]["throttledSamples"] == 0
+                  and all(c["throttledStretches"] == 0 for c in snap[0]["charts_drawn"]),
+                  "GPU 0 at the power cap near full clocks is not shaded (not throttling)")
             peak = charts0["power"]["series"][2]
             check(peak["shown"] and peak["values"] > 1000 and peak["gaps"] == 0,
                   "the 'max (20 ms)' series, read every other tick, is drawn as one line (%s)" % peak)
