@@ -324,6 +324,49 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, u
   });
 }
 
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementDefaultLimit(nvmlDevice_t device,
+                                                                         unsigned int* limit) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetPowerManagementDefaultLimit);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (limit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kPowerLimits, symbol, t);
+    if (rc == NVML_SUCCESS) *limit = d.spec->power_default_limit_mw;
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(
+    nvmlDevice_t device, unsigned int* min_limit, unsigned int* max_limit) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetPowerManagementLimitConstraints);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (min_limit == nullptr || max_limit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kPowerLimits, symbol, t);
+    if (rc == NVML_SUCCESS)
+      *min_limit = d.spec->power_min_limit_mw, *max_limit = d.spec->power_max_limit_mw;
+    return rc;
+  });
+}
+
+// Graphics and memory only, as on real GPUs (SM and video: invalid argument).
+#define GPUMON_FAKE_APP_CLOCK(symbol, graphics, memory)                                \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int type,       \
+                                         unsigned int* clock) {                        \
+    const int id = GPUMON_FAKE_SYM(symbol);                                            \
+    return device_call(id, device, [&](DeviceState& d, double t) {                     \
+      if (clock == nullptr || (type != NVML_CLOCK_GRAPHICS && type != NVML_CLOCK_MEM)) \
+        return NVML_ERROR_INVALID_ARGUMENT;                                            \
+      const nvmlReturn_t rc = d.check(Field::kApplicationsClocks, id, t);              \
+      if (rc == NVML_SUCCESS)                                                          \
+        *clock = type == NVML_CLOCK_GRAPHICS ? d.spec->graphics : d.spec->memory;      \
+      return rc;                                                                       \
+    });                                                                                \
+  }
+GPUMON_FAKE_APP_CLOCK(nvmlDeviceGetApplicationsClock, applications_graphics_clock_mhz,
+                      applications_mem_clock_mhz)
+GPUMON_FAKE_APP_CLOCK(nvmlDeviceGetDefaultApplicationsClock,
+                      default_applications_graphics_clock_mhz, default_applications_mem_clock_mhz)
+#undef GPUMON_FAKE_APP_CLOCK
+
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device,
                                                               nvmlPstates_t* pstate) {
   return device_call(

@@ -64,6 +64,8 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "display_active",
     "accounting_mode",
     "display_mode",
+    "power_limits",
+    "applications_clocks",
 };
 
 }  // namespace

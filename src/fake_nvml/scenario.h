@@ -77,6 +77,8 @@ enum class Field : std::uint8_t {
   kDisplayActive,
   kAccountingMode,
   kDisplayMode,
+  kPowerLimits,         ///< the default power limit and the range it may be set in
+  kApplicationsClocks,  ///< the applications clocks and their defaults
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;
@@ -179,6 +181,11 @@ struct DeviceSpec {
   bool accounting_mode = false;
   bool display_mode = true;  ///< nvmlDeviceGetDisplayMode: Enabled, as on the H200 (driver 580)
   unsigned power_limit_mw = 700000;
+  unsigned power_default_limit_mw = 700000, power_min_limit_mw = 200000;
+  unsigned power_max_limit_mw = 700000;  ///< as an H200 SXM answers
+  unsigned applications_graphics_clock_mhz = 1980, applications_mem_clock_mhz = 3201;
+  unsigned default_applications_graphics_clock_mhz = 1980,
+           default_applications_mem_clock_mhz = 3201;
   double energy_at_start_mj = 0;
 
   std::vector<Series> series = std::vector<Series>(kSeriesCount);

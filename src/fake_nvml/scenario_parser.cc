@@ -97,6 +97,13 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "accounting_mode",
                    "display_mode",
                    "power_limit_mw",
+                   "power_default_limit_mw",
+                   "power_min_limit_mw",
+                   "power_max_limit_mw",
+                   "applications_graphics_clock_mhz",
+                   "applications_mem_clock_mhz",
+                   "default_applications_graphics_clock_mhz",
+                   "default_applications_mem_clock_mhz",
                    "energy_at_start_mj",
                    "fields",
                    "unsupported",
@@ -154,6 +161,19 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   if (auto v = n.get("display_mode")) d.display_mode = v->boolean();
   if (auto v = n.get("power_limit_mw"))
     d.power_limit_mw = static_cast<unsigned>(v->uint(100000000));
+  for (auto [key, member] :
+       {std::pair{"power_default_limit_mw", &DeviceSpec::power_default_limit_mw},
+        std::pair{"power_min_limit_mw", &DeviceSpec::power_min_limit_mw},
+        std::pair{"power_max_limit_mw", &DeviceSpec::power_max_limit_mw}})
+    if (auto v = n.get(key)) d.*member = static_cast<unsigned>(v->uint(100000000));
+  for (auto [key, member] :
+       {std::pair{"applications_graphics_clock_mhz", &DeviceSpec::applications_graphics_clock_mhz},
+        std::pair{"applications_mem_clock_mhz", &DeviceSpec::applications_mem_clock_mhz},
+        std::pair{"default_applications_graphics_clock_mhz",
+                  &DeviceSpec::default_applications_graphics_clock_mhz},
+        std::pair{"default_applications_mem_clock_mhz",
+                  &DeviceSpec::default_applications_mem_clock_mhz}})
+    if (auto v = n.get(key)) d.*member = static_cast<unsigned>(v->uint(100000));
   if (auto v = n.get("energy_at_start_mj")) d.energy_at_start_mj = v->number(0, 1e18);
 
   // Defaults of the series, then the scenario's own.

@@ -43,6 +43,12 @@ struct DeviceStatic {
   Reading<bool> display_mode;
   Reading<bool> display_active;   ///< a display is initialized on the GPU
   Reading<bool> accounting_mode;  ///< the driver keeps per-process accounting
+  /// The power limit's default and the range it may be set in, watts.
+  Reading<double> power_default_limit_w, power_min_limit_w, power_max_limit_w;
+  /// Applications clocks (what the GPU boosts to under load, set by `nvidia-smi -ac`) and their
+  /// defaults, MHz. Read with the other details: a change made while gpumon runs is not seen.
+  Reading<unsigned> applications_graphics_clock_mhz, applications_mem_clock_mhz;
+  Reading<unsigned> default_applications_graphics_clock_mhz, default_applications_mem_clock_mhz;
   /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-
   /// HandleByIndex answered no permission, a driver error, ...): NVML's words for it
   /// ("Insufficient Permissions"). Its readings are then missing for that reason.

@@ -228,6 +228,30 @@ void NvmlBackend::read_static_details(Device& d) {
                  : Reading<bool>::missing(state.why());
   };
   d.info.display_mode = enabled(fn.device_get_display_mode);
+  const auto watts = [](const Reading<unsigned>& mw) {
+    return mw ? Reading<double>(*mw / 1000.0) : Reading<double>::missing(mw.why());
+  };
+  d.info.power_default_limit_w =
+      watts(read_value<unsigned>(fn.device_get_power_management_default_limit, h));
+  if (fn.device_get_power_management_limit_constraints != nullptr) {
+    unsigned min_mw = 0, max_mw = 0;
+    const nvmlReturn_t rc = fn.device_get_power_management_limit_constraints(h, &min_mw, &max_mw);
+    d.info.power_min_limit_w = rc == NVML_SUCCESS ? Reading<double>(min_mw / 1000.0)
+                                                  : Reading<double>::missing(missing_from(rc));
+    d.info.power_max_limit_w = rc == NVML_SUCCESS ? Reading<double>(max_mw / 1000.0)
+                                                  : Reading<double>::missing(missing_from(rc));
+  } else {
+    d.info.power_min_limit_w = d.info.power_max_limit_w =
+        Reading<double>::missing(Missing::kNotSupported);
+  }
+  d.info.applications_graphics_clock_mhz =
+      read_value<unsigned>(fn.device_get_applications_clock, h, NVML_CLOCK_GRAPHICS);
+  d.info.applications_mem_clock_mhz =
+      read_value<unsigned>(fn.device_get_applications_clock, h, NVML_CLOCK_MEM);
+  d.info.default_applications_graphics_clock_mhz =
+      read_value<unsigned>(fn.device_get_default_applications_clock, h, NVML_CLOCK_GRAPHICS);
+  d.info.default_applications_mem_clock_mhz =
+      read_value<unsigned>(fn.device_get_default_applications_clock, h, NVML_CLOCK_MEM);
   d.info.display_active = enabled(fn.device_get_display_active);
   d.info.accounting_mode = enabled(fn.device_get_accounting_mode);
 }

@@ -73,12 +73,9 @@ const std::set<std::string> kNotRead = {
     "Temperature/GPU Slowdown T.Limit Temp", "Temperature/GPU Max Operating T.Limit Temp",
     "Temperature/Memory Max Operating T.Limit Temp",
     // Power limits other than the current and requested ones
-    "GPU Power Readings/Default Power Limit", "GPU Power Readings/Min Power Limit",
-    "GPU Power Readings/Max Power Limit", "GPU Memory Power Readings /Average Power Draw",
-    // Video, application and boost clocks
-    "Clocks/Video", "Applications Clocks/Graphics", "Applications Clocks/Memory",
-    "Default Applications Clocks/Graphics", "Default Applications Clocks/Memory",
-    "Max Clocks/Video", "Max Customer Boost Clocks/Graphics",
+    "GPU Memory Power Readings /Average Power Draw",
+    // Video and boost clocks
+    "Clocks/Video", "Max Clocks/Video", "Max Customer Boost Clocks/Graphics",
     // Samples of buffers gpumon does not read (encoder, decoder, JPEG, OFA, clocks)
     "ENC Utilization Samples/Duration", "ENC Utilization Samples/Number of Samples",
     "ENC Utilization Samples/Max", "ENC Utilization Samples/Min", "ENC Utilization Samples/Avg",

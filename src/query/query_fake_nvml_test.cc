@@ -272,6 +272,30 @@ TEST_F(FakeNvml, UnsupportedExtraFieldsAreNotZero) {
             "[Not Supported], [Not Supported]\n");
 }
 
+// The power limit range and the applications clocks, as -q shows them on the H200 (700 W
+// default, 200-700 W; 1980/3201 MHz), and [Not Supported] on a GPU without them.
+TEST_F(FakeNvml, PowerLimitRangeAndApplicationsClocks) {
+  const std::string fields =
+      "--query-gpu=power.default_limit,power.min_limit,power.max_limit,"
+      "clocks.applications.graphics,clocks.applications.memory,"
+      "clocks.default_applications.gr,clocks.default_applications.mem";
+  play(kH200Defaults);
+  Result r = query({fields, "--format=csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "power.default_limit [W], power.min_limit [W], power.max_limit [W], "
+            "clocks.applications.graphics [MHz], clocks.applications.memory [MHz], "
+            "clocks.default_applications.graphics [MHz], clocks.default_applications.memory "
+            "[MHz]\n700.00 W, 200.00 W, 700.00 W, 1980 MHz, 3201 MHz, 1980 MHz, 3201 MHz\n");
+  play(R"({"name": "query-no-limits", "description": "no power limits or applications clocks",
+           "devices": [{"name": "NVIDIA GeForce RTX 4090",
+                        "unsupported": ["power_limits", "applications_clocks"]}]})");
+  r = query({fields, "--format=csv,noheader"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "[Not Supported], [Not Supported], [Not Supported], [Not Supported], "
+                   "[Not Supported], [Not Supported], [Not Supported]\n");
+}
+
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
   play(kH200);
   const Result r =

@@ -116,6 +116,9 @@ DeviceStatic h200_static() {
   d.display_mode = true;  // nvmlDeviceGetDisplayMode on the H200 (driver 580): Enabled
   d.display_active = false;
   d.accounting_mode = false;
+  d.power_default_limit_w = 700.0, d.power_min_limit_w = 200.0, d.power_max_limit_w = 700.0;
+  d.applications_graphics_clock_mhz = 1980U, d.applications_mem_clock_mhz = 3201U;
+  d.default_applications_graphics_clock_mhz = 1980U, d.default_applications_mem_clock_mhz = 3201U;
   return d;
 }
 
