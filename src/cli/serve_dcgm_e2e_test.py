@@ -61,7 +61,8 @@ ALERTS = [
     ("framebuffer nearly full",
      "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0.95", False),
     ("energy", "rate(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION[5m]) > 0", False),
-    ("NVLink traffic", "rate(DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL[5m]) >= 0", True),
+    # DCGM's value is already a rate (MB/s over all links), used as it is.
+    ("NVLink traffic", "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL >= 0", True),
     ("PCIe throughput", "DCGM_FI_PROF_PCIE_TX_BYTES + DCGM_FI_PROF_PCIE_RX_BYTES >= 0", True),
     ("encoder busy", "DCGM_FI_DEV_ENC_UTIL + DCGM_FI_DEV_DEC_UTIL >= 0", True),
     ("memory by GPU UUID", "sum by (UUID) (DCGM_FI_DEV_FB_USED)", True),
@@ -113,7 +114,7 @@ def run(args, failures):
         xid = {s["metric"]["gpu"]: s for s in prom.query("DCGM_FI_DEV_XID_ERRORS")}
         check(sorted(xid) == ["0", "1"], "XID series on both GPUs: %s" % sorted(xid), failures)
         one = xid.get("1", {}).get("metric", {})
-        check(one.get("err_msg") == "contained ECC error" and
+        check(one.get("err_msg") == "Contained ECC error" and
               one.get("DCGM_FI_DRIVER_VERSION") == "580.159.04" and
               one.get("UUID", "").startswith("GPU-"),
               "XID 94 labels: %s" % one, failures)

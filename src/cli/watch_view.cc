@@ -23,9 +23,8 @@ constexpr std::size_t kMaxNameWidth = 24;
 std::string host_usage_text(const std::optional<host::HostUsage>& u) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (!u) return "";
-  std::string out = "  CPU " + reading_text(u->cpu_pct, [](double v) {
-                      return fmt::format("{:.0f} %", v);
-                    });
+  std::string out =
+      "  CPU " + reading_text(u->cpu_pct, [](double v) { return fmt::format("{:.0f} %", v); });
   if (u->cpus > 0) out += fmt::format(" of {}", u->cpus);
   if (u->mem_used_bytes && u->mem_total_bytes)
     out += fmt::format("  RAM {:.1f} / {:.1f} GiB", static_cast<double>(*u->mem_used_bytes) / kGiB,
@@ -98,10 +97,9 @@ StyledLine block_bars(const GpuSnapshot& g, const GpuHistories& h, std::size_t s
   return line;
 }
 
-// "  mem-util 45 %   SM active 87 %   ECC corr 0 uncorr 0   throttle: power cap   PCIe tx 0.3
-// rx 2.6 GB/s". SM activity (GPM, Hopper and newer) is the share of SMs busy, which "util" (any
-// kernel running) is not; shown where the GPU has it. PCIe comes last: a narrow window cuts it
-// before the throttle reasons.
+// "  mem-util 45 %   SM active 87 %   ECC corr 0 uncorr 0   throttle: power cap". SM activity
+// (GPM, Hopper and newer) is the share of SMs busy, which "util" (any kernel running) is not;
+// shown where the GPU has it.
 StyledLine block_status(const GpuSnapshot& g) {
   StyledLine line;
   line.add("  mem-util ");
@@ -111,9 +109,6 @@ StyledLine block_status(const GpuSnapshot& g) {
     add_cell(line, ratio_percent_cell(g.sample.sm_active_ratio), 5);
   }
   line.add("   ").append(ecc_cells(g.sample)).add("   ").append(throttle_cells(g.sample));
-  if (g.sample.pcie_tx_bytes_per_s && g.sample.pcie_rx_bytes_per_s)
-    line.add(fmt::format("   PCIe tx {:.1f} rx {:.1f} GB/s", *g.sample.pcie_tx_bytes_per_s / 1e9,
-                         *g.sample.pcie_rx_bytes_per_s / 1e9));
   return line;
 }
 

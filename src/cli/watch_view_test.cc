@@ -50,7 +50,6 @@ TEST_F(WatchViewTest, OneGpuGolden) {
   s.gpus = {healthy_gpu(0)};
   s.processes = {visible_process(0)};
   s.processes[0].gpu.sm_util_pct = 95U, s.processes[0].gpu.mem_util_pct = 44U;
-  s.gpus[0].sample.pcie_tx_bytes_per_s = 0.31e9, s.gpus[0].sample.pcie_rx_bytes_per_s = 2.58e9;
   host::HostUsage host;
   host.cpu_pct = 35.2, host.cpus = 64;
   host.mem_used_bytes = 120ULL << 30, host.mem_total_bytes = 503ULL << 30;
@@ -68,7 +67,7 @@ TEST_F(WatchViewTest, OneGpuGolden) {
       "  util   98 %                        _=#   mem   50 %  70.0 / 140.0 GiB                     "
       "   "
       "===",
-      "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none   PCIe tx 0.3 rx 2.6 GB/s",
+      "  mem-util  45 %   ECC corr 0 uncorr 0   throttle: none",
       "",
       "Processes",
       "GPU       PID  User    GPU mem  SM %  mem %     CPU %       RSS  Command",

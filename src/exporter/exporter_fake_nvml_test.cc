@@ -187,8 +187,9 @@ TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
   EXPECT_EQ(f["DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"]["samples"].size(), 8U);
   EXPECT_EQ(f["DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"]["samples"][3][2], 1);
   EXPECT_EQ(f["DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"]["samples"][2][2], 0);
-  EXPECT_EQ(f["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]["samples"].size(), 8U);
-  EXPECT_GT(f["DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]["samples"][0][2].get<double>(), 1e10);
+  // DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL is a rate from two NVLink reads a second apart, which
+  // these three quick ticks do not make: ExporterState.DcgmNvlinkBandwidthIsDcgmsRate... and
+  // the Prometheus e2e test (gpumon_serve_dcgm_e2e) check it.
   EXPECT_EQ(f["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"]["type"], "counter");
   EXPECT_EQ(f["gpumon_gpu_nvlink_tx_bytes"]["type"], "counter");
   EXPECT_EQ(f["gpumon_gpu_remapped_rows_correctable"]["samples"][3][2], 1);

@@ -47,11 +47,26 @@ void ExporterState::expire_locked(MonoClock::time_point now) {
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       if (g.values[i] && now - g.value_time[i] > stale_after_) g.values[i].reset();
     }
+    if (g.nvlink_prev_kib && now - g.nvlink_prev_time > stale_after_)
+      g.nvlink_mb_per_s.reset(), g.nvlink_prev_kib.reset();
     if (g.has_processes && now - g.processes_time > process_stale_) {
       g.has_processes = false;
       g.processes.clear();
     }
   }
+}
+
+void ExporterState::note_nvlink(GpuState& g, const DeviceSample& s, MonoClock::time_point now) {
+  const auto tx = metric_value(s, MetricId::kNvlinkDataTxKib);
+  const auto rx = metric_value(s, MetricId::kNvlinkDataRxKib);
+  if (!tx || !rx || s.lost || s.stale) return;  // not read this tick
+  const double kib = *tx + *rx;
+  const double dt = seconds(now - g.nvlink_prev_time);
+  // A counter that went back (driver reload) starts over.
+  if (g.nvlink_prev_kib && dt > 0 && kib >= *g.nvlink_prev_kib)
+    g.nvlink_mb_per_s = (kib - *g.nvlink_prev_kib) / dt / 1000.0;
+  g.nvlink_prev_kib = kib;
+  g.nvlink_prev_time = now;
 }
 
 void ExporterState::on_tick(const TickSample& tick) {
@@ -84,6 +99,7 @@ void ExporterState::on_tick(const TickSample& tick) {
       g.has_processes = false;
       g.processes.clear();
     }
+    note_nvlink(g, s, tick.mono_time);
   }
   expire_locked(tick.mono_time);
 }

@@ -55,8 +55,8 @@ class ExporterState final : public SampleSink {
   /// /api/v1/current (docs/exporter.md).
   std::string current_json();
   /// /api/v1/history: the ticks of the last `seconds` (clamped to >= 0; NaN = 0) of
-  /// `metrics` (catalog names and "throttled"; empty = all), columnar. Above kMaxHistoryValues values, every
-  /// `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
+  /// `metrics` (catalog names and "throttled"; empty = all), columnar. Above kMaxHistoryValues
+  /// values, every `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
   std::string history_json(double seconds, const std::vector<std::string>& metrics);
   /// /api/v1/training: the training processes of ExporterOptions::training ({"enabled":
   /// false, "ranks": []} without it).
@@ -80,6 +80,7 @@ class ExporterState final : public SampleSink {
 
  private:
   GpuState& gpu_locked(unsigned index);
+  static void note_nvlink(GpuState& g, const DeviceSample& s, MonoClock::time_point now);
   void expire_locked(MonoClock::time_point now);
   double tick_age_s_locked(MonoClock::time_point now) const;
   /// Copies the state and the sampler's facts. Takes mutex_ itself (never around Sampler

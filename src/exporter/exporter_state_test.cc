@@ -148,6 +148,28 @@ TEST(ExporterState, AStaleGpuSaysWhichCallHasNotReturnedAndDropsItsValues) {
   EXPECT_TRUE(json::parse(f.state->current_json())["gpus"][1]["stale"].is_null());
 }
 
+TEST(ExporterState, DcgmNvlinkBandwidthIsDcgmsRateInMBPerSecond) {
+  ExporterOptions o;
+  o.dcgm_compat = true;
+  Fixture f(o);
+  auto nvlink = [](double tx_kib, double rx_kib) {
+    DeviceSample s = sample(0);
+    s.nvlink_data_tx_kib = static_cast<std::uint64_t>(tx_kib);
+    s.nvlink_data_rx_kib = static_cast<std::uint64_t>(rx_kib);
+    return s;
+  };
+  f.tick(seconds(0), {nvlink(1e9, 2e9)});
+  EXPECT_FALSE(has(f.metrics(), "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{")) << "one read: no rate yet";
+  // 3e6 KiB more in 2 s: 1.5e6 KiB/s, DCGM's 1500 "MB/s".
+  f.tick(seconds(2), {nvlink(1e9 + 1e6, 2e9 + 2e6)});
+  const std::string body = f.metrics();
+  EXPECT_TRUE(has(body, "# TYPE DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL counter\n")) << body;
+  EXPECT_TRUE(has(body, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{gpu=\"0\"")) << body;
+  EXPECT_TRUE(has(body, "} 1500\n")) << body;
+  f.tick(seconds(11), {sample(0)});  // the counters stop coming: the rate goes with them
+  EXPECT_FALSE(has(f.metrics(), "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{"));
+}
+
 TEST(ExporterState, CountsXidAndEccEvents) {
   ExporterOptions o;
   o.dcgm_compat = true;
@@ -181,7 +203,7 @@ TEST(ExporterState, CountsXidAndEccEvents) {
   EXPECT_TRUE(has(body,
                   "DCGM_FI_DEV_XID_ERRORS{gpu=\"0\",modelName=\"Fake GPU\","
                   "Hostname=\"node-7\",hostname=\"node-7\",DCGM_FI_DRIVER_VERSION=\"580.0-fake\","
-                  "err_code=\"13\",err_msg=\"graphics engine exception\"} 13\n"))
+                  "err_code=\"13\",err_msg=\"Graphics Engine Exception\"} 13\n"))
       << body;
   EXPECT_TRUE(has(body,
                   "DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",modelName=\"Fake GPU\","

@@ -58,6 +58,12 @@ struct GpuState {
   WallClock::time_point last_xid_time{};
   std::uint64_t ecc_single_bit_events = 0;
   std::uint64_t ecc_double_bit_events = 0;
+  /// NVLink TX + RX over all links, as DCGM computes DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: the
+  /// growth of NVML's KiB counters between two reads, per second, divided by 1000 ("MB/s").
+  /// Set from the second read on; it goes with the counters when they go stale.
+  std::optional<double> nvlink_mb_per_s;
+  std::optional<double> nvlink_prev_kib;  ///< the counters' sum at the previous read
+  MonoClock::time_point nvlink_prev_time{};
   bool has_processes = false;  ///< a process list was read (and is not stale)
   MonoClock::time_point processes_time{};
   std::vector<GpuProcess> processes;

@@ -58,7 +58,7 @@ void render_xid(const GpuState& g, std::vector<Label> labels, ExpositionWriter& 
   std::string err_msg = "No Error";
   if (code != 0) {
     const XidInfo x = xid_info(code);
-    err_msg = x.meaning.empty() ? "Unknown Error" : std::string(x.meaning);
+    err_msg = x.dcgm_name.empty() ? "Unknown Error" : std::string(x.dcgm_name);
   }
   labels.push_back({"err_code", err_code});
   labels.push_back({"err_msg", err_msg});
@@ -82,17 +82,15 @@ void render_dcgm(const ExporterView& v, const ExporterOptions& o, ExpositionWrit
       if (value) w.sample(labels[i]->labels, scaled(f, *value));
     }
   }
-  // TX + RX of NVML's cumulative NVLink data counters, all links; absent without NVLink.
+  // DCGM's value: a rate in MB/s over all links (TX + RX), from the second read on; absent
+  // without NVLink. dcgm-exporter declares it a counter, and so does compat mode.
   w.family("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
-           "Total NVLink data sent and received over all links since the driver loaded, KiB "
-           "(from nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_TX + _RX))",
+           "NVLink data sent and received over all links, MB/s, as DCGM computes it (the growth "
+           "of nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_TX + _RX) KiB per second / 1000)",
            MetricType::kCounter);
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
     const GpuState* g = v.gpu(i);
-    if (g == nullptr) continue;
-    const auto& tx = g->values[static_cast<std::size_t>(MetricId::kNvlinkDataTxKib)];
-    const auto& rx = g->values[static_cast<std::size_t>(MetricId::kNvlinkDataRxKib)];
-    if (tx && rx) w.sample(labels[i]->labels, *tx + *rx);
+    if (g != nullptr && g->nvlink_mb_per_s) w.sample(labels[i]->labels, *g->nvlink_mb_per_s);
   }
   w.family("DCGM_FI_DEV_XID_ERRORS",
            "Value of the last XID error since gpumon started (0 until the first)",

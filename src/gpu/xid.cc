@@ -10,31 +10,40 @@ struct XidRow {
   std::uint64_t code;
   XidClass xid_class;
   std::string_view meaning;
+  std::string_view dcgm_name;
 };
 
-// NVIDIA's Xid catalog (gpu/xid.h); sorted by code.
+// NVIDIA's Xid catalog (gpu/xid.h); sorted by code. The last column is dcgm-exporter's wording
+// of the same code (its internal/pkg/collector/xid_errors.go, 4.5), which --compat dcgm puts
+// in err_msg so that alert rules matching on it keep working.
 constexpr std::array kXids{
-    XidRow{13, XidClass::kApplication, "graphics engine exception"},
-    XidRow{31, XidClass::kApplication, "GPU memory page fault"},
-    XidRow{43, XidClass::kApplication, "GPU stopped processing (user application fault)"},
-    XidRow{45, XidClass::kApplication, "preemptive cleanup"},
-    XidRow{48, XidClass::kHardware, "double-bit ECC error"},
-    XidRow{63, XidClass::kHardware, "row remapping / ECC page retirement"},
-    XidRow{64, XidClass::kHardware, "row remapping / ECC page retirement failure"},
-    XidRow{74, XidClass::kHardware, "NVLink error"},
-    XidRow{79, XidClass::kHardware, "GPU has fallen off the bus"},
-    XidRow{92, XidClass::kHardware, "high single-bit ECC error rate"},
-    XidRow{94, XidClass::kHardware, "contained ECC error"},
-    XidRow{95, XidClass::kHardware, "uncontained ECC error"},
-    XidRow{119, XidClass::kHardware, "GSP RPC timeout"},
-    XidRow{120, XidClass::kHardware, "GSP error"},
+    XidRow{13, XidClass::kApplication, "graphics engine exception", "Graphics Engine Exception"},
+    XidRow{31, XidClass::kApplication, "GPU memory page fault", "GPU memory page fault"},
+    XidRow{43, XidClass::kApplication, "GPU stopped processing (user application fault)",
+           "GPU stopped processing"},
+    XidRow{45, XidClass::kApplication, "preemptive cleanup",
+           "Preemptive cleanup, due to previous errors -- Most likely to see when running multiple "
+           "cuda"},
+    XidRow{48, XidClass::kHardware, "double-bit ECC error", "Double Bit ECC Error"},
+    XidRow{63, XidClass::kHardware, "row remapping / ECC page retirement",
+           "ECC page retirement or row remapping recording event"},
+    XidRow{64, XidClass::kHardware, "row remapping / ECC page retirement failure",
+           "ECC page retirement or row remapper recording failure"},
+    XidRow{74, XidClass::kHardware, "NVLink error", "NVLINK Error"},
+    XidRow{79, XidClass::kHardware, "GPU has fallen off the bus", "GPU has fallen off the bus"},
+    XidRow{92, XidClass::kHardware, "high single-bit ECC error rate",
+           "High single-bit ECC error rate"},
+    XidRow{94, XidClass::kHardware, "contained ECC error", "Contained ECC error"},
+    XidRow{95, XidClass::kHardware, "uncontained ECC error", "Uncontained ECC error"},
+    XidRow{119, XidClass::kHardware, "GSP RPC timeout", "GSP RPC Timeout"},
+    XidRow{120, XidClass::kHardware, "GSP error", "GSP Error"},
 };
 
 }  // namespace
 
 XidInfo xid_info(std::uint64_t code) {
   for (const auto& r : kXids)
-    if (r.code == code) return {r.xid_class, r.meaning};
+    if (r.code == code) return {r.xid_class, r.meaning, r.dcgm_name};
   return {};
 }
 

@@ -26,6 +26,9 @@ enum class XidClass : std::uint8_t {
 struct XidInfo {
   XidClass xid_class = XidClass::kUnknown;
   std::string_view meaning;  ///< a few words, lower case; empty when unknown
+  /// dcgm-exporter's err_msg label for the code, spelled exactly as it does (alert rules
+  /// written for it match on the text); empty when unknown.
+  std::string_view dcgm_name;
 };
 
 /// The class and meaning of an XID code.
