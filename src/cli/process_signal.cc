@@ -11,11 +11,6 @@
 
 namespace gpumon::cli {
 
-void remember_start(const host::ProcFiles& proc, SignalRequest& request) {
-  if (const auto b = host::read_process_brief(proc, request.target.pid))
-    request.start_ticks = b->start_ticks;
-}
-
 std::string send_confirmed_signal(const host::ProcFiles& proc, const SignalRequest& request,
                                   const KillFn& kill_fn) {
   const unsigned pid = request.target.pid;

@@ -15,9 +15,6 @@ namespace gpumon::cli {
 /// kill(2)'s shape: 0, or -1 with errno set. Tests pass a fake.
 using KillFn = std::function<int(int pid, int signal)>;
 
-/// Fills `request.start_ticks` from /proc (when the prompt opens).
-void remember_start(const host::ProcFiles& proc, SignalRequest& request);
-
 /// Sends `request` when its process is still the one the user chose; returns the sentence the
 /// view shows ("Sent SIGTERM to PID 4242.", or why nothing was sent).
 std::string send_confirmed_signal(const host::ProcFiles& proc, const SignalRequest& request,

@@ -37,9 +37,7 @@ struct Sent {
 TEST(ProcessSignal, SendsToTheProcessThatWasChosen) {
   OneProcess proc;
   proc.start(500, std::string("python\0train.py\0", 16));
-  SignalRequest r{{4242, 0}, SIGTERM, "python train.py", {}};
-  remember_start(proc, r);
-  ASSERT_EQ(r.start_ticks, 500U);
+  SignalRequest r{{4242, 0}, SIGTERM, "python train.py", 500};
   Sent sent;
   const auto msg = send_confirmed_signal(proc, r, [&](int pid, int sig) {
     sent = {pid, sig};
@@ -64,7 +62,7 @@ TEST(ProcessSignal, NotSentWhenThePidIsGoneOrReused) {
             "PID 4242 is now another process: SIGKILL not sent.");
   proc.files.clear();
   EXPECT_EQ(send_confirmed_signal(proc, r, never), "PID 4242 has exited: SIGKILL not sent.");
-  SignalRequest unknown{{4242, 0}, SIGKILL, "python train.py", {}};  // start never read
+  SignalRequest unknown{{4242, 0}, SIGKILL, "python train.py", {}};  // the row had no start
   proc.start(500, std::string("python\0train.py\0", 16));
   EXPECT_EQ(send_confirmed_signal(proc, unknown, never),
             "PID 4242 is now another process: SIGKILL not sent.");

@@ -167,9 +167,10 @@ std::vector<StyledLine> process_table(const Snapshot& snap, std::size_t max_rows
     out.push_back(std::move(r));
   }
   if (shown < lines.size()) {
-    out.emplace_back(first > 0
-                         ? fmt::format("... {} above, {} more", first, lines.size() - shown - first)
-                         : fmt::format("... {} more", lines.size() - shown),
+    const std::size_t below = lines.size() - shown - first;
+    out.emplace_back(first == 0   ? fmt::format("... {} more", below)
+                     : below == 0 ? fmt::format("... {} above", first)
+                                  : fmt::format("... {} above, {} more", first, below),
                      Tone::kDim);
   }
   for (const GpuSnapshot& g : snap.gpus) {

@@ -114,6 +114,7 @@ ProcessRow visible_process(unsigned gpu, unsigned pid) {
   p.host.cpu_window = host::CpuWindow::kInterval;
   p.host.rss_bytes = 12 * kGiB + 300 * (1ULL << 20);
   p.host.start_time = system_clock::time_point(milliseconds(1796230000000LL));
+  p.host.start_ticks = 100000;
   return p;
 }
 

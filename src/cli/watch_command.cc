@@ -135,9 +135,8 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
     if (!typed.empty()) {
       for (const Key& key : decode_keys(typed)) {
         const bool tree = ui.procs.tree;
-        UiAction action = handle_key(ui, key, lines, gpu_indices(snap), layout.gpus_shown);
+        UiAction action = handle_key(ui, key, lines, gpu_indices(snap), layout.gpus_per_page);
         if (action.quit) quit = true;
-        if (ui.pending && !ui.pending->start_ticks) remember_start(proc, *ui.pending);
         if (action.send) ui.message = send_confirmed_signal(proc, *action.send, ::kill);
         if (ui.procs.tree && !tree) launchers = read_launchers(snap, proc);
         lines = arrange_processes(snap, ui.procs, launchers);

@@ -67,8 +67,9 @@ void ask_to_signal(WatchUi& ui, const std::vector<ProcessLine>& lines, int signa
         fmt::format("PID {} is not a process gpumon can see here: not signalled.", p.gpu.pid);
     return;
   }
-  ui.pending = SignalRequest{
-      *ui.selected, signal, p.host.command_line ? *p.host.command_line : std::string(), {}};
+  ui.pending =
+      SignalRequest{*ui.selected, signal,
+                    p.host.command_line ? *p.host.command_line : std::string(), p.host.start_ticks};
   ui.mode = WatchUi::Mode::kConfirm;
 }
 
@@ -84,6 +85,17 @@ void cycle_gpu(ProcessViewState& s, const std::vector<unsigned>& gpus) {
   } else {
     s.gpu = *(it + 1);
   }
+}
+
+// Whether `text` ends inside a UTF-8 character (its first byte there, not all the rest).
+bool unfinished_utf8(const std::string& text) {
+  std::size_t continuation = 0, i = text.size();
+  while (i > 0 && (static_cast<unsigned char>(text[i - 1]) & 0xC0) == 0x80 && continuation < 3)
+    --i, ++continuation;
+  if (i == 0) return false;
+  const auto lead = static_cast<unsigned char>(text[i - 1]);
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return continuation + 1 < length;
 }
 
 void erase_last_char(std::string& text) {
@@ -150,8 +162,12 @@ UiAction handle_key(WatchUi& ui, const Key& key, const std::vector<ProcessLine>&
       ui.mode = WatchUi::Mode::kNormal;
     } else if (key.code == KeyCode::kBackspace) {
       erase_last_char(ui.procs.filter);
-    } else if (key.code == KeyCode::kChar && ui.procs.filter.size() < 200) {
-      ui.procs.filter += key.ch;
+    } else if (key.code == KeyCode::kChar) {
+      // At most about 200 bytes, cut only before a character's first byte: a continuation
+      // byte goes on only while the character it continues is unfinished.
+      const bool continues = (static_cast<unsigned char>(key.ch) & 0xC0) == 0x80;
+      if (continues ? unfinished_utf8(ui.procs.filter) : ui.procs.filter.size() < 200)
+        ui.procs.filter += key.ch;
     }
     return action;
   }
@@ -191,9 +207,10 @@ UiAction handle_key(WatchUi& ui, const Key& key, const std::vector<ProcessLine>&
 StyledLine footer_line(const WatchUi& ui, bool unicode) {
   if (ui.mode == WatchUi::Mode::kConfirm && ui.pending) {
     const SignalRequest& r = *ui.pending;
-    return StyledLine(fmt::format(" Send {} to PID {} ({})? y: send, any other key: cancel ",
+    // The keys before the command line, which the window may cut.
+    return StyledLine(fmt::format(" Send {} to PID {}? y: send, other keys: cancel.  {} ",
                                   r.signal == SIGKILL ? "SIGKILL" : "SIGTERM", r.target.pid,
-                                  r.command.empty() ? "?" : r.command),
+                                  r.command.empty() ? "(no command line)" : r.command),
                       Tone::kBanner);
   }
   if (ui.mode == WatchUi::Mode::kFilter) {

@@ -39,12 +39,13 @@ struct Key {
 std::vector<Key> decode_keys(std::string_view bytes);
 
 /// A signal the user asked for and confirmed, and what identifies the process it is for: the
-/// loop sends it only when the PID still runs the same process (start time and command).
+/// loop sends it only when the PID still runs the process the row showed (the start time read
+/// with that row, and its command line).
 struct SignalRequest {
   ProcessKey target;
   int signal = 0;
   std::string command;
-  std::optional<std::uint64_t> start_ticks;  ///< filled by the loop when the prompt opens
+  std::optional<std::uint64_t> start_ticks;  ///< as the row's sample read it; none: not sent
 };
 
 struct WatchUi {

@@ -115,7 +115,7 @@ wait_for pane_lacks "^ +- +$launcher " || fail "t did not leave the tree"
 # SIGTERM declined: nothing sent. SIGKILL confirmed on the selected row (rank 0 is first in
 # the reversed GPU-memory sort).
 tm send-keys -t t Down T
-wait_for last_line_has "Send SIGTERM to PID $r0 \(/usr/bin/python3 -c import os" || fail "no SIGTERM prompt for $r0"
+wait_for last_line_has "Send SIGTERM to PID $r0\? y: send, other keys: cancel\.  /usr/bin/python3 -c import os" || fail "no SIGTERM prompt for $r0"
 tm send-keys -t t n
 wait_for last_line_has "Not sent\." || fail "declining did not say so"
 kill -0 "$r0" || fail "pid $r0 died though the signal was declined"

@@ -189,7 +189,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
   if (ui.procs.gpu && n == 0)
     out.emplace_back(fmt::format("GPU {} is not in this snapshot (g: next GPU)", *ui.procs.gpu),
                      Tone::kWarn);
-  std::size_t gpus_shown = n;
+  std::size_t gpus_shown = n, gpus_per_page = n;
   if (full) {
     // Fixed columns of block_bars: 7 + 6 + 1 + 7 + 6 + 1 + 17 + 1; two sparklines share the rest.
     constexpr std::size_t kFixed = 46;
@@ -206,7 +206,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
     std::size_t room = height > header + 1 ? height - header - 1 : 0;
     // More GPUs than lines: a line says which are shown, and PgUp/PgDn page by the same count.
     const bool paged = n > room && room > 1;
-    if (paged) --room;
+    if (paged) --room, gpus_per_page = room;
     const std::size_t first = paged ? std::min(ui.gpu_offset, n - 1) : 0;
     gpus_shown = std::min(n - first, room);
     if (paged && gpus_shown > 0) {
@@ -219,7 +219,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
       out.push_back(compact_line(*gpus[i], history, spark, o));
     }
   }
-  if (layout != nullptr) layout->gpus_shown = gpus_shown;
+  if (layout != nullptr) layout->gpus_shown = gpus_shown, layout->gpus_per_page = gpus_per_page;
   // The training ranks' table where it fits with room for the processes below it.
   if (std::vector<StyledLine> ranks = rank_table(snap);
       !ranks.empty() && out.size() + 1 + ranks.size() + kProcessMin <= height) {

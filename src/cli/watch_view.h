@@ -28,7 +28,8 @@ struct ViewOptions {
 
 /// What the frame showed, for the keys that page (PgUp/PgDn move by a page of GPUs).
 struct FrameLayout {
-  std::size_t gpus_shown = 0;
+  std::size_t gpus_shown = 0;     ///< GPU blocks or lines in this frame
+  std::size_t gpus_per_page = 0;  ///< how many a full page holds (all of them when not paged)
 };
 
 /// At most `height` lines, each at most `width - 1` columns (the last column stays empty so a

@@ -214,8 +214,8 @@ TEST_F(WatchViewTest, TitleBarInReverseVideoWhenNotSimulated) {
   Snapshot s = empty_snapshot();
   options_.style = RenderStyle{false, true};
   const auto lines = render_watch_frame(s, history_, options_);
-  EXPECT_EQ(
-      lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  host", 0), 0U);
+  EXPECT_EQ(lines[0].rfind("\x1b[1;7m gpumon watch  2026-12-02 18:46:52 UTC  every 1 s  host", 0),
+            0U);
   EXPECT_EQ(lines[1], "No NVIDIA GPUs found.");
 }
 
@@ -270,20 +270,33 @@ TEST_F(WatchViewTest, PagesThroughManyGpus) {
                                   layout.gpus_shown - 1));
   EXPECT_EQ(frame[2].rfind(" 0 ", 0), 0U);
   const std::size_t page = layout.gpus_shown;
-  handle_key(
-      ui, Key{KeyCode::kPageDown, 0}, {},
-      [] {
-        std::vector<unsigned> v(64);
-        for (unsigned i = 0; i < 64; ++i) v[i] = i;
-        return v;
-      }(),
-      layout.gpus_shown);
-  frame = render_watch_frame(s, history_, options_, ui, nullptr, &layout);
+  EXPECT_EQ(layout.gpus_per_page, page);
+  std::vector<unsigned> all(64);
+  for (unsigned i = 0; i < 64; ++i) all[i] = i;
+  auto press = [&](KeyCode k) {
+    handle_key(ui, Key{k, 0}, {}, all, layout.gpus_per_page);
+    return render_watch_frame(s, history_, options_, ui, nullptr, &layout);
+  };
+  frame = press(KeyCode::kPageDown);
   EXPECT_EQ(ui.gpu_offset, page);
   EXPECT_EQ(layout.gpus_shown, std::min<std::size_t>(page, 64 - page));
+  EXPECT_EQ(layout.gpus_per_page, page) << "a short last page does not shrink the page";
   EXPECT_EQ(frame[1], fmt::format("GPUs {}-{} of 64: PgUp/PgDn, or enlarge the window", page,
                                   page + layout.gpus_shown - 1));
   EXPECT_EQ(frame[2].rfind(fmt::format("{:>2} ", page), 0), 0U) << frame[2];
+  // In a 24-line window (several pages), to the last page and back: PgUp retraces each PgDn.
+  options_.height = 24;
+  ui.gpu_offset = 0;
+  frame = render_watch_frame(s, history_, options_, ui, nullptr, &layout);
+  std::vector<std::size_t> down = {0}, up;
+  while (press(KeyCode::kPageDown), ui.gpu_offset != down.back()) down.push_back(ui.gpu_offset);
+  ASSERT_GE(down.size(), 3U) << ::testing::PrintToString(down);
+  EXPECT_LT(layout.gpus_shown, layout.gpus_per_page) << "the last page is short";
+  while (press(KeyCode::kPageUp), up.empty() || ui.gpu_offset != up.back())
+    up.push_back(ui.gpu_offset);
+  std::reverse(up.begin(), up.end());
+  down.pop_back();
+  EXPECT_EQ(up, down);
 }
 
 TEST_F(WatchViewTest, TreeShowsTheLauncherAndBranches) {

@@ -46,6 +46,9 @@ struct HostProcessInfo {
   CpuWindow cpu_window = CpuWindow::kSinceStart;
   Reading<std::uint64_t> rss_bytes;  ///< resident memory on the host
   Reading<std::chrono::system_clock::time_point> start_time;
+  /// Clock ticks after boot at which it started: with the PID, what tells this process from a
+  /// later one that got the same PID (the live view checks it before sending a signal).
+  std::optional<std::uint64_t> start_ticks;
 };
 
 }  // namespace gpumon::host

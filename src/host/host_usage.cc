@@ -21,8 +21,7 @@ HostUsage HostUsageReader::read() {
   }
   const FileText meminfo = files_.read("meminfo", 64U << 10);
   const auto total = meminfo.ok() ? parse_kb_field(meminfo.text, "MemTotal") : std::nullopt;
-  const auto available =
-      meminfo.ok() ? parse_kb_field(meminfo.text, "MemAvailable") : std::nullopt;
+  const auto available = meminfo.ok() ? parse_kb_field(meminfo.text, "MemAvailable") : std::nullopt;
   if (total && available && *total >= *available && *available >= 0) {
     u.mem_total_bytes = static_cast<std::uint64_t>(*total);
     u.mem_used_bytes = static_cast<std::uint64_t>(*total - *available);

@@ -15,7 +15,9 @@ class Files : public ProcFiles {
     const auto it = text.find(std::string(relative));
     return it == text.end() ? FileText{"", ENOENT} : FileText{it->second, 0};
   }
-  LinkTargets read_links(std::string_view, std::size_t) const override { return {{}, false, ENOENT}; }
+  LinkTargets read_links(std::string_view, std::size_t) const override {
+    return {{}, false, ENOENT};
+  }
   int probe(std::string_view) const override { return ENOENT; }
 };
 

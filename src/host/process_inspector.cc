@@ -140,6 +140,7 @@ HostProcessInfo ProcessInspector::inspect_one(unsigned pid, steady_clock::time_p
   if (st) {
     info.comm = clean_text(st->comm);
     info.ppid = st->ppid;
+    info.start_ticks = st->start_ticks;
     const std::uint64_t cpu_ticks = st->utime_ticks + st->stime_ticks;
     const double dt = prev != nullptr ? std::chrono::duration<double>(now - prev->when).count() : 0;
     if (prev != nullptr && dt > 0 && cpu_ticks >= prev->cpu_ticks) {
