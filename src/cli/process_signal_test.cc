@@ -7,22 +7,14 @@
 #include <csignal>
 #include <map>
 
+#include "host/map_proc_files.h"
+
 namespace gpumon::cli {
 namespace {
 
 // A /proc with one process, pid 4242, whose stat and cmdline the test sets.
-class OneProcess : public host::ProcFiles {
+class OneProcess : public host::testing::MapFiles {
  public:
-  std::map<std::string, std::string> files;
-  host::FileText read(std::string_view relative, std::size_t) const override {
-    const auto it = files.find(std::string(relative));
-    if (it == files.end()) return {"", ENOENT};
-    return {it->second, 0};
-  }
-  host::LinkTargets read_links(std::string_view, std::size_t) const override {
-    return {{}, false, ENOENT};
-  }
-  int probe(std::string_view) const override { return ENOENT; }
   void start(std::uint64_t ticks, const std::string& cmdline) {
     files["4242/stat"] = "4242 (python) S 1 4242 4242 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0 " +
                          std::to_string(ticks) + " 100 25 0\n";

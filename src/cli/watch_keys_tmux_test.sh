@@ -16,7 +16,7 @@ command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77
 
 tmp=$(mktemp -d)
 sock="gpumon-keys-test-$$"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
+. "$(dirname "$0")/watch_tmux_lib.sh"
 launcher=
 cleanup() {
   tm kill-server >/dev/null 2>&1 || true
@@ -25,17 +25,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  echo "--- pane:"
-  tm capture-pane -p -t t 2>/dev/null || true
-  exit 1
-}
-capture() { tm capture-pane -p -t t; }
-. "$(dirname "$0")/../util/testing/wait_for.sh"
-pane_has() { capture | grep -qE -- "$1"; }
-pane_lacks() { ! capture | grep -qE -- "$1"; }
-last_line_has() { capture | tail -n1 | grep -qE -- "$1"; }
 row_of() { capture | grep -E "^ +[0-9]+ +$1 " | head -n1; }
 
 # The launcher and its two "ranks"; each rank closes every file it inherited (a shell's

@@ -16,20 +16,10 @@ command -v tmux >/dev/null 2>&1 || { echo "SKIP: tmux is not installed"; exit 77
 
 tmp=$(mktemp -d)
 sock="gpumon-watch-test-$$"
-tm() { tmux -L "$sock" -f /dev/null "$@"; }
+. "$(dirname "$0")/watch_tmux_lib.sh"
 cleanup() { tm kill-server >/dev/null 2>&1 || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 
-fail() {
-  echo "FAIL: $*"
-  echo "--- pane:"
-  tm capture-pane -p -t t 2>/dev/null || true
-  exit 1
-}
-capture() { tm capture-pane -p -t t; }
-. "$(dirname "$0")/../util/testing/wait_for.sh"
-# Whether the pane has a line matching the extended regex $1.
-pane_has() { capture | grep -qE -- "$1"; }
 # The first frame is whole: the label on top, 8 GPU blocks with their utilization, processes.
 first_frame() {
   local f

@@ -11,27 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "host/map_proc_files.h"
+
 namespace gpumon::host {
 namespace {
 
-class MapFiles final : public ProcFiles {
- public:
-  std::map<std::string, std::string> files;
-  std::map<std::string, std::vector<std::string>> dirs;
-
-  FileText read(std::string_view relative, std::size_t) const override {
-    const auto it = files.find(std::string(relative));
-    return it == files.end() ? FileText{"", ENOENT} : FileText{it->second, 0};
-  }
-  LinkTargets read_links(std::string_view, std::size_t) const override {
-    return {{}, false, ENOENT};
-  }
-  int probe(std::string_view) const override { return ENOENT; }
-  DirNames list(std::string_view relative, std::size_t) const override {
-    const auto it = dirs.find(std::string(relative));
-    return it == dirs.end() ? DirNames{{}, ENOENT} : DirNames{it->second, 0};
-  }
-};
+using testing::MapFiles;
 
 // utime, stime in ticks (100 per second), rss in pages (4096 bytes).
 std::string stat_line(int pid, int utime, int stime, int rss_pages) {
