@@ -6,6 +6,7 @@
 #include <csignal>
 #include <map>
 #include <thread>
+#include <utility>
 
 #include "cli/arg_parse.h"
 #include "cli/backend_open.h"
@@ -115,6 +116,7 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
   std::uint64_t frames = 0;
   auto next = Clock::now();
   bool quit = false;
+  std::string unfinished;  // an escape sequence the last read ended inside
   while (!quit) {
     if (Clock::now() >= next) {
       if (flags.count != 0 && frames >= flags.count) break;
@@ -131,9 +133,14 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
       if (next < Clock::now()) next = Clock::now() + interval;  // fell behind: do not burst
     }
     const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
-    const std::string typed = screen->wait_for_input(wait + std::chrono::milliseconds(1));
+    // A sequence cut between two reads waits this long for its end, then counts as typed.
+    constexpr std::chrono::milliseconds kSequenceWait{50};
+    std::string typed = screen->wait_for_input(
+        unfinished.empty() ? wait + std::chrono::milliseconds(1) : std::min(wait, kSequenceWait));
+    const bool flush = typed.empty() && !unfinished.empty();
+    typed = std::exchange(unfinished, std::string()) + typed;
     if (!typed.empty()) {
-      for (const Key& key : decode_keys(typed)) {
+      for (const Key& key : decode_keys(typed, flush ? nullptr : &unfinished)) {
         const bool tree = ui.procs.tree;
         UiAction action = handle_key(ui, key, lines, gpu_indices(snap), layout.gpus_per_page);
         if (action.quit) quit = true;

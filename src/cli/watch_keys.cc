@@ -108,12 +108,13 @@ void erase_last_char(std::string& text) {
 
 }  // namespace
 
-std::vector<Key> decode_keys(std::string_view bytes) {
+std::vector<Key> decode_keys(std::string_view bytes, std::string* unfinished) {
   std::vector<Key> keys;
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     const char c = bytes[i];
     if (c == '\x1b') {
-      if (i + 1 < bytes.size() && (bytes[i + 1] == '[' || bytes[i + 1] == 'O')) {
+      const bool introducer = i + 1 < bytes.size() && (bytes[i + 1] == '[' || bytes[i + 1] == 'O');
+      if (introducer) {
         std::size_t j = i + 2;
         int number = 0;
         while (j < bytes.size() && ((bytes[j] >= '0' && bytes[j] <= '9') || bytes[j] == ';')) {
@@ -125,6 +126,12 @@ std::vector<Key> decode_keys(std::string_view bytes) {
           i = j;
           continue;
         }
+      }
+      // The read ended inside what may be a sequence ("ESC", "ESC [", "ESC [ 5"): the caller
+      // reads again before deciding.
+      if (unfinished != nullptr && (introducer || i + 1 == bytes.size()) && bytes.size() - i < 16) {
+        *unfinished = std::string(bytes.substr(i));
+        return keys;
       }
       keys.push_back({KeyCode::kEscape, 0});
     } else if (c == '\r' || c == '\n') {

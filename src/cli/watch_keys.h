@@ -35,8 +35,11 @@ struct Key {
   char ch = 0;  ///< for kChar: the byte (UTF-8 text arrives a byte at a time)
 };
 
-/// The keys in `bytes`. A lone ESC (not followed by '[' or 'O') is the Escape key.
-std::vector<Key> decode_keys(std::string_view bytes);
+/// The keys in `bytes`. A lone ESC (not followed by '[' or 'O') is the Escape key. With
+/// `unfinished`, bytes that end inside what may be an escape sequence (a terminal's arrow key
+/// split over two reads) are not decoded but left there, to be put before the next read's bytes
+/// (or decoded without `unfinished` when nothing more comes).
+std::vector<Key> decode_keys(std::string_view bytes, std::string* unfinished = nullptr);
 
 /// A signal the user asked for and confirmed, and what identifies the process it is for: the
 /// loop sends it only when the PID still runs the process the row showed (the start time read

@@ -33,6 +33,27 @@ TEST(WatchKeys, DecodesCsiAndSs3Sequences) {
             (std::vector<K>{K::kChar, K::kEnter, K::kEnter, K::kBackspace, K::kOther}));
 }
 
+TEST(WatchKeys, ASequenceSplitBetweenReadsWaitsForItsEnd) {
+  using K = KeyCode;
+  std::string rest;
+  auto first = decode_keys("j\x1b[", &rest);
+  ASSERT_EQ(first.size(), 1U);
+  EXPECT_EQ(rest, "\x1b[");
+  std::string more;
+  const auto second = decode_keys(rest + "A", &more);
+  ASSERT_EQ(second.size(), 1U);
+  EXPECT_EQ(second[0].code, K::kUp);
+  EXPECT_TRUE(more.empty());
+  // Nothing more came: a lone ESC is the Escape key after all.
+  decode_keys("\x1b", &rest);
+  EXPECT_EQ(rest, "\x1b");
+  EXPECT_EQ(codes(rest), (std::vector<K>{K::kEscape}));
+  // ESC then another key in the same read is not held back.
+  rest.clear();
+  EXPECT_EQ(decode_keys("\x1bx", &rest).size(), 2U);
+  EXPECT_TRUE(rest.empty());
+}
+
 class WatchKeysTest : public ::testing::Test {
  protected:
   WatchKeysTest() {
