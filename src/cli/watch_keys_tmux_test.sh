@@ -36,6 +36,11 @@ launcher=$!
 has_ranks() { [ -s "$tmp/rank0" ] && [ -s "$tmp/rank1" ]; }
 wait_for has_ranks || fail "the launcher did not start its ranks"
 r0=$(cat "$tmp/rank0") r1=$(cat "$tmp/rank1")
+# gpumon decides once per process whether it holds a GPU file, so the ranks must have closed
+# theirs (Python starting up still holds some) before gpumon first sees them.
+no_files() { [ -z "$(ls -A "/proc/$1/fd" 2>/dev/null)" ] && [ -d "/proc/$1" ]; }
+ranks_ready() { no_files "$r0" && no_files "$r1"; }
+wait_for ranks_ready || fail "the ranks did not close their files"
 
 cat >"$tmp/job.json" <<JSON
 {"name": "job", "description": "two GPUs, one real process each",
