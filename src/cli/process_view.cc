@@ -2,22 +2,19 @@
 #include "cli/process_view.h"
 
 #include <algorithm>
-#include <cctype>
 #include <functional>
 #include <set>
+
+#include "util/ascii_lower.h"
 
 namespace gpumon::cli {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool matches(const ProcessRow& p, const std::string& needle) {
   if (needle.empty()) return true;
-  auto has = [&](std::string_view text) { return lower(text).find(needle) != std::string::npos; };
+  auto has = [&](std::string_view text) {
+    return util::ascii_lower(text).find(needle) != std::string::npos;
+  };
   return has(std::to_string(p.gpu.pid)) || (p.host.user && has(*p.host.user)) ||
          (p.host.command_line && has(*p.host.command_line)) || (p.gpu.name && has(*p.gpu.name));
 }
@@ -79,7 +76,7 @@ std::vector<unsigned> launcher_pids(const Snapshot& snap) {
 std::vector<ProcessLine> arrange_processes(
     const Snapshot& snap, const ProcessViewState& state,
     const std::map<unsigned, host::ProcessBrief>& launchers) {
-  const std::string needle = lower(state.filter);
+  const std::string needle = util::ascii_lower(state.filter);
   std::vector<const ProcessRow*> rows;
   for (const ProcessRow& p : snap.processes)
     if ((!state.gpu || p.gpu.gpu_index == *state.gpu) && matches(p, needle)) rows.push_back(&p);

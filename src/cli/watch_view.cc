@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 
 #include "cli/format_units.h"
 #include "cli/process_table.h"
 #include "cli/rank_table.h"
 #include "cli/snapshot_text.h"
+#include "util/ascii_lower.h"
 
 namespace gpumon::cli {
 namespace {
@@ -21,14 +21,12 @@ constexpr std::size_t kMaxNameWidth = 24;
 // "  CPU 35 % of 64  RAM 120.3 / 503.5 GiB": the host, whose DataLoader workers may be what
 // the GPUs wait for.
 std::string host_usage_text(const std::optional<host::HostUsage>& u) {
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (!u) return "";
   std::string out =
       "  CPU " + reading_text(u->cpu_pct, [](double v) { return fmt::format("{:.0f} %", v); });
   if (u->cpus > 0) out += fmt::format(" of {}", u->cpus);
   if (u->mem_used_bytes && u->mem_total_bytes)
-    out += fmt::format("  RAM {:.1f} / {:.1f} GiB", static_cast<double>(*u->mem_used_bytes) / kGiB,
-                       static_cast<double>(*u->mem_total_bytes) / kGiB);
+    out += fmt::format("  RAM {} / {} GiB", gib(*u->mem_used_bytes), gib(*u->mem_total_bytes));
   return out;
 }
 
@@ -154,8 +152,7 @@ bool locale_is_utf8(const char* lc_all, const char* lc_ctype, const char* lang) 
     }
   }
   if (value == nullptr) return false;
-  std::string lower(value);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = util::ascii_lower(value);
   return lower.find("utf-8") != std::string::npos || lower.find("utf8") != std::string::npos;
 }
 

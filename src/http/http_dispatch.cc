@@ -5,11 +5,11 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "http/gzip_body.h"
 #include "http/http_server_impl.h"
 #include "http/request_guard.h"
+#include "util/ascii_lower.h"
 
 namespace gpumon {
 namespace {
@@ -93,10 +93,9 @@ struct HeaderCollect {
 MHD_Result collect_header(void* cls, MHD_ValueKind, const char* key, std::size_t key_size,
                           const char* value, std::size_t value_size) {
   auto* h = static_cast<HeaderCollect*>(cls);
-  std::string name(key ? key : "", key ? key_size : 0);
+  const std::string name = util::ascii_lower(std::string_view(key ? key : "", key ? key_size : 0));
   std::string text(value ? value : "", value ? value_size : 0);
   if (name.find('\0') != std::string::npos || text.find('\0') != std::string::npos) h->nul = true;
-  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   (*h->headers)[name] = std::move(text);
   return MHD_YES;
 }

@@ -14,6 +14,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/ascii_lower.h"
+
 namespace gpumon::testing {
 
 int connect_loopback(std::uint16_t port, const char* source) {
@@ -102,8 +104,7 @@ Reply parse_reply(const std::string& raw) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string name = util::ascii_lower(std::string_view(line).substr(0, colon));
     reply.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
   }
   reply.body = raw.substr(end + 4);
