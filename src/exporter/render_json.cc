@@ -193,11 +193,7 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
     json time = json::array();
     std::vector<json> values;  // one array per metric
     json throttled = json::array();
-  };
-  auto max_clock = [&](unsigned index) -> std::optional<double> {
-    for (const DeviceStatic& d : *throttled_devices)
-      if (d.index == index) return max_sm_clock_of(&d);
-    return std::nullopt;
+    std::optional<double> max_sm_clock = std::nullopt;  // for `throttled`
   };
   std::vector<Columns> gpus;  // in the order GPUs first appear
   std::vector<int> slot;      // NVML index -> position in gpus, -1 = none yet
@@ -207,6 +203,9 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
       if (slot[s.index] < 0) {
         slot[s.index] = static_cast<int>(gpus.size());
         gpus.push_back({s.index, json::array(), std::vector<json>(metrics.size(), json::array())});
+        if (throttled_devices != nullptr)  // the max SM clock once per GPU, not per sample
+          for (const DeviceStatic& d : *throttled_devices)
+            if (d.index == s.index) gpus.back().max_sm_clock = max_sm_clock_of(&d);
       }
       Columns& g = gpus[static_cast<std::size_t>(slot[s.index])];
       g.time.push_back(unix_seconds(ticks[t].wall_time));
@@ -216,7 +215,7 @@ std::string render_history_json(const std::vector<TickSample>& ticks, double int
       if (throttled_devices != nullptr)
         g.throttled.push_back(throttled_json(metric_value(s, MetricId::kClockEventReasons),
                                              metric_value(s, MetricId::kSmClockMhz),
-                                             max_clock(s.index)));
+                                             g.max_sm_clock));
     }
   }
   json o = json::object();
