@@ -209,6 +209,20 @@ TEST(ExporterFakeNvml, DemoPassesPromtoolAndTheParserNativeAndDcgm) {
     if (s[1]["reason"] == "sw_thermal_slowdown") saw_thermal = true;
   }
   EXPECT_TRUE(saw_thermal);
+  // The time each reason held the clocks: one counter family, the reasons as labels.
+  const json& held = f["gpumon_gpu_clock_event_seconds"];  // the parser drops _total
+  EXPECT_EQ(held["type"], "counter");
+  EXPECT_EQ(held["samples"].size(), 8U * 5U);
+  std::set<std::string> reasons;
+  for (const json& s : held["samples"]) {
+    reasons.insert(s[1]["reason"].get<std::string>());
+    EXPECT_GE(s[2].get<double>(), 0.0);
+  }
+  EXPECT_EQ(reasons, (std::set<std::string>{"sw_power_cap", "sync_boost", "sw_thermal_slowdown",
+                                            "hw_thermal_slowdown", "hw_power_brake_slowdown"}));
+  EXPECT_EQ(f["DCGM_FI_DEV_POWER_VIOLATION"]["type"], "counter");
+  EXPECT_EQ(f["DCGM_FI_DEV_POWER_VIOLATION"]["samples"].size(), 8U);
+  EXPECT_EQ(f["DCGM_FI_DEV_SYNC_BOOST_VIOLATION"]["samples"].size(), 8U);
   // Serials never; UUIDs not without the option.
   EXPECT_FALSE(has(body, "16549230")) << "a serial number leaked";
   EXPECT_FALSE(has(body, "GPU-5e1f7c2a"));
@@ -260,6 +274,10 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
   EXPECT_TRUE(has(body, "gpumon_gpu_fan_speed_ratio{gpu=\"0\"} 0."));
   EXPECT_TRUE(has(body, "gpumon_gpu_temperature_celsius{gpu=\"0\"} "));
   EXPECT_TRUE(has(body, "gpumon_gpu_power_limit_watts{gpu=\"0\"} 450\n"));
+  // The driver has the power-cap time but not the slowdown counters: only those are absent.
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_clock_event_seconds_total{gpu=\"0\",reason=\"sw_power_cap\"} 0\n"));
+  EXPECT_FALSE(has(body, "seconds_total{gpu=\"0\",reason=\"hw_thermal_slowdown\"}"));
   EXPECT_TRUE(
       has(body, "gpumon_gpu_process_memory_bytes{gpu=\"0\",pid=\"7311\",process=\"python3\"}"));
   const json current = json::parse(run.state->current_json());

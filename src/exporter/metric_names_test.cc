@@ -65,7 +65,8 @@ TEST(MetricNames, DcgmTableUsesDcgmNamesAndUnits) {
   const std::set<std::string_view> counters = {
       "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",  "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
       "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
-      "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"};
+      "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+      "DCGM_FI_DEV_POWER_VIOLATION",           "DCGM_FI_DEV_SYNC_BOOST_VIOLATION"};
   for (const FamilySpec& f : dcgm_families()) {
     EXPECT_EQ(f.type, counters.count(f.name) ? MetricType::kCounter : MetricType::kGauge) << f.name;
   }

@@ -106,6 +106,25 @@ void render_clock_events(const ExporterView& v, ExpositionWriter& w) {
   }
 }
 
+// One family with a reason label (the names of gpumon_gpu_clock_event_active), so
+// rate(...[5m]) by reason is the share of time each reason held the clocks down.
+void render_clock_event_time(const ExporterView& v, ExpositionWriter& w) {
+  w.family("gpumon_gpu_clock_event_seconds_total",
+           "Time the clock-event (throttle) reason held the clocks down since the driver loaded, "
+           "seconds (from nvmlDeviceGetFieldValues 74, 76, 269-271; newest sample)",
+           kCounter);
+  for (unsigned i = 0; i < v.gpus.size(); ++i) {
+    const GpuState* g = v.gpu(i);
+    if (g == nullptr) continue;
+    const std::string gpu = std::to_string(i);
+    for (const ClockEventTimer& t : kClockEventTimers) {
+      const auto& value = g->values[static_cast<std::size_t>(t.metric)];
+      if (!value) continue;
+      w.sample({{"gpu", gpu}, {"reason", clock_event_reason_names(t.reason).at(0)}}, *value);
+    }
+  }
+}
+
 // Stale is not lost: the GPU's reader is inside an NVML call that has not returned (a hung
 // driver call), so its values are dropped until the call returns.
 void render_stale(const ExporterView& v, ExpositionWriter& w) {
@@ -213,6 +232,7 @@ void render_native_gpus(const ExporterView& v, const ExporterOptions& o, Exposit
   }
   render_stale(v, w);
   render_clock_events(v, w);
+  render_clock_event_time(v, w);
   render_events(v, w);
   render_processes(v, w);
 }

@@ -23,6 +23,14 @@ nvmlReturn_t DeviceState::check(Field f, int symbol, double t) {
   return rule_error(f, symbol, t);
 }
 
+double DeviceState::event_time_ns(std::size_t slot, std::uint64_t bit, double t) {
+  const Series& reasons = spec->at(Field::kClockEventReasons);
+  const auto set = [&](double at) {
+    return (to_unsigned(evaluate(reasons, at), ~std::uint64_t{0}) & bit) != 0 ? 1.0 : 0.0;
+  };
+  return event_time.at(slot).at(set, t) * 1e9;
+}
+
 nvmlReturn_t DeviceState::read(Field f, double t, double* value) {
   if (spec->unsupported.test(static_cast<std::size_t>(f))) return NVML_ERROR_NOT_SUPPORTED;
   if (const nvmlReturn_t rc = rule_error(f, 0, t); rc != NVML_SUCCESS) return rc;

@@ -102,6 +102,26 @@ constexpr FakeField kFakeFields[] = {
     {gpumon::nvml::kFiDevNvlinkThroughputDataRx, Field::kNvlinkDataRxKib, true},
 };
 
+// The clock-event time counters (ns, unsigned long long): the time the reason's bit was set in
+// `clock_event_reasons`, each counter's slot in DeviceState::event_time in this order.
+struct FakeEventTime {
+  unsigned id;
+  Field fact;
+  std::uint64_t bit;
+};
+constexpr FakeEventTime kFakeEventTimes[] = {
+    {gpumon::nvml::kFiDevPerfPolicyPower, Field::kPerfPolicyTime,
+     gpumon::nvml::kClocksEventSwPowerCap},
+    {gpumon::nvml::kFiDevPerfPolicySyncBoost, Field::kPerfPolicyTime,
+     gpumon::nvml::kClocksEventSyncBoost},
+    {gpumon::nvml::kFiDevClocksEventReasonSwThermSlowdown, Field::kSlowdownTime,
+     gpumon::nvml::kClocksEventSwThermalSlowdown},
+    {gpumon::nvml::kFiDevClocksEventReasonHwThermSlowdown, Field::kSlowdownTime,
+     gpumon::nvml::kClocksEventHwThermalSlowdown},
+    {gpumon::nvml::kFiDevClocksEventReasonHwPowerBrakeSlowdown, Field::kSlowdownTime,
+     gpumon::nvml::kClocksEventHwPowerBrakeSlowdown},
+};
+
 }  // namespace
 
 // kFakeFields; any other id is NOT_SUPPORTED. Each value has its own nvmlReturn.
@@ -131,6 +151,16 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
               v.value.uiVal = static_cast<unsigned int>(
                   gpumon::fake::to_unsigned(value, std::numeric_limits<unsigned int>::max()));
             }
+            break;
+          }
+          for (std::size_t slot = 0; slot < std::size(kFakeEventTimes); ++slot) {
+            const FakeEventTime& f = kFakeEventTimes[slot];
+            if (f.id != v.fieldId) continue;
+            v.nvmlReturn = d.check(f.fact, GPUMON_FAKE_SYM(nvmlDeviceGetFieldValues), t);
+            if (v.nvmlReturn != NVML_SUCCESS) break;
+            v.valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+            v.value.ullVal = static_cast<unsigned long long>(gpumon::fake::to_unsigned(
+                d.event_time_ns(slot, f.bit, t), std::numeric_limits<unsigned long long>::max()));
             break;
           }
         }

@@ -72,6 +72,11 @@ struct DeviceState {
   const DeviceSpec* spec = nullptr;
   unsigned index = 0;
   RunningIntegral energy;
+  /// Seconds each clock-event counter's bit was set (kClockEventCounters' order).
+  std::array<RunningIntegral, 5> event_time{
+      RunningIntegral(RunningIntegral::Rule::kStep), RunningIntegral(RunningIntegral::Rule::kStep),
+      RunningIntegral(RunningIntegral::Rule::kStep), RunningIntegral(RunningIntegral::Rule::kStep),
+      RunningIntegral(RunningIntegral::Rule::kStep)};
   std::vector<std::uint64_t> rule_hits;  ///< per error rule: matching calls so far
   std::uint64_t process_list_calls = 0;
 
@@ -79,6 +84,8 @@ struct DeviceState {
   nvmlReturn_t read(Field f, double t, double* value);
   /// The error a scenario rule gives this call (or this field), or NVML_SUCCESS.
   nvmlReturn_t rule_error(std::optional<Field> field, int symbol, double t);
+  /// Nanoseconds `clock_event_reasons` had `bit` set until t (counter `slot`: 0-4).
+  double event_time_ns(std::size_t slot, std::uint64_t bit, double t);
   /// Unsupported or failing static fact.
   nvmlReturn_t check(Field f, int symbol, double t);
 };

@@ -79,6 +79,10 @@ enum class Field : std::uint8_t {
   kDisplayMode,
   kPowerLimits,         ///< the default power limit and the range it may be set in
   kApplicationsClocks,  ///< the applications clocks and their defaults
+  /// The clock-event time counters, from the time each `clock_event_reasons` bit was set: field
+  /// values 74 and 76 (power cap, sync boost), and 269-271 (SW thermal, HW thermal, power brake).
+  kPerfPolicyTime,
+  kSlowdownTime,
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;

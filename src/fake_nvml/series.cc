@@ -89,6 +89,10 @@ std::uint64_t to_unsigned(double value, std::uint64_t max) {
 }
 
 double RunningIntegral::at(const Series& s, double t_s) {
+  return at([&s](double t) { return evaluate(s, t); }, t_s);
+}
+
+double RunningIntegral::at(const std::function<double(double)>& value_at, double t_s) {
   if (t_s <= 0) return 0;
   if (t_s < t_s_) {
     t_s_ = 0;
@@ -102,17 +106,17 @@ double RunningIntegral::at(const Series& s, double t_s) {
     const double step = steps > kMaxSteps ? (grid_end - t_s_) / kMaxSteps : kStepS;
     const auto n = static_cast<std::int64_t>(std::min(steps, kMaxSteps));
     double t = t_s_;
-    double prev = evaluate(s, t);
+    double prev = value_at(t);
     for (std::int64_t i = 1; i <= n; ++i) {
       const double next_t = i == n ? grid_end : t_s_ + static_cast<double>(i) * step;
-      const double next = evaluate(s, next_t);
-      sum_ += 0.5 * (prev + next) * (next_t - t);
+      const double next = value_at(next_t);
+      sum_ += area(prev, next, next_t - t);
       t = next_t;
       prev = next;
     }
     t_s_ = grid_end;
   }
-  return sum_ + 0.5 * (evaluate(s, t_s_) + evaluate(s, t_s)) * (t_s - t_s_);
+  return sum_ + area(value_at(t_s_), value_at(t_s), t_s - t_s_);
 }
 
 }  // namespace gpumon::fake

@@ -134,6 +134,13 @@ struct DeviceSample {
   Reading<std::uint64_t> nvlink_data_rx_kib;      ///< NVLink payload received, same
   Reading<unsigned> utilization_jpeg_pct;         ///< NVJPG busy % over the driver's sample period
   Reading<unsigned> utilization_ofa_pct;          ///< optical-flow accelerator busy %, likewise
+  // Time the clocks were held down for each reason since the driver loaded (nvidia-smi -q's
+  // "Clocks Event Reasons Counters"; NVML gives ns): field values 74, 76, 269, 270, 271.
+  Reading<std::uint64_t> clock_event_sw_power_cap_ns;
+  Reading<std::uint64_t> clock_event_sync_boost_ns;
+  Reading<std::uint64_t> clock_event_sw_thermal_ns;
+  Reading<std::uint64_t> clock_event_hw_thermal_ns;
+  Reading<std::uint64_t> clock_event_hw_power_brake_ns;
 
   // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the

@@ -60,6 +60,11 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kNvlinkDataRxKib, "nvlink_data_rx_kib", "KiB", "nvmlDeviceGetFieldValues(NVLINK_THROUGHPUT_DATA_RX, all links)", "since the driver loaded", 1, &S::nvlink_data_rx_kib, G::kNvlinkThroughput},
   {M::kUtilizationJpegPct, "utilization_jpeg_pct", "%", "nvmlDeviceGetJpgUtilization", "% of the driver's last 1/6-1 s period the JPEG decoder ran", 1, &S::utilization_jpeg_pct, G::kJpegUtil},
   {M::kUtilizationOfaPct, "utilization_ofa_pct", "%", "nvmlDeviceGetOfaUtilization", "% of the driver's last 1/6-1 s period the optical-flow accelerator ran", 1, &S::utilization_ofa_pct, G::kOfaUtil},
+  {M::kClockEventSwPowerCapS, "clock_event_sw_power_cap_s", "s", "nvmlDeviceGetFieldValues(PERF_POLICY_POWER)", "since the driver loaded", 1e-9, &S::clock_event_sw_power_cap_ns, G::kPerfPolicyTime, 1e9},
+  {M::kClockEventSyncBoostS, "clock_event_sync_boost_s", "s", "nvmlDeviceGetFieldValues(PERF_POLICY_SYNC_BOOST)", "since the driver loaded", 1e-9, &S::clock_event_sync_boost_ns, G::kPerfPolicyTime, 1e9},
+  {M::kClockEventSwThermalS, "clock_event_sw_thermal_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_sw_thermal_ns, G::kSlowdownTime, 1e9},
+  {M::kClockEventHwThermalS, "clock_event_hw_thermal_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_hw_thermal_ns, G::kSlowdownTime, 1e9},
+  {M::kClockEventHwPowerBrakeS, "clock_event_hw_power_brake_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_hw_power_brake_ns, G::kSlowdownTime, 1e9},
 }};
 // clang-format on
 

@@ -66,8 +66,13 @@ enum class MetricId : std::uint16_t {
   kNvlinkDataRxKib = 41,
   kUtilizationJpegPct = 42,
   kUtilizationOfaPct = 43,
+  kClockEventSwPowerCapS = 44,
+  kClockEventSyncBoostS = 45,
+  kClockEventSwThermalS = 46,
+  kClockEventHwThermalS = 47,
+  kClockEventHwPowerBrakeS = 48,
 };
-inline constexpr std::size_t kMetricCount = 44;
+inline constexpr std::size_t kMetricCount = 49;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.
@@ -90,6 +95,19 @@ struct MetricInfo {
   /// The field holds the value in `unit` times this (energy: mJ in the field, J in `unit`).
   double field_per_unit = 1;
 };
+
+/// A clock-event time counter and the reason bit whose time it counts.
+struct ClockEventTimer {
+  MetricId metric;
+  std::uint64_t reason;  ///< a ClockEventReason bit
+};
+inline constexpr std::array<ClockEventTimer, 5> kClockEventTimers{{
+    {MetricId::kClockEventSwPowerCapS, kClockEventSwPowerCap},
+    {MetricId::kClockEventSyncBoostS, kClockEventSyncBoost},
+    {MetricId::kClockEventSwThermalS, kClockEventSwThermalSlowdown},
+    {MetricId::kClockEventHwThermalS, kClockEventHwThermalSlowdown},
+    {MetricId::kClockEventHwPowerBrakeS, kClockEventHwPowerBrakeSlowdown},
+}};
 
 /// Every metric, indexed by its id.
 std::span<const MetricInfo, kMetricCount> metric_catalog();

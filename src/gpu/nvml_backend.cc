@@ -499,6 +499,17 @@ constexpr std::array kFieldReads{
               nvml::kFiScopeAllLinks, MetricId::kNvlinkDataTxKib, 1},
     FieldRead{MetricGroup::kNvlinkThroughput, nvml::kFiDevNvlinkThroughputDataRx,
               nvml::kFiScopeAllLinks, MetricId::kNvlinkDataRxKib, 1},
+    // Time counters in ns; the catalog's unit is s.
+    FieldRead{MetricGroup::kPerfPolicyTime, nvml::kFiDevPerfPolicyPower, 0,
+              MetricId::kClockEventSwPowerCapS, 1e9},
+    FieldRead{MetricGroup::kPerfPolicyTime, nvml::kFiDevPerfPolicySyncBoost, 0,
+              MetricId::kClockEventSyncBoostS, 1e9},
+    FieldRead{MetricGroup::kSlowdownTime, nvml::kFiDevClocksEventReasonSwThermSlowdown, 0,
+              MetricId::kClockEventSwThermalS, 1e9},
+    FieldRead{MetricGroup::kSlowdownTime, nvml::kFiDevClocksEventReasonHwThermSlowdown, 0,
+              MetricId::kClockEventHwThermalS, 1e9},
+    FieldRead{MetricGroup::kSlowdownTime, nvml::kFiDevClocksEventReasonHwPowerBrakeSlowdown, 0,
+              MetricId::kClockEventHwPowerBrakeS, 1e9},
 };
 
 double field_number(const nvmlFieldValue_t& v) {

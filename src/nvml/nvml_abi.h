@@ -283,6 +283,17 @@ inline constexpr unsigned kFiDevRemappedCor = 142;
 inline constexpr unsigned kFiDevRemappedUnc = 143;
 inline constexpr unsigned kFiDevRemappedPending = 144;
 inline constexpr unsigned kFiDevRemappedFailure = 145;
+/// Time (ns, cumulative since the driver loaded) the clocks were held down by the power cap and by
+/// sync boost: NVML's perf-policy fields, which nvidia-smi prints as "SW Power Capping" and
+/// "Sync Boost" under "Clocks Event Reasons Counters".
+inline constexpr unsigned kFiDevPerfPolicyPower = 74;
+inline constexpr unsigned kFiDevPerfPolicySyncBoost = 76;
+/// The same for SW thermal, HW thermal and HW power-brake slowdown. Checked on an H200 with
+/// driver 580 (docs/results/h200-2026-12-03-limits/): older nvml.h copies number them 251-253,
+/// which answer NOT_SUPPORTED there.
+inline constexpr unsigned kFiDevClocksEventReasonSwThermSlowdown = 269;
+inline constexpr unsigned kFiDevClocksEventReasonHwThermSlowdown = 270;
+inline constexpr unsigned kFiDevClocksEventReasonHwPowerBrakeSlowdown = 271;
 /// scopeId for per-link fields: the sum over every link.
 inline constexpr unsigned kFiScopeAllLinks = 0xFFFFFFFFU;
 

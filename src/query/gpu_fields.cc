@@ -38,6 +38,13 @@ Cell reason_active(const S& s) {
                  [](std::uint64_t mask) { return (mask & Bit) != 0; });
 }
 
+// A clock-event time counter in whole microseconds, as nvidia-smi prints it (NVML's ns,
+// truncated: 40139034816 ns is 40139034 us).
+template <Reading<std::uint64_t> DeviceSample::*Counter>
+Cell event_time_us(const S& s) {
+  return to_cell(s.sample.*Counter, [](std::uint64_t ns) { return ns / 1000; });
+}
+
 std::vector<GpuField> make_gpu_fields() {
   // clang-format off
   std::vector<GpuField> t = {
@@ -151,6 +158,21 @@ std::vector<GpuField> make_gpu_fields() {
       {"clocks_throttle_reasons.hw_power_brake_slowdown"}, "", "", Style::kActive,
       "An external power-brake signal (e.g. from the power supply) lowers clocks."},
      G::kClockEvents, reason_active<kClockEventHwPowerBrakeSlowdown>},
+    {{"clocks_event_reasons_counters.sw_power_cap", {}, "us", "us", Style::kPlain,
+      "Time the driver held clocks down to stay under the power limit, since it loaded."},
+     G::kPerfPolicyTime, event_time_us<&DeviceSample::clock_event_sw_power_cap_ns>},
+    {{"clocks_event_reasons_counters.sync_boost", {}, "us", "us", Style::kPlain,
+      "Time clocks followed the slowest GPU of a sync-boost group, since the driver loaded."},
+     G::kPerfPolicyTime, event_time_us<&DeviceSample::clock_event_sync_boost_ns>},
+    {{"clocks_event_reasons_counters.sw_thermal_slowdown", {}, "us", "us", Style::kPlain,
+      "Time the driver held clocks down to keep GPU or memory temperature down."},
+     G::kSlowdownTime, event_time_us<&DeviceSample::clock_event_sw_thermal_ns>},
+    {{"clocks_event_reasons_counters.hw_thermal_slowdown", {}, "us", "us", Style::kPlain,
+      "Time the hardware cut clocks (by half or more) because it was too hot."},
+     G::kSlowdownTime, event_time_us<&DeviceSample::clock_event_hw_thermal_ns>},
+    {{"clocks_event_reasons_counters.hw_power_brake_slowdown", {}, "us", "us", Style::kPlain,
+      "Time an external power-brake signal (e.g. from the power supply) cut clocks."},
+     G::kSlowdownTime, event_time_us<&DeviceSample::clock_event_hw_power_brake_ns>},
     {{"memory.total", {}, "MiB", "bytes", Style::kMib,
       "Device memory size (CSV: MiB, rounded up as nvidia-smi does; JSON: bytes)."},
      {}, [](const S& s) { return to_cell(s.device.memory_total_bytes); }},

@@ -292,8 +292,47 @@ TEST_F(FakeNvml, PowerLimitRangeAndApplicationsClocks) {
                         "unsupported": ["power_limits", "applications_clocks"]}]})");
   r = query({fields, "--format=csv,noheader"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out, "[Not Supported], [Not Supported], [Not Supported], [Not Supported], "
-                   "[Not Supported], [Not Supported], [Not Supported]\n");
+  EXPECT_EQ(r.out,
+            "[Not Supported], [Not Supported], [Not Supported], [Not Supported], "
+            "[Not Supported], [Not Supported], [Not Supported]\n");
+}
+
+// The clock-event time counters count the time each reason's bit was set, in whole us as
+// nvidia-smi prints them; a driver without the slowdown fields (269-271) answers those alone
+// [Not Supported]. Scenario time stands at 30 s: the power cap held 0-10 s, SW thermal 8-22 s.
+TEST_F(FakeNvml, ClockEventCountersAreTheTimeEachReasonHeld) {
+  env_.set("GPUMON_FAKE_TIME_OFFSET_S", "30");
+  env_.set("GPUMON_FAKE_TIME_SCALE", "0");
+  const std::string fields =
+      "--query-gpu=clocks_event_reasons_counters.sw_power_cap,"
+      "clocks_event_reasons_counters.sync_boost,"
+      "clocks_event_reasons_counters.sw_thermal_slowdown,"
+      "clocks_event_reasons_counters.hw_thermal_slowdown,"
+      "clocks_event_reasons_counters.hw_power_brake_slowdown";
+  play(R"({"name": "query-counters", "description": "power cap, then SW thermal",
+           "devices": [{"fields": {"clock_event_reasons": {"points": {"values":
+             [[0, 4], [8, 36], [10, 32], [22, 0]]}}}},
+                       {"unsupported": ["slowdown_time"]}]})");
+  Result r = query({fields, "--format=csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "clocks_event_reasons_counters.sw_power_cap [us], "
+            "clocks_event_reasons_counters.sync_boost [us], "
+            "clocks_event_reasons_counters.sw_thermal_slowdown [us], "
+            "clocks_event_reasons_counters.hw_thermal_slowdown [us], "
+            "clocks_event_reasons_counters.hw_power_brake_slowdown [us]\n"
+            "10000000 us, 0 us, 14000000 us, 0 us, 0 us\n"
+            "0 us, 0 us, [Not Supported], [Not Supported], [Not Supported]\n");
+  r = query({"-q", "-d", "PERFORMANCE", "-i", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("    Clocks Event Reasons Counters\n"
+                       "        SW Power Capping                               : 10000000 us\n"
+                       "        Sync Boost                                     : 0 us\n"
+                       "        SW Thermal Slowdown                            : 14000000 us\n"
+                       "        HW Thermal Slowdown                            : 0 us\n"
+                       "        HW Power Braking                               : 0 us\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {

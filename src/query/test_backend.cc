@@ -154,6 +154,12 @@ DeviceSample h200_idle_sample() {
   s.clock_event_reasons = std::uint64_t{kClockEventGpuIdle};
   s.ecc_corrected_volatile = std::uint64_t{0};
   s.ecc_uncorrected_volatile = std::uint64_t{0};
+  for (Reading<std::uint64_t> DeviceSample::*held :
+       {&DeviceSample::clock_event_sw_power_cap_ns, &DeviceSample::clock_event_sync_boost_ns,
+        &DeviceSample::clock_event_sw_thermal_ns, &DeviceSample::clock_event_hw_thermal_ns,
+        &DeviceSample::clock_event_hw_power_brake_ns}) {
+    s.*held = std::uint64_t{0};  // the capture's idle H200: 0 us each
+  }
   return s;
 }
 
