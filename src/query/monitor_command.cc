@@ -5,6 +5,7 @@
 #include <ctime>
 #include <exception>
 #include <fstream>
+#include <map>
 
 #include "query/device_select.h"
 #include "query/output_loop.h"
@@ -25,9 +26,11 @@ std::tm local_now() {
   return out;
 }
 
-// The lines of one sample of every chosen GPU.
+// The lines of one sample of every chosen GPU; `previous` keeps each GPU's dmon sample for the
+// next line's violation columns.
 std::string sample_lines(const MonitorOptions& o, GpuBackend& backend,
-                         const std::vector<unsigned>& devices) {
+                         const std::vector<unsigned>& devices,
+                         std::map<unsigned, DeviceSample>& previous) {
   const std::tm now = local_now();
   std::string text;
   for (unsigned gpu : devices) {
@@ -36,7 +39,10 @@ std::string sample_lines(const MonitorOptions& o, GpuBackend& backend,
       in.gpu = gpu;
       in.sample = backend.sample(gpu, dmon_metrics(o.select));
       if (dmon_needs_pcie(o.select)) in.pcie = backend.pcie_throughput(gpu);
+      const auto before = previous.find(gpu);
+      if (before != previous.end()) in.previous = &before->second;
       text += dmon_line(o.select, o.stamp, in, now);
+      previous[gpu] = std::move(in.sample);
       continue;
     }
     const auto listed = backend.processes(gpu);
@@ -88,6 +94,7 @@ int run(MonitorKind kind, const std::vector<std::string>& args, std::ostream& ou
     }
     sink = *opened;
   }
+  std::map<unsigned, DeviceSample> previous;
   auto loop = [&](LoopClock& clock) {
     return write_loop(
         clock, o.delay, o.count, *sink, err,
@@ -95,7 +102,7 @@ int run(MonitorKind kind, const std::vector<std::string>& args, std::ostream& ou
           s << (o.kind == MonitorKind::kDmon ? dmon_header(o.select, o.stamp)
                                              : pmon_header(o.select, o.stamp));
         },
-        [&](std::ostream& s) { s << sample_lines(o, *backend, *devices); });
+        [&](std::ostream& s) { s << sample_lines(o, *backend, *devices, previous); });
   };
   if (env.clock != nullptr) return loop(*env.clock);
   const util::ScopedStopSignals signals;
@@ -117,7 +124,7 @@ std::string monitor_usage(MonitorKind kind) {
            "                    throughput (default puc)\n"
            "  -o, --options DT  D the date, T the time before each line\n"
            "  -f, --filename FILE   write to FILE instead of stdout\n"
-           "  A value gpumon does not read (violations, BAR1, CC memory) is '-'.\n"
+           "  A value gpumon does not read (BAR1, CC memory) is '-'.\n"
            "  For CSV, use gpumon query --query-gpu=FIELDS --format=csv -l SEC.\n";
   }
   return "usage: gpumon pmon [-i IDS] [-d SEC] [-c N] [-s um] [-o DT] [-f FILE]\n"

@@ -2,6 +2,7 @@
 #include "query/monitor_table.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -41,6 +42,38 @@ Cell mib_per_s(const Reading<double>& r) {
   return static_cast<long long>(std::floor(r.value() / kMiB));
 }
 
+// pviol: the share of the interval the power cap held the clocks down, whole percent: the
+// growth of the driver's power-cap time over the time between the two samples. The driver
+// moves that counter in about 100 ms steps: at the H200's cap the first rate line read 90 (95
+// at -d 2) where nvidia-smi's reads 100, the later ones 100 as nvidia-smi's
+// (docs/results/h200-2026-12-03-counters/).
+Cell power_violation_pct(const DmonInput& in) {
+  const Reading<std::uint64_t>& held = in.sample.clock_event_sw_power_cap_ns;
+  if (!held) return std::nullopt;
+  const DeviceSample* prev = in.previous;
+  if (prev == nullptr || !prev->clock_event_sw_power_cap_ns) return 0;
+  const double span_ns =
+      std::chrono::duration<double, std::nano>(in.sample.mono_time - prev->mono_time).count();
+  const std::uint64_t before = prev->clock_event_sw_power_cap_ns.value();
+  if (span_ns <= 0 || held.value() < before) return 0;  // a driver reload restarts the counter
+  const double pct = 100.0 * static_cast<double>(held.value() - before) / span_ns;
+  return std::llround(std::clamp(pct, 0.0, 100.0));
+}
+
+// tviol: 1 when SW or HW thermal slowdown held the clocks at any time in the interval.
+Cell thermal_violation(const DmonInput& in) {
+  const DeviceSample& s = in.sample;
+  if (!s.clock_event_sw_thermal_ns && !s.clock_event_hw_thermal_ns) return std::nullopt;
+  if (in.previous == nullptr) return 0;
+  const auto grew = [](const Reading<std::uint64_t>& now, const Reading<std::uint64_t>& before) {
+    return now && before && now.value() > before.value();
+  };
+  return grew(s.clock_event_sw_thermal_ns, in.previous->clock_event_sw_thermal_ns) ||
+                 grew(s.clock_event_hw_thermal_ns, in.previous->clock_event_hw_thermal_ns)
+             ? 1
+             : 0;
+}
+
 struct DmonColumn {
   char letter;  ///< the -s letter that shows it
   std::string_view name, unit;
@@ -60,8 +93,8 @@ const std::vector<DmonColumn>& dmon_columns() {
       {'u', "ofa", "%", [](const DmonInput& i) { return whole(i.sample.utilization_ofa_pct); }},
       {'c', "mclk", "MHz", [](const DmonInput& i) { return whole(i.sample.mem_clock_mhz); }},
       {'c', "pclk", "MHz", [](const DmonInput& i) { return whole(i.sample.graphics_clock_mhz); }},
-      {'v', "pviol", "%", nullptr},
-      {'v', "tviol", "bool", nullptr},
+      {'v', "pviol", "%", power_violation_pct},
+      {'v', "tviol", "bool", thermal_violation},
       {'m', "fb", "MB", [](const DmonInput& i) { return mib(i.sample.memory_used_bytes); }},
       {'m', "bar1", "MB", nullptr},
       {'m', "ccpm", "MB", nullptr},
@@ -140,6 +173,7 @@ MetricSet dmon_metrics(std::string_view select) {
     m |= MetricSet(MetricGroup::kUtilization) | MetricGroup::kEncoderUtil |
          MetricGroup::kDecoderUtil | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil;
   if (shows(select, 'c')) m |= MetricSet(MetricGroup::kMemClock) | MetricGroup::kGraphicsClock;
+  if (shows(select, 'v')) m |= MetricSet(MetricGroup::kPerfPolicyTime) | MetricGroup::kSlowdownTime;
   if (shows(select, 'm')) m |= MetricGroup::kMemory;
   if (shows(select, 'e')) m |= MetricSet(MetricGroup::kEcc) | MetricGroup::kPcieReplay;
   return m;

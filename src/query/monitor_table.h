@@ -7,7 +7,7 @@
 // letters (p u c v m e t), two header lines (names, units), each line ending in a space.
 // pmon: one line per process per GPU (a line of dashes for a GPU with none); its header columns
 // sit one character right of the data's, as nvidia-smi's do.
-// A value gpumon does not read (violations, BAR1, CC protected memory, per-process
+// A value gpumon does not read (BAR1, CC protected memory, per-process
 // encoder) is `-`, as nvidia-smi prints a value it cannot get.
 //
 // Thread-safety: pure functions.
@@ -39,6 +39,9 @@ struct DmonInput {
   unsigned gpu = 0;
   DeviceSample sample;
   PcieThroughput pcie;
+  /// The same GPU's sample of the previous line, for the violation columns (rates over the
+  /// interval); nullptr on the first line, where nvidia-smi prints 0.
+  const DeviceSample* previous = nullptr;
 };
 
 /// The -s letters, checked: "puc" by default; any of p u c v m e t.

@@ -62,6 +62,10 @@ DmonInput idle(double watts, unsigned gtemp, unsigned mtemp) {
   in.sample.ecc_uncorrected_volatile = std::uint64_t{0};
   in.pcie.rx_bytes_per_s = 0.0;
   in.pcie.tx_bytes_per_s = 0.0;
+  for (Reading<std::uint64_t>* r :
+       {&in.sample.clock_event_sw_power_cap_ns, &in.sample.clock_event_sw_thermal_ns,
+        &in.sample.clock_event_hw_thermal_ns})
+    *r = std::uint64_t{0};
   return in;
 }
 
@@ -86,15 +90,45 @@ TEST(Dmon, EverySelectionsHeaderAndLine) {
     ASSERT_GE(ref.size(), 3U) << s;
     EXPECT_EQ(dmon_header(s, {}), ref[0] + ref[1]) << s;
   }
-  // The whole line, the columns gpumon does not read dashed: pviol tviol, bar1 ccpm.
+  // The whole line, the columns gpumon does not read dashed: bar1 ccpm.
   const auto all = capture("dmon-spucvmet.txt");
-  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {11, 12, 14, 15}));
+  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {14, 15}));
   EXPECT_EQ(dmon_line("e", {}, idle(77, 35, 33), {}), capture("dmon-se.txt")[2]);
   EXPECT_EQ(dmon_line("t", {}, idle(77, 35, 33), {}), capture("dmon-st.txt")[2]);
   // A value gpumon could not read is "-", not 0.
   DmonInput lost = idle(77, 35, 33);
   lost.sample.temperature_memory_c = Reading<unsigned>::missing(Missing::kNotSupported);
   EXPECT_EQ(dmon_line("p", {}, lost, {}), "    0     77     35      - \n");
+}
+
+// pviol and tviol are rates over the interval: 0 on the first line (nvidia-smi's, even at the
+// power cap), then the share of the driver's time span the power cap held the clocks, and
+// whether thermal slowdown held them at all. The capture: dmon -s pv at the H200's power cap.
+TEST(Dmon, ViolationColumnsAreRatesOverTheInterval) {
+  const auto ref = capture("dmon-spv-busy.txt");
+  ASSERT_EQ(ref.size(), 8U);
+  EXPECT_EQ(dmon_header("pv", {}), ref[0] + ref[1]);
+  DmonInput first = idle(707.3, 64, 54);
+  first.sample.clock_event_sw_power_cap_ns = std::uint64_t{898836000};
+  EXPECT_EQ(dmon_line("pv", {}, first, {}), ref[2]);
+  DmonInput next = idle(694.9, 66, 55);
+  // The driver moves the counter in ~100 ms steps: 1.1 s of a 1 s span is 100, not 110.
+  next.sample.clock_event_sw_power_cap_ns = std::uint64_t{898836000 + 1'100'000'000};
+  next.sample.mono_time = first.sample.mono_time + std::chrono::seconds(1);
+  next.previous = &first.sample;
+  EXPECT_EQ(dmon_line("pv", {}, next, {}), ref[3]);
+  // Half the span held, and a thermal slowdown in the interval. A counter that went back (a
+  // driver reload) is 0.
+  next.sample.clock_event_sw_power_cap_ns = std::uint64_t{898836000 + 500'000'000};
+  next.sample.clock_event_hw_thermal_ns = std::uint64_t{1000};
+  EXPECT_EQ(dmon_line("v", {}, next, {}), "    0     50      1 \n");
+  next.sample.clock_event_sw_power_cap_ns = std::uint64_t{5};
+  EXPECT_EQ(dmon_line("v", {}, next, {}), "    0      0      1 \n");
+  // A GPU without the counters: "-".
+  next.sample.clock_event_sw_power_cap_ns = Reading<std::uint64_t>::missing(Missing::kNotSupported);
+  next.sample.clock_event_sw_thermal_ns = Reading<std::uint64_t>::missing(Missing::kNotSupported);
+  next.sample.clock_event_hw_thermal_ns = Reading<std::uint64_t>::missing(Missing::kNotSupported);
+  EXPECT_EQ(dmon_line("v", {}, next, {}), "    0      -      - \n");
 }
 
 TEST(Dmon, DateAndTimeColumns) {
