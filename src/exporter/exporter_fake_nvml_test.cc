@@ -278,6 +278,7 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
   EXPECT_TRUE(
       has(body, "gpumon_gpu_clock_event_seconds_total{gpu=\"0\",reason=\"sw_power_cap\"} 0\n"));
   EXPECT_FALSE(has(body, "seconds_total{gpu=\"0\",reason=\"hw_thermal_slowdown\"}"));
+  EXPECT_FALSE(has(body, "seconds_total{gpu=\"0\",reason=\"sync_boost\"}"));
   EXPECT_TRUE(
       has(body, "gpumon_gpu_process_memory_bytes{gpu=\"0\",pid=\"7311\",process=\"python3\"}"));
   const json current = json::parse(run.state->current_json());

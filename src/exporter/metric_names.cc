@@ -102,9 +102,10 @@ const std::vector<FamilySpec>& dcgm_table() {
     {M::kRemappedRowsUncorrectable, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", kCounter, 1, "Number of remapped rows for uncorrectable errors", {}},
     {M::kRemappedRowsPending, "DCGM_FI_DEV_ROW_REMAP_PENDING", kGauge, 1, "Whether remapping of rows waits for a GPU reset", {}},
     {M::kRemappedRowsFailure, "DCGM_FI_DEV_ROW_REMAP_FAILURE", kGauge, 1, "Whether remapping of rows has failed", {}},
-    // DCGM's violation fields are NVML's perf-policy counters in whole microseconds.
-    {M::kClockEventSwPowerCapS, "DCGM_FI_DEV_POWER_VIOLATION", kCounter, 1e6, "Throttling duration due to power constraints, us", {}, true},
-    {M::kClockEventSyncBoostS, "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", kCounter, 1e6, "Throttling duration due to sync-boost constraints, us", {}, true},
+    // DCGM's violation fields are NVML's perf-policy counters in ns (dcgm_fields.h; older
+    // dcgm-exporter comments said us).
+    {M::kClockEventSwPowerCapS, "DCGM_FI_DEV_POWER_VIOLATION", kCounter, 1e9, "Throttling duration due to power constraints, ns", {}, true},
+    {M::kClockEventSyncBoostS, "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", kCounter, 1e9, "Throttling duration due to sync-boost constraints, ns", {}, true},
     // NVML has no GPM graphics-engine metric in the catalog: NVML's kernel-active fraction is
     // the closest equivalent of DCGM's graphics-engine activity.
     {M::kUtilizationGpuPct, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, kPct, "Ratio of time the graphics engine is active", {}},
@@ -131,8 +132,13 @@ std::span<const FamilySpec> dcgm_families() {
 }
 
 double scaled(const FamilySpec& f, double value) {
-  const double v = f.scale < 1 ? value / std::round(1 / f.scale) : value * f.scale;
-  return f.whole ? std::floor(v) : v;
+  if (f.scale < 1) {
+    const double v = value / std::round(1 / f.scale);
+    return f.whole ? std::floor(v) : v;
+  }
+  // Back to the driver's integer unit (s -> ns): rounded, as the product may miss it by a bit.
+  const double v = value * f.scale;
+  return f.whole ? std::round(v) : v;
 }
 
 const FamilySpec* find_family(std::span<const FamilySpec> families, MetricId id) {

@@ -25,7 +25,9 @@ struct FamilySpec {
   double scale;           ///< value = catalog value * scale (pct -> ratio: 0.01, MHz -> Hz: 1e6)
   std::string_view what;  ///< first words of the HELP text
   std::string help;       ///< `what`, unit, and the catalog's source and window
-  bool whole = false;     ///< scaled values are floored to integers (DCGM's MiB)
+  /// Scaled values are integers, as DCGM's: a division (bytes to MiB) is floored, a
+  /// multiplication back to the driver's unit (s to ns) rounded.
+  bool whole = false;
 };
 
 /// Native families, one per catalog metric exported as a plain per-GPU value (label `gpu`).

@@ -82,6 +82,11 @@ TEST(MetricNames, DcgmTableUsesDcgmNamesAndUnits) {
   // DCGM's framebuffer fields are whole MiB: 1.5 MiB used is 1.
   EXPECT_EQ(scaled(*find_family(dcgm_families(), MetricId::kMemoryUsedBytes), 3 << 19), 1);
   EXPECT_EQ(scaled(*find_family(dcgm_families(), MetricId::kMemoryReservedBytes), 644939776), 615);
+  // DCGM's violation time is ns, whole: the H200's 40139034816 ns at its power cap comes back
+  // exactly from the catalog's seconds.
+  EXPECT_EQ(
+      scaled(*find_family(dcgm_families(), MetricId::kClockEventSwPowerCapS), 40139034816 / 1e9),
+      40139034816.0);
   // Every default counter of dcgm-exporter NVML can give (NVLink and XID are the renderer's).
   for (std::string_view n :
        {"DCGM_FI_DEV_FB_RESERVED", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "DCGM_FI_DEV_ENC_UTIL",

@@ -110,9 +110,9 @@ struct FakeEventTime {
   std::uint64_t bit;
 };
 constexpr FakeEventTime kFakeEventTimes[] = {
-    {gpumon::nvml::kFiDevPerfPolicyPower, Field::kPerfPolicyTime,
+    {gpumon::nvml::kFiDevPerfPolicyPower, Field::kPowerCapTime,
      gpumon::nvml::kClocksEventSwPowerCap},
-    {gpumon::nvml::kFiDevPerfPolicySyncBoost, Field::kPerfPolicyTime,
+    {gpumon::nvml::kFiDevPerfPolicySyncBoost, Field::kSyncBoostTime,
      gpumon::nvml::kClocksEventSyncBoost},
     {gpumon::nvml::kFiDevClocksEventReasonSwThermSlowdown, Field::kSlowdownTime,
      gpumon::nvml::kClocksEventSwThermalSlowdown},

@@ -72,7 +72,7 @@ struct DeviceState {
   const DeviceSpec* spec = nullptr;
   unsigned index = 0;
   RunningIntegral energy;
-  /// Seconds each clock-event counter's bit was set (kClockEventCounters' order).
+  /// Seconds each clock-event counter's bit was set (kFakeEventTimes' order, exports_lists.cc).
   std::array<RunningIntegral, 5> event_time{
       RunningIntegral(RunningIntegral::Rule::kStep), RunningIntegral(RunningIntegral::Rule::kStep),
       RunningIntegral(RunningIntegral::Rule::kStep), RunningIntegral(RunningIntegral::Rule::kStep),

@@ -66,7 +66,8 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "display_mode",
     "power_limits",
     "applications_clocks",
-    "perf_policy_time",
+    "power_cap_time",
+    "sync_boost_time",
     "slowdown_time",
 };
 

@@ -80,8 +80,9 @@ enum class Field : std::uint8_t {
   kPowerLimits,         ///< the default power limit and the range it may be set in
   kApplicationsClocks,  ///< the applications clocks and their defaults
   /// The clock-event time counters, from the time each `clock_event_reasons` bit was set: field
-  /// values 74 and 76 (power cap, sync boost), and 269-271 (SW thermal, HW thermal, power brake).
-  kPerfPolicyTime,
+  /// values 74 (power cap), 76 (sync boost), and 269-271 (SW thermal, HW thermal, power brake).
+  kPowerCapTime,
+  kSyncBoostTime,
   kSlowdownTime,
   kCount,
 };

@@ -43,9 +43,9 @@ enum class MetricGroup : std::uint32_t {
   kNvlinkThroughput = 1U << 23,  ///< nvlink_data_{tx,rx}_kib (field values)
   kJpegUtil = 1U << 24,          ///< utilization_jpeg_pct
   kOfaUtil = 1U << 25,           ///< utilization_ofa_pct
-  /// clock_event_{sw_power_cap,sync_boost}_ns (field values 74, 76: NVML's perf-policy time)
+  /// clock_event_{sw_power_cap,sync_boost}_s (field values 74, 76: NVML's perf-policy time)
   kPerfPolicyTime = 1U << 26,
-  /// clock_event_{sw_thermal,hw_thermal,hw_power_brake}_ns (field values 269-271; newer drivers)
+  /// clock_event_{sw_thermal,hw_thermal,hw_power_brake}_s (field values 269-271; newer drivers)
   kSlowdownTime = 1U << 27,
   /// The last group: all() is every bit up to it. A new group goes above and moves this.
   kLastGroup = kSlowdownTime,

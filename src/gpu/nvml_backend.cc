@@ -527,20 +527,23 @@ double field_number(const nvmlFieldValue_t& v) {
 
 }  // namespace
 
-// Every kFieldReads group asked for comes from one batched nvmlDeviceGetFieldValues; each field
-// has its own status, so one unsupported field leaves the others.
+// Every kFieldReads group asked for comes from one batched nvmlDeviceGetFieldValues. Each field
+// has its own status, so one unsupported field leaves the others, of its group too; a field
+// id the driver does not know (INVALID_ARGUMENT in its own status) counts as unsupported.
 void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) {
+  static_assert(kFieldReads.size() <= 32, "Device::unsupported_fields has 32 bits");
   const auto fn = lib_->fn().device_get_field_values;
   std::array<nvmlFieldValue_t, kFieldReads.size()> values{};
-  std::array<const FieldRead*, kFieldReads.size()> asked{};
+  std::array<std::size_t, kFieldReads.size()> asked{};
   std::size_t n = 0;
-  for (const FieldRead& f : kFieldReads) {
+  for (std::size_t k = 0; k < kFieldReads.size(); ++k) {
+    const FieldRead& f = kFieldReads[k];
     if (!what.has(f.group)) continue;
-    if (fn == nullptr || d.unsupported.has(f.group)) {
+    if (fn == nullptr || d.unsupported.has(f.group) || (d.unsupported_fields >> k & 1U) != 0) {
       set_metric_missing(s, f.metric, Missing::kNotSupported);
       continue;
     }
-    asked[n] = &f;
+    asked[n] = k;
     values[n].fieldId = f.field_id;
     values[n].scopeId = f.scope_id;
     ++n;
@@ -548,13 +551,26 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
   if (n == 0) return;
   const nvmlReturn_t rc = fn(d.handle, static_cast<int>(n), values.data());
   for (std::size_t i = 0; i < n; ++i) {
-    const FieldRead& f = *asked[i];
+    const std::size_t k = asked[i];
+    const FieldRead& f = kFieldReads[k];
     const nvmlReturn_t r = rc != NVML_SUCCESS ? rc : values[i].nvmlReturn;
     if (r == NVML_SUCCESS) {
       set_metric_value(s, f.metric, field_number(values[i]) / f.per_catalog_unit);
-    } else {
-      set_metric_missing(s, f.metric, note_failure(d, f.group, r));
+      continue;
     }
+    const bool unknown_id = rc == NVML_SUCCESS && r == NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_ERROR_NOT_SUPPORTED && !unknown_id) {
+      set_metric_missing(s, f.metric, note_failure(d, f.group, r));
+      continue;
+    }
+    d.unsupported_fields |= 1U << k;
+    bool whole_group = true;
+    for (std::size_t j = 0; j < kFieldReads.size(); ++j) {
+      if (kFieldReads[j].group == f.group && (d.unsupported_fields >> j & 1U) == 0)
+        whole_group = false;
+    }
+    if (whole_group) d.unsupported |= f.group;
+    set_metric_missing(s, f.metric, Missing::kNotSupported);
   }
 }
 

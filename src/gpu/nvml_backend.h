@@ -84,6 +84,10 @@ class NvmlBackend final : public GpuBackend {
     nvmlDevice_t handle = nullptr;
     DeviceStatic info;
     MetricSet unsupported;
+    /// Batched field values found unsupported, by their index in the field table: a group is
+    /// unsupported once every field of it is (a GPU may have the power-cap time and not
+    /// the sync-boost time).
+    std::uint32_t unsupported_fields = 0;
     bool lost = false;  ///< nvml::is_gpu_lost() from a call; probed again per lost_retry
     /// Why the GPU has no handle when it is not lost (GetHandleByIndex said no permission, a
     /// driver error, ...): every reading is missing for this reason; probed like a lost GPU.

@@ -226,16 +226,17 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
   ASSERT_FALSE(s.power_draw_w.has_value());
   EXPECT_EQ(s.power_draw_w.why(), Missing::kNoPermission);
   const MetricSet unsupported = b->unsupported(0);
-  for (MetricGroup g :
-       {MetricGroup::kEcc, MetricGroup::kEnergy, MetricGroup::kMemoryTemperature,
-        MetricGroup::kPowerInstant, MetricGroup::kRemappedRows, MetricGroup::kNvlinkThroughput,
-        MetricGroup::kSlowdownTime}) {
+  for (MetricGroup g : {MetricGroup::kEcc, MetricGroup::kEnergy, MetricGroup::kMemoryTemperature,
+                        MetricGroup::kPowerInstant, MetricGroup::kRemappedRows,
+                        MetricGroup::kNvlinkThroughput, MetricGroup::kSlowdownTime}) {
     EXPECT_TRUE(unsupported.has(g)) << static_cast<unsigned>(g);
   }
-  // The same batched call brings the power-cap and sync-boost time, which the scenario's driver
-  // has where it lacks the slowdown counters: one unsupported field leaves its neighbours.
+  // The same batched call brings the power-cap time, which the scenario's driver has where it
+  // lacks the sync-boost time of the same group and the slowdown counters: one unsupported
+  // field leaves its neighbours, in its group too.
   EXPECT_FALSE(unsupported.has(MetricGroup::kPerfPolicyTime));
   EXPECT_EQ(s.clock_event_sw_power_cap_ns.value_or(1), 0U);
+  EXPECT_EQ(s.clock_event_sync_boost_ns.why(), Missing::kNotSupported);
   EXPECT_EQ(s.clock_event_hw_thermal_ns.why(), Missing::kNotSupported);
   EXPECT_FALSE(unsupported.has(MetricGroup::kPower));  // no permission is not "unsupported"
 
@@ -250,11 +251,21 @@ TEST(NvmlBackend, UnsupportedFieldsAreMissingAndNotPolledAgain) {
     const DeviceSample again = b->sample(0, MetricSet::all());
     EXPECT_EQ(again.energy_mj.why(), Missing::kNotSupported);
     EXPECT_EQ(again.power_draw_w.why(), Missing::kNoPermission);
+    EXPECT_EQ(again.clock_event_sw_power_cap_ns.value_or(1), 0U);
+    EXPECT_EQ(again.clock_event_sync_boost_ns.why(), Missing::kNotSupported);
   }
   EXPECT_EQ(calls("nvmlDeviceGetTotalEnergyConsumption"), energy);
   EXPECT_EQ(calls("nvmlDeviceGetTotalEccErrors"), ecc);
-  EXPECT_EQ(calls("nvmlDeviceGetFieldValues"), fields + 3);  // for the perf-policy time only
-  EXPECT_EQ(calls("nvmlDeviceGetPowerUsage"), power + 3);  // permission may change: asked again
+  EXPECT_EQ(calls("nvmlDeviceGetFieldValues"), fields + 3);  // for the power-cap time
+  EXPECT_EQ(calls("nvmlDeviceGetPowerUsage"), power + 3);    // permission may change: asked again
+  // Without the power-cap time's group, every field left is known unsupported: no call at all.
+  MetricSet others;
+  for (std::uint32_t bit = 1; bit != 0 && bit <= MetricSet::all().bits(); bit <<= 1) {
+    if (bit != static_cast<std::uint32_t>(MetricGroup::kPerfPolicyTime))
+      others |= static_cast<MetricGroup>(bit);
+  }
+  (void)b->sample(0, others);
+  EXPECT_EQ(calls("nvmlDeviceGetFieldValues"), fields + 3);
 }
 
 // Scenario time and the backend's retry clock both move only when the test moves them.

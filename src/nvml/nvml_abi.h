@@ -288,9 +288,11 @@ inline constexpr unsigned kFiDevRemappedFailure = 145;
 /// "Sync Boost" under "Clocks Event Reasons Counters".
 inline constexpr unsigned kFiDevPerfPolicyPower = 74;
 inline constexpr unsigned kFiDevPerfPolicySyncBoost = 76;
-/// The same for SW thermal, HW thermal and HW power-brake slowdown. Checked on an H200 with
-/// driver 580 (docs/results/h200-2026-12-03-limits/): older nvml.h copies number them 251-253,
-/// which answer NOT_SUPPORTED there.
+/// The same for SW thermal, HW thermal and HW power-brake slowdown: the ids nvidia-smi 580 asks
+/// for its "Clocks Event Reasons Counters" (traced on an H200 with an LD_PRELOAD shim,
+/// docs/results/h200-2026-12-03-counters/smi-field-ids.txt). Some nvml.h copies number them
+/// 251-253 (which answer NOT_SUPPORTED on that driver) and give 269-271 to power smoothing; a
+/// driver that does not know these ids shows the three as not supported.
 inline constexpr unsigned kFiDevClocksEventReasonSwThermSlowdown = 269;
 inline constexpr unsigned kFiDevClocksEventReasonHwThermSlowdown = 270;
 inline constexpr unsigned kFiDevClocksEventReasonHwPowerBrakeSlowdown = 271;

@@ -43,10 +43,10 @@ Cell mib_per_s(const Reading<double>& r) {
 }
 
 // pviol: the share of the interval the power cap held the clocks down, whole percent: the
-// growth of the driver's power-cap time over the time between the two samples. The driver
-// moves that counter in about 100 ms steps: at the H200's cap the first rate line read 90 (95
-// at -d 2) where nvidia-smi's reads 100, the later ones 100 as nvidia-smi's
-// (docs/results/h200-2026-12-03-counters/).
+// growth of the driver's power-cap time over the time between the two samples. At the H200's
+// cap the first rate line read 90 (95 at -d 2) where nvidia-smi's reads 100, the later ones
+// 100 as nvidia-smi's: the first interval is ~100 ms of counter short, also when spanned by
+// NVML's own field timestamps; the cause is not known (docs/results/h200-2026-12-03-counters/).
 Cell power_violation_pct(const DmonInput& in) {
   const Reading<std::uint64_t>& held = in.sample.clock_event_sw_power_cap_ns;
   if (!held) return std::nullopt;
