@@ -274,7 +274,8 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
   EXPECT_TRUE(has(body, "gpumon_gpu_fan_speed_ratio{gpu=\"0\"} 0."));
   EXPECT_TRUE(has(body, "gpumon_gpu_temperature_celsius{gpu=\"0\"} "));
   EXPECT_TRUE(has(body, "gpumon_gpu_power_limit_watts{gpu=\"0\"} 450\n"));
-  // The driver has the power-cap time but not the slowdown counters: only those are absent.
+  // The driver has the power-cap time but not the sync-boost time or the slowdown counters:
+  // only those are absent.
   EXPECT_TRUE(
       has(body, "gpumon_gpu_clock_event_seconds_total{gpu=\"0\",reason=\"sw_power_cap\"} 0\n"));
   EXPECT_FALSE(has(body, "seconds_total{gpu=\"0\",reason=\"hw_thermal_slowdown\"}"));

@@ -44,8 +44,9 @@ class GpuBackend {
   virtual const DeviceStatic& device(unsigned index) const = 0;
 
   /// Reads the groups in `what` for GPU `index`. Never throws; failures become Missing reasons.
-  /// A group that answered NOT_SUPPORTED once is not asked again. A lost GPU returns a sample
-  /// with lost = true without calling NVML more than once per `lost_retry` period.
+  /// A group that answered NOT_SUPPORTED once is not asked again (field values: each field). A lost
+  /// GPU returns a sample with lost = true without calling NVML more than once per `lost_retry`
+  /// period.
   virtual DeviceSample sample(unsigned index, MetricSet what) = 0;
 
   /// Compute processes on GPU `index` (NVML part only; host::ProcessInspector fills the host

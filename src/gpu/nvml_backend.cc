@@ -559,7 +559,7 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
       continue;
     }
     const bool unknown_id = rc == NVML_SUCCESS && r == NVML_ERROR_INVALID_ARGUMENT;
-    if (r != NVML_ERROR_NOT_SUPPORTED && !unknown_id) {
+    if (missing_from(r) != Missing::kNotSupported && !unknown_id) {
       set_metric_missing(s, f.metric, note_failure(d, f.group, r));
       continue;
     }
