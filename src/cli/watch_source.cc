@@ -22,13 +22,15 @@ std::unique_ptr<WatchSource> WatchSource::open(double interval_s, const Console&
   n.sampler.energy = false;
   n.sampler.host_process_details = false;
   n.sampler.process_period = n.sampler.interval;
+  n.sampler.pcie = true;  // about 40 ms of waiting per GPU a second, on its reader thread
   n.sampler.history_capacity = 2;
   n.diagnose = false;
   std::unique_ptr<WatchSource> source(new WatchSource());
   int exit_code = 0;
   source->pipeline_ = node::NodePipeline::open(std::move(n), source->quiet_, exit_code);
   if (!source->pipeline_) return nullptr;
-  source->pipeline_->add_sample_sink(source->xids_);
+  source->frames_ = std::make_shared<FrameSink>(hold_time(n.sampler.interval));
+  source->pipeline_->add_sample_sink(source->frames_);
   source->pipeline_->start();
   return source;
 }
@@ -38,13 +40,13 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
                                             std::chrono::milliseconds wait) {
   const Sampler& sampler = *pipeline_->sampler();
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  std::vector<TickSample> ticks = sampler.history().latest(1);
-  while (ticks.empty() && std::chrono::steady_clock::now() < deadline) {
+  std::optional<TickSample> newest = frames_->newest();
+  while (!newest && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    ticks = sampler.history().latest(1);
+    newest = frames_->newest();
   }
-  if (ticks.empty()) return std::nullopt;
-  const TickSample& tick = ticks.front();
+  if (!newest) return std::nullopt;
+  const TickSample& tick = *newest;
 
   Snapshot snap;
   set_system(snap, sampler.system(), hostname);
@@ -65,22 +67,38 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
       }
     }
     add_gpu(snap, devices[i], tick.gpus[i], std::move(count));
-    snap.gpus.back().last_xid = xids_->last(devices[i].index);
+    snap.gpus.back().last_xid = frames_->last_xid(devices[i].index);
   }
   set_processes(snap, std::move(processes), inspector, std::chrono::steady_clock::now());
   return snap;
 }
 
-void WatchSource::XidSink::on_event(const GpuEvent& event) {
-  if (event.kind != GpuEvent::Kind::kXid) return;
+void WatchSource::FrameSink::on_tick(const TickSample& tick) {
+  TickSample shown = tick;
   std::lock_guard<std::mutex> lock(mu_);
-  last_[event.gpu] = event.value;
+  for (DeviceSample& s : shown.gpus) {
+    LastKnown& known = known_[s.index];
+    known.update(s, tick.mono_time, hold_);
+    known.fill(s);
+  }
+  newest_ = std::move(shown);
 }
 
-std::optional<std::uint64_t> WatchSource::XidSink::last(unsigned gpu) const {
+void WatchSource::FrameSink::on_event(const GpuEvent& event) {
+  if (event.kind != GpuEvent::Kind::kXid) return;
   std::lock_guard<std::mutex> lock(mu_);
-  const auto it = last_.find(gpu);
-  return it == last_.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
+  last_xid_[event.gpu] = event.value;
+}
+
+std::optional<TickSample> WatchSource::FrameSink::newest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return newest_;
+}
+
+std::optional<std::uint64_t> WatchSource::FrameSink::last_xid(unsigned gpu) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto it = last_xid_.find(gpu);
+  return it == last_xid_.end() ? std::nullopt : std::optional<std::uint64_t>(it->second);
 }
 
 }  // namespace gpumon::cli

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Where the live view's frames come from: the node pipeline's sampler, ticking at the view's
-// interval, so `gpumon watch` shows what `serve` and `record` read (GPM's SM activity and the
-// driver's power peaks included, which only the sampler's tasks fill), and each frame is the
-// newest tick rather than a read of its own. The processes are the sampler's newest lists,
-// with this host's details read for the frame.
+// interval, so `gpumon watch` shows what `serve` and `record` read (GPM's SM activity, PCIe
+// traffic and the driver's power peaks included, which only the sampler's tasks fill), and each
+// frame is the newest tick rather than a read of its own. What that tick lacks because its task
+// was not due (temperature and clocks at 1 Hz, GPM, PCIe) is its last known reading, held as
+// /metrics holds it (sampler/last_known.h), so a fast view does not flicker to N/A. The
+// processes are the sampler's newest lists, with this host's details read for the frame.
 //
 // Thread-safety: one thread (the view's); the sampler runs its own.
 #pragma once
@@ -21,6 +23,7 @@
 #include "cli/snapshot.h"
 #include "host/process_inspector.h"
 #include "node/node_pipeline.h"
+#include "sampler/last_known.h"
 
 namespace gpumon::cli {
 
@@ -42,20 +45,25 @@ class WatchSource {
   std::ostream quiet_{nullptr};
   std::unique_ptr<node::NodePipeline> pipeline_;
 
-  // The newest XID per GPU, from the sampler's event watcher (its thread writes, the view's
-  // reads), for a lost GPU's row.
-  class XidSink : public SampleSink {
+  // The newest tick with each GPU's held readings filled in, and the newest XID per GPU (for
+  // a lost GPU's row). The sampler's thread writes, the view's reads.
+  class FrameSink : public SampleSink {
    public:
-    void on_tick(const TickSample&) override {}
+    explicit FrameSink(MonoClock::duration hold) : hold_(hold) {}
+    void on_tick(const TickSample& tick) override;
     void on_processes(const ProcessSnapshot&) override {}
     void on_event(const GpuEvent& event) override;
-    std::optional<std::uint64_t> last(unsigned gpu) const;
+    std::optional<TickSample> newest() const;
+    std::optional<std::uint64_t> last_xid(unsigned gpu) const;
 
    private:
+    const MonoClock::duration hold_;
     mutable std::mutex mu_;
-    std::map<unsigned, std::uint64_t> last_;
+    std::map<unsigned, LastKnown> known_;
+    std::optional<TickSample> newest_;
+    std::map<unsigned, std::uint64_t> last_xid_;
   };
-  std::shared_ptr<XidSink> xids_ = std::make_shared<XidSink>();
+  std::shared_ptr<FrameSink> frames_;
 };
 
 }  // namespace gpumon::cli

@@ -110,7 +110,30 @@ StyledLine block_status(const GpuSnapshot& g) {
   return line;
 }
 
-// One line per GPU when three do not fit.
+// "  PCIe rx 1.2 GiB/s  tx 310 MiB/s": the host<->GPU traffic (a DataLoader's copies, a
+// model offloaded to the host), on a line of its own where read, so the lines above keep
+// their width at 80 columns.
+bool has_io(const GpuSnapshot& g) {
+  return g.sample.pcie_rx_bytes_per_s || g.sample.pcie_tx_bytes_per_s;
+}
+
+StyledLine block_io(const GpuSnapshot& g) {
+  const auto rate = [](const Reading<double>& r) {
+    return reading_text(r, [](double v) {
+      return short_bytes(static_cast<std::uint64_t>(std::max(0.0, v))) + "/s";
+    });
+  };
+  return StyledLine(fmt::format("  PCIe rx {}  tx {}", rate(g.sample.pcie_rx_bytes_per_s),
+                                rate(g.sample.pcie_tx_bytes_per_s)));
+}
+
+// The lines of a GPU's block in the full layout.
+std::size_t block_lines(const GpuSnapshot& g) {
+  if (g.sample.lost || g.info.open_error) return 1;
+  return has_io(g) ? 4 : 3;
+}
+
+// One line per GPU when its block does not fit.
 StyledLine compact_line(const GpuSnapshot& g, const GpuHistories& h, std::size_t spark,
                         const ViewOptions& o) {
   const DeviceSample& s = g.sample;
@@ -177,7 +200,9 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
   const std::size_t header = out.size();
   // Room for the processes title, heading and one row below the GPUs.
   constexpr std::size_t kProcessMin = 4;
-  const bool full = height >= header + 3 * n + kProcessMin;
+  std::size_t block_total = 0;
+  for (const GpuSnapshot* g : gpus) block_total += block_lines(*g);
+  const bool full = height >= header + block_total + kProcessMin;
   std::size_t name_width = 4;
   for (const GpuSnapshot* g : gpus) {
     name_width = std::max(name_width, std::min(display_width(gpu_name(g->info)), kMaxNameWidth));
@@ -196,6 +221,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
       if (g->sample.lost || g->info.open_error) continue;
       out.push_back(block_bars(*g, history, spark, o));
       out.push_back(block_status(*g));
+      if (has_io(*g)) out.push_back(block_io(*g));
     }
   } else {
     // Fixed columns of compact_line without the throttle words: about 50.

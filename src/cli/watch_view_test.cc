@@ -95,6 +95,33 @@ TEST_F(WatchViewTest, SmActivityShowsWhereTheGpuHasGpm) {
   EXPECT_EQ(count_prefix(lines, "  mem-util  45 %   ECC"), 1U) << "no GPM: nothing shown";
 }
 
+TEST_F(WatchViewTest, PcieTrafficOnALineOfItsOwnWhereRead) {
+  Snapshot s = empty_snapshot();
+  s.gpus = {healthy_gpu(0), healthy_gpu(1)};
+  s.gpus[0].sample.pcie_rx_bytes_per_s = 2.5 * (1ULL << 30);
+  s.gpus[0].sample.pcie_tx_bytes_per_s = Reading<double>::missing(Missing::kError);
+  history_.record(s);
+  options_.width = 80;
+  options_.height = 24;
+  const auto lines = render_watch_frame(s, history_, options_);
+  EXPECT_EQ(count_prefix(lines, "  PCIe "), 1U) << "GPU 1 has no PCIe readings: no line";
+  const auto at = std::find(lines.begin(), lines.end(), "  PCIe rx 2.5 GiB/s  tx err");
+  ASSERT_NE(at, lines.end());
+  EXPECT_EQ((at - 1)->rfind("  mem-util", 0), 0U) << "below its GPU's status line";
+}
+
+TEST_F(WatchViewTest, TheIoLineCountsWhenTheBlocksMustFit) {
+  Snapshot s = empty_snapshot();
+  for (unsigned i = 0; i < 4; ++i) s.gpus.push_back(healthy_gpu(i));
+  history_.record(s);
+  options_.width = 80;
+  options_.height = 19;  // 2 + 4 * 3 + 4 + footer: the blocks fit without the PCIe lines
+  EXPECT_EQ(count_prefix(render_watch_frame(s, history_, options_), "  util "), 4U);
+  for (GpuSnapshot& g : s.gpus) g.sample.pcie_rx_bytes_per_s = 1e6;
+  EXPECT_EQ(count_prefix(render_watch_frame(s, history_, options_), "  util "), 0U)
+      << "with them they do not: one line per GPU";
+}
+
 TEST_F(WatchViewTest, EightGpuBlocksWithTheSimulatedLabelFirst) {
   const Snapshot s = eight_gpus(true);
   history_.record(s);

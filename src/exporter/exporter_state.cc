@@ -31,11 +31,9 @@ ExporterState::ExporterState(const Sampler& sampler, ExporterOptions options,
       options_(std::move(options)),
       clock_(or_steady(std::move(clock))),
       created_(clock_->now()),
-      stale_after_(
-          std::max<MonoClock::duration>(3 * sampler.config().interval, std::chrono::seconds(10))),
+      hold_(hold_time(sampler.config().interval)),
       health_limit_(3 * sampler.config().interval + std::chrono::seconds(5)),
-      process_stale_(
-          std::max<MonoClock::duration>(stale_after_, 3 * sampler.config().process_period)) {}
+      process_stale_(std::max<MonoClock::duration>(hold_, 3 * sampler.config().process_period)) {}
 
 GpuState& ExporterState::gpu_locked(unsigned index) {
   if (index >= gpus_.size()) gpus_.resize(index + 1);
@@ -44,10 +42,8 @@ GpuState& ExporterState::gpu_locked(unsigned index) {
 
 void ExporterState::expire_locked(MonoClock::time_point now) {
   for (GpuState& g : gpus_) {
-    for (std::size_t i = 0; i < kMetricCount; ++i) {
-      if (g.values[i] && now - g.value_time[i] > stale_after_) g.values[i].reset();
-    }
-    if (g.nvlink_prev_kib && now - g.nvlink_prev_time > stale_after_)
+    g.known.expire(now, hold_);
+    if (g.nvlink_prev_kib && now - g.nvlink_prev_time > hold_)
       g.nvlink_mb_per_s.reset(), g.nvlink_prev_kib.reset();
     if (g.has_processes && now - g.processes_time > process_stale_) {
       g.has_processes = false;
@@ -85,16 +81,7 @@ void ExporterState::on_tick(const TickSample& tick) {
       g.stale_call = s.stale->call;
       g.stale_for_s = std::max(0.0, seconds(tick.mono_time - s.stale->since));
     }
-    for (const MetricInfo& m : metric_catalog()) {
-      const auto i = static_cast<std::size_t>(m.id);
-      std::optional<double> v = metric_value(s, m.id);
-      if ((s.lost || s.stale) && m.id != MetricId::kLost) {
-        g.values[i].reset();  // a lost or stale GPU's last values would read as current
-      } else if (v && !std::isnan(*v)) {
-        g.values[i] = v;
-        g.value_time[i] = tick.mono_time;
-      }
-    }
+    g.known.update(s, tick.mono_time, hold_);
     if (s.lost) {
       g.has_processes = false;
       g.processes.clear();

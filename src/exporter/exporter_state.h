@@ -5,9 +5,9 @@
 // read this state only; they never call NVML (docs/exporter.md).
 //
 // Freshness: metrics some ticks lack (GPM, driver buffers, energy) keep their last known value
-// until it is older than max(3 intervals, 10 s) measured in tick time, then vanish; a lost GPU
-// drops every value but `lost`. Missing values are never written as 0: no series in /metrics,
-// null in JSON.
+// as sampler/last_known.h rules (until older than max(3 intervals, 10 s) in tick time, then
+// they vanish; a lost GPU drops every value but `lost`). Missing values are never written as 0: no
+// series in /metrics, null in JSON.
 //
 // Training ranks (ExporterOptions::training, fed by serve's agent socket on the agent server's
 // thread) live in TrainingState under its own lock; each render copies them after mutex_ is
@@ -91,9 +91,9 @@ class ExporterState final : public SampleSink {
   const ExporterOptions options_;
   const std::shared_ptr<Clock> clock_;
   const MonoClock::time_point created_;
-  const MonoClock::duration stale_after_;    // max(3 intervals, 10 s)
+  const MonoClock::duration hold_;           // hold_time(interval)
   const MonoClock::duration health_limit_;   // 3 intervals + 5 s
-  const MonoClock::duration process_stale_;  // max(stale_after_, 3 process periods)
+  const MonoClock::duration process_stale_;  // max(hold_, 3 process periods)
 
   mutable std::mutex mutex_;  // guards what follows
   std::uint64_t generation_ = 0;

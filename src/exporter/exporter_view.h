@@ -16,6 +16,7 @@
 #include "exporter/training_state.h"
 #include "gpu/gpu_types.h"
 #include "gpu/metric_catalog.h"
+#include "sampler/last_known.h"
 #include "sampler/sampler_config.h"
 
 namespace gpumon::exporter {
@@ -49,11 +50,10 @@ struct GpuState {
   /// how long it had run at that tick (seconds).
   std::optional<std::string> stale_call;
   double stale_for_s = 0;
-  /// Newest known value of every catalog metric, in catalog units; nullopt when missing or
-  /// older than the staleness limit.
-  std::array<std::optional<double>, kMetricCount> values{};
-  std::array<MonoClock::time_point, kMetricCount> value_time{};  ///< tick time of each value
-  std::map<std::uint64_t, std::uint64_t> xid_counts;             ///< XID -> events since start
+  /// Newest known value of every catalog metric (held as LastKnown says: a value vanishes
+  /// once older than hold_time(), never written as 0).
+  LastKnown known;
+  std::map<std::uint64_t, std::uint64_t> xid_counts;  ///< XID -> events since start
   std::optional<std::uint64_t> last_xid;
   WallClock::time_point last_xid_time{};
   std::uint64_t ecc_single_bit_events = 0;

@@ -78,7 +78,7 @@ void render_dcgm(const ExporterView& v, const ExporterOptions& o, ExpositionWrit
     for (unsigned i = 0; i < v.gpus.size(); ++i) {
       const GpuState* g = v.gpu(i);
       if (g == nullptr) continue;
-      const auto& value = g->values[static_cast<std::size_t>(f.id)];
+      const std::optional<double> value = g->known.value(f.id);
       if (value) w.sample(labels[i]->labels, scaled(f, *value));
     }
   }

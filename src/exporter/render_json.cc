@@ -56,19 +56,17 @@ json gpu_current(const ExporterView& v, unsigned index) {
   }
   json metrics = json::object();
   for (const MetricInfo& m : metric_catalog()) {
-    metrics[std::string(m.name)] =
-        g != nullptr ? or_null(g->values[static_cast<std::size_t>(m.id)]) : json();
+    metrics[std::string(m.name)] = g != nullptr ? or_null(g->known.value(m.id)) : json();
   }
-  const auto reasons = static_cast<std::size_t>(MetricId::kClockEventReasons);
+  const std::optional<double> reasons =
+      g != nullptr ? g->known.value(MetricId::kClockEventReasons) : std::nullopt;
   metrics[std::string(kThrottledColumn)] =
-      g != nullptr ? throttled_json(g->values[reasons],
-                                    g->values[static_cast<std::size_t>(MetricId::kSmClockMhz)],
-                                    max_sm_clock_of(d))
-                   : json();
+      g != nullptr
+          ? throttled_json(reasons, g->known.value(MetricId::kSmClockMhz), max_sm_clock_of(d))
+          : json();
   o["metrics"] = std::move(metrics);
-  if (g != nullptr && g->values[reasons]) {
-    o["clock_event_reasons"] =
-        clock_event_reason_names(static_cast<std::uint64_t>(*g->values[reasons]));
+  if (reasons) {
+    o["clock_event_reasons"] = clock_event_reason_names(static_cast<std::uint64_t>(*reasons));
   } else {
     o["clock_event_reasons"] = nullptr;
   }

@@ -91,11 +91,12 @@ void render_clock_events(const ExporterView& v, ExpositionWriter& w) {
            "1 while the clock-event (throttle) reason holds, else 0 (from "
            "nvmlDeviceGetCurrentClocksEventReasons; instant; newest sample)",
            kGauge);
-  const auto id = static_cast<std::size_t>(MetricId::kClockEventReasons);
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
     const GpuState* g = v.gpu(i);
-    if (g == nullptr || !g->values[id]) continue;
-    const auto mask = static_cast<std::uint64_t>(*g->values[id]);
+    const std::optional<double> reasons =
+        g != nullptr ? g->known.value(MetricId::kClockEventReasons) : std::nullopt;
+    if (!reasons) continue;
+    const auto mask = static_cast<std::uint64_t>(*reasons);
     const std::string gpu = std::to_string(i);
     std::uint64_t known = 0;
     for (const auto& [bit, reason] : clock_event_reasons()) {
@@ -118,7 +119,7 @@ void render_clock_event_time(const ExporterView& v, ExpositionWriter& w) {
     if (g == nullptr) continue;
     const std::string gpu = std::to_string(i);
     for (const ClockEventTimer& t : kClockEventTimers) {
-      const auto& value = g->values[static_cast<std::size_t>(t.metric)];
+      const std::optional<double> value = g->known.value(t.metric);
       if (!value) continue;
       w.sample({{"gpu", gpu}, {"reason", clock_event_reason_names(t.reason).at(0)}}, *value);
     }
@@ -220,7 +221,7 @@ void render_native_gpus(const ExporterView& v, const ExporterOptions& o, Exposit
     for (unsigned i = 0; i < v.gpus.size(); ++i) {
       const GpuState* g = v.gpu(i);
       if (g == nullptr) continue;
-      const auto& value = g->values[static_cast<std::size_t>(f.id)];
+      const std::optional<double> value = g->known.value(f.id);
       if (value) w.sample({{"gpu", std::to_string(i)}}, scaled(f, *value));
     }
   }

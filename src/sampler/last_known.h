@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// LastKnown: the newest known reading of every catalog metric of one GPU, for the views that
+// show "now" (the live view, /metrics, the JSON API). A tick carries only what was due in it:
+// slow groups (temperature, clocks, limits: once a second), GPM, the driver's sample buffers,
+// PCIe and energy come every few ticks, so the newest tick alone would flicker them to N/A.
+//
+// The rule, in one place: a reading is held until it is older than hold_time() (max(3
+// intervals, 10 s)), measured in tick time, never the wall clock; a lost or stale GPU drops
+// every held reading, since its last values would read as current. Recordings keep every tick
+// as it came and never use this.
+//
+// Thread-safety: none; the owner guards it.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <chrono>
+#include <optional>
+
+#include "gpu/metric_catalog.h"
+#include "sampler/sample_sink.h"
+
+namespace gpumon {
+
+/// How long a reading is held when newer ticks lack it: max(3 intervals, 10 s).
+MonoClock::duration hold_time(std::chrono::milliseconds interval);
+
+class LastKnown {
+ public:
+  /// Folds in `s`, this GPU's sample of the tick at `t`, and drops what is older than `hold`.
+  void update(const DeviceSample& s, MonoClock::time_point t, MonoClock::duration hold);
+  /// Drops the readings older than `hold` at `now` (a tick that did not have this GPU).
+  void expire(MonoClock::time_point now, MonoClock::duration hold);
+
+  /// The held value of `id` in catalog units; nullopt when none is held.
+  std::optional<double> value(MetricId id) const;
+  /// Tick time of the held value of `id` (meaningful only while value(id) has one).
+  MonoClock::time_point time(MetricId id) const;
+  /// Fills every metric `s` lacks from the held readings (as they were read, Missing kinds
+  /// and all); `s.lost` and `s.stale` samples are left as they are.
+  void fill(DeviceSample& s) const;
+
+ private:
+  DeviceSample held_;  ///< the readings as last read; only `have_` ones are meaningful
+  std::bitset<kMetricCount> have_;
+  std::array<MonoClock::time_point, kMetricCount> time_{};
+};
+
+}  // namespace gpumon
