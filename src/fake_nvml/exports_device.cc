@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // C exports: static facts and single-value readings of one device.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -117,6 +118,39 @@ GPUMON_FAKE_CODEC(nvmlDeviceGetDecoderUtilization, Field::kDecoderUtilPct)
 GPUMON_FAKE_CODEC(nvmlDeviceGetJpgUtilization, Field::kJpegUtilPct)
 GPUMON_FAKE_CODEC(nvmlDeviceGetOfaUtilization, Field::kOfaUtilPct)
 #undef GPUMON_FAKE_CODEC
+
+// The margin follows the GPU's temperature: tlimit_c minus it.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMarginTemperature(nvmlDevice_t device,
+                                                               nvmlMarginTemperature_t* out) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMarginTemperature);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (out->version != gpumon::nvml::kMarginTemperatureV1Version) {
+      return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    }
+    if (const nvmlReturn_t rc = d.check(Field::kTemperatureLimits, symbol, t); rc != NVML_SUCCESS)
+      return rc;
+    unsigned temperature = 0;
+    const nvmlReturn_t rc = read_field(d, Field::kTemperatureGpuC, t, &temperature);
+    if (rc == NVML_SUCCESS)
+      out->marginTemperature = d.spec->tlimit_c - static_cast<int>(temperature);
+    return rc;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device,
+                                                            nvmlBAR1Memory_t* out) {
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetBAR1MemoryInfo);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (const nvmlReturn_t rc = d.check(Field::kBar1Memory, symbol, t); rc != NVML_SUCCESS)
+      return rc;
+    out->bar1Total = d.spec->bar1_total_bytes;
+    out->bar1Used = std::min(d.spec->bar1_used_bytes, d.spec->bar1_total_bytes);
+    out->bar1Free = out->bar1Total - out->bar1Used;
+    return NVML_SUCCESS;
+  });
+}
 
 GPUMON_FAKE_EXPORT nvmlReturn_t
 nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {

@@ -122,6 +122,18 @@ constexpr FakeEventTime kFakeEventTimes[] = {
      gpumon::nvml::kClocksEventHwPowerBrakeSlowdown},
 };
 
+// The T.Limit thresholds: signed degrees relative to T.Limit, static.
+struct FakeTlimit {
+  unsigned id;
+  int gpumon::fake::DeviceSpec::*member;
+};
+constexpr FakeTlimit kFakeTlimits[] = {
+    {gpumon::nvml::kFiDevTemperatureShutdownTlimit, &gpumon::fake::DeviceSpec::tlimit_shutdown_c},
+    {gpumon::nvml::kFiDevTemperatureSlowdownTlimit, &gpumon::fake::DeviceSpec::tlimit_slowdown_c},
+    {gpumon::nvml::kFiDevTemperatureMemMaxTlimit, &gpumon::fake::DeviceSpec::tlimit_mem_max_c},
+    {gpumon::nvml::kFiDevTemperatureGpuMaxTlimit, &gpumon::fake::DeviceSpec::tlimit_gpu_max_c},
+};
+
 }  // namespace
 
 // kFakeFields; any other id is NOT_SUPPORTED. Each value has its own nvmlReturn.
@@ -151,6 +163,15 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
               v.value.uiVal = static_cast<unsigned int>(
                   gpumon::fake::to_unsigned(value, std::numeric_limits<unsigned int>::max()));
             }
+            break;
+          }
+          for (const FakeTlimit& f : kFakeTlimits) {
+            if (f.id != v.fieldId) continue;
+            v.nvmlReturn =
+                d.check(Field::kTemperatureLimits, GPUMON_FAKE_SYM(nvmlDeviceGetFieldValues), t);
+            if (v.nvmlReturn != NVML_SUCCESS) break;
+            v.valueType = NVML_VALUE_TYPE_SIGNED_INT;
+            v.value.siVal = d.spec->*f.member;
             break;
           }
           for (std::size_t slot = 0; slot < std::size(kFakeEventTimes); ++slot) {

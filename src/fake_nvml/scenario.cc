@@ -69,6 +69,8 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "power_cap_time",
     "sync_boost_time",
     "slowdown_time",
+    "temperature_limits",
+    "bar1_memory",
 };
 
 }  // namespace

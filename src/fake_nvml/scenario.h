@@ -84,6 +84,10 @@ enum class Field : std::uint8_t {
   kPowerCapTime,
   kSyncBoostTime,
   kSlowdownTime,
+  /// nvmlDeviceGetMarginTemperature (tlimit_c - temperature_gpu_c) and the T.Limit thresholds
+  /// (field values 193-196).
+  kTemperatureLimits,
+  kBar1Memory,  ///< nvmlDeviceGetBAR1MemoryInfo
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;
@@ -192,6 +196,11 @@ struct DeviceSpec {
   unsigned default_applications_graphics_clock_mhz = 1980,
            default_applications_mem_clock_mhz = 3201;
   double energy_at_start_mj = 0;
+  /// The temperature at which the GPU starts to slow down; an H200 idle at 35 C answers a margin
+  /// of 52, so 87. The thresholds relative to it are the H200's (driver 580).
+  int tlimit_c = 87;
+  int tlimit_shutdown_c = -8, tlimit_slowdown_c = -2, tlimit_mem_max_c = 0, tlimit_gpu_max_c = 0;
+  std::uint64_t bar1_total_bytes = 262144ULL << 20, bar1_used_bytes = 1ULL << 20;  ///< as an H200
 
   std::vector<Series> series = std::vector<Series>(kSeriesCount);
   bool energy_from_power = true;  ///< energy_mj is energy_at_start_mj + the integral of power

@@ -49,6 +49,10 @@ struct DeviceStatic {
   /// defaults, MHz. Read with the other details: a change made while gpumon runs is not seen.
   Reading<unsigned> applications_graphics_clock_mhz, applications_mem_clock_mhz;
   Reading<unsigned> default_applications_graphics_clock_mhz, default_applications_mem_clock_mhz;
+  /// The temperature thresholds relative to T.Limit, degrees C (field values 193-196; an H200
+  /// answers -8, -2, 0, 0): where the GPU shuts down, slows down in hardware, and the highest
+  /// memory and GPU temperatures it is meant to run at. Ada and newer.
+  Reading<int> tlimit_shutdown_c, tlimit_slowdown_c, tlimit_mem_max_c, tlimit_gpu_max_c;
   /// Set while the GPU cannot be opened for a reason other than being lost (nvmlDeviceGet-
   /// HandleByIndex answered no permission, a driver error, ...): NVML's words for it
   /// ("Insufficient Permissions"). Its readings are then missing for that reason.
@@ -141,6 +145,12 @@ struct DeviceSample {
   Reading<std::uint64_t> clock_event_sw_thermal_ns;
   Reading<std::uint64_t> clock_event_hw_thermal_ns;
   Reading<std::uint64_t> clock_event_hw_power_brake_ns;
+  /// Degrees C below the GPU's T.Limit, the temperature at which it starts to slow down
+  /// (nvidia-smi's "GPU T.Limit Temp"); negative once above it.
+  Reading<int> temperature_margin_c;
+  /// The PCIe BAR1 aperture through which the host and peers (GPUDirect) map device memory.
+  Reading<std::uint64_t> bar1_total_bytes;
+  Reading<std::uint64_t> bar1_used_bytes;
 
   // Filled by the sampler, not by GpuBackend::sample():
   // GPM (Hopper and newer), ratios 0-1 averaged over gpm_window_s, the time since the

@@ -65,6 +65,9 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kClockEventSwThermalS, "clock_event_sw_thermal_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_sw_thermal_ns, G::kSlowdownTime, 1e9},
   {M::kClockEventHwThermalS, "clock_event_hw_thermal_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_hw_thermal_ns, G::kSlowdownTime, 1e9},
   {M::kClockEventHwPowerBrakeS, "clock_event_hw_power_brake_s", "s", "nvmlDeviceGetFieldValues(CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN)", "since the driver loaded", 1e-9, &S::clock_event_hw_power_brake_ns, G::kSlowdownTime, 1e9},
+  {M::kTemperatureMarginC, "temperature_margin_c", "°C", "nvmlDeviceGetMarginTemperature", "instant", 1, &S::temperature_margin_c, G::kTemperatureMargin},
+  {M::kBar1TotalBytes, "bar1_total_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo", "instant", 1, &S::bar1_total_bytes, G::kBar1Memory},
+  {M::kBar1UsedBytes, "bar1_used_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo", "instant", 1, &S::bar1_used_bytes, G::kBar1Memory},
 }};
 // clang-format on
 

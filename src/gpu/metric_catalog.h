@@ -71,14 +71,18 @@ enum class MetricId : std::uint16_t {
   kClockEventSwThermalS = 46,
   kClockEventHwThermalS = 47,
   kClockEventHwPowerBrakeS = 48,
+  kTemperatureMarginC = 49,  ///< degrees below the T.Limit; negative above it
+  kBar1TotalBytes = 50,
+  kBar1UsedBytes = 51,
 };
-inline constexpr std::size_t kMetricCount = 49;
+inline constexpr std::size_t kMetricCount = 52;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.
 using SampleField =
     std::variant<Reading<unsigned> DeviceSample::*, Reading<std::uint64_t> DeviceSample::*,
-                 Reading<double> DeviceSample::*, bool DeviceSample::*>;
+                 Reading<double> DeviceSample::*, Reading<int> DeviceSample::*,
+                 bool DeviceSample::*>;
 
 struct MetricInfo {
   MetricId id;

@@ -47,8 +47,10 @@ enum class MetricGroup : std::uint32_t {
   kPerfPolicyTime = 1U << 26,
   /// clock_event_{sw_thermal,hw_thermal,hw_power_brake}_s (field values 269-271; newer drivers)
   kSlowdownTime = 1U << 27,
+  kTemperatureMargin = 1U << 28,  ///< temperature_margin_c (nvmlDeviceGetMarginTemperature)
+  kBar1Memory = 1U << 29,         ///< bar1_{total,used}_bytes
   /// The last group: all() is every bit up to it. A new group goes above and moves this.
-  kLastGroup = kSlowdownTime,
+  kLastGroup = kBar1Memory,
 };
 
 class MetricSet {

@@ -2,6 +2,7 @@
 #include "gpu/nvml_backend.h"
 
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
@@ -254,6 +255,7 @@ void NvmlBackend::read_static_details(Device& d) {
       read_value<unsigned>(fn.device_get_default_applications_clock, h, NVML_CLOCK_MEM);
   d.info.display_active = enabled(fn.device_get_display_active);
   d.info.accounting_mode = enabled(fn.device_get_accounting_mode);
+  read_tlimits(d);
 }
 
 Missing NvmlBackend::note_failure(Device& d, MetricGroup group, nvmlReturn_t rc) {
@@ -460,6 +462,36 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
   codec(MetricGroup::kDecoderUtil, fn.device_get_decoder_utilization, s.utilization_decoder_pct);
   codec(MetricGroup::kJpegUtil, fn.device_get_jpg_utilization, s.utilization_jpeg_pct);
   codec(MetricGroup::kOfaUtil, fn.device_get_ofa_utilization, s.utilization_ofa_pct);
+  // Versioned struct: the version goes in, the margin comes out.
+  if (what.has(MetricGroup::kTemperatureMargin) && !d.lost) {
+    if (d.unsupported.has(MetricGroup::kTemperatureMargin) ||
+        fn.device_get_margin_temperature == nullptr) {
+      s.temperature_margin_c = Reading<int>::missing(kNs);
+    } else {
+      nvmlMarginTemperature_t m{};
+      m.version = nvml::kMarginTemperatureV1Version;
+      const nvmlReturn_t rc = fn.device_get_margin_temperature(h, &m);
+      s.temperature_margin_c =
+          rc == NVML_SUCCESS
+              ? Reading<int>(m.marginTemperature)
+              : Reading<int>::missing(note_failure(d, MetricGroup::kTemperatureMargin, rc));
+    }
+  }
+  if (what.has(MetricGroup::kBar1Memory) && !d.lost) {
+    if (d.unsupported.has(MetricGroup::kBar1Memory) || fn.device_get_bar1_memory_info == nullptr) {
+      s.bar1_total_bytes = s.bar1_used_bytes = Reading<std::uint64_t>::missing(kNs);
+    } else {
+      nvmlBAR1Memory_t b{};
+      const nvmlReturn_t rc = fn.device_get_bar1_memory_info(h, &b);
+      if (rc == NVML_SUCCESS) {
+        s.bar1_total_bytes = b.bar1Total;
+        s.bar1_used_bytes = b.bar1Used;
+      } else {
+        s.bar1_total_bytes = s.bar1_used_bytes =
+            Reading<std::uint64_t>::missing(note_failure(d, MetricGroup::kBar1Memory, rc));
+      }
+    }
+  }
   if (d.lost) {
     mark_lost(s);
     return s;
@@ -571,6 +603,31 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
     }
     if (whole_group) d.unsupported |= f.group;
     set_metric_missing(s, f.metric, Missing::kNotSupported);
+  }
+}
+
+// The four T.Limit thresholds in one field-value call; each field has its own status.
+void NvmlBackend::read_tlimits(Device& d) {
+  std::array<Reading<int>*, 4> out{&d.info.tlimit_shutdown_c, &d.info.tlimit_slowdown_c,
+                                   &d.info.tlimit_mem_max_c, &d.info.tlimit_gpu_max_c};
+  const auto fn = lib_->fn().device_get_field_values;
+  if (fn == nullptr) {
+    for (Reading<int>* r : out) *r = Reading<int>::missing(Missing::kNotSupported);
+    return;
+  }
+  std::array<nvmlFieldValue_t, 4> v{};
+  v[0].fieldId = nvml::kFiDevTemperatureShutdownTlimit;
+  v[1].fieldId = nvml::kFiDevTemperatureSlowdownTlimit;
+  v[2].fieldId = nvml::kFiDevTemperatureMemMaxTlimit;
+  v[3].fieldId = nvml::kFiDevTemperatureGpuMaxTlimit;
+  const nvmlReturn_t rc = fn(d.handle, static_cast<int>(v.size()), v.data());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const nvmlReturn_t r = rc != NVML_SUCCESS ? rc : v[i].nvmlReturn;
+    // A driver that does not know the id answers INVALID_ARGUMENT in the field's own status.
+    const bool unknown_id = rc == NVML_SUCCESS && r == NVML_ERROR_INVALID_ARGUMENT;
+    *out[i] = r == NVML_SUCCESS ? Reading<int>(static_cast<int>(std::lround(field_number(v[i]))))
+              : unknown_id      ? Reading<int>::missing(Missing::kNotSupported)
+                                : Reading<int>::missing(missing_from(r));
   }
 }
 

@@ -123,6 +123,20 @@ typedef struct nvmlMemory_v2_st {
   unsigned long long used;
 } nvmlMemory_v2_t;
 
+/// nvmlDeviceGetBAR1MemoryInfo: the PCIe BAR1 aperture the host (and peers, GPUDirect) map
+/// device memory through, bytes.
+typedef struct nvmlBAR1Memory_st {
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
+/// nvmlDeviceGetMarginTemperature: degrees C below the GPU's T.Limit (negative: above it).
+typedef struct nvmlMarginTemperature_v1_st {
+  unsigned int version;  ///< kMarginTemperatureV1Version
+  int marginTemperature;
+} nvmlMarginTemperature_t;
+
 #define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
 #define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
 
@@ -252,6 +266,8 @@ inline constexpr unsigned int kStructVersion(std::size_t size, unsigned int vers
   return static_cast<unsigned int>(size) | (version << 24U);
 }
 inline constexpr unsigned int kMemoryV2Version = kStructVersion(sizeof(nvmlMemory_v2_t), 2);
+inline constexpr unsigned int kMarginTemperatureV1Version =
+    kStructVersion(sizeof(nvmlMarginTemperature_t), 1);
 // GPM structs carry plain version numbers, not NVML_STRUCT_VERSION.
 inline constexpr unsigned int kGpmMetricsGetVersion = 1;
 inline constexpr unsigned int kGpmSupportVersion = 1;
@@ -296,6 +312,13 @@ inline constexpr unsigned kFiDevPerfPolicySyncBoost = 76;
 inline constexpr unsigned kFiDevClocksEventReasonSwThermSlowdown = 269;
 inline constexpr unsigned kFiDevClocksEventReasonHwThermSlowdown = 270;
 inline constexpr unsigned kFiDevClocksEventReasonHwPowerBrakeSlowdown = 271;
+/// The temperature thresholds relative to T.Limit, degrees C, signed (an H200 answers -8, -2, 0,
+/// 0): shutdown, HW slowdown, memory max and GPU max operating. Ada and newer; they supersede
+/// nvmlDeviceGetTemperatureThreshold, and nvidia-smi 580's -q prints them as "... T.Limit Temp".
+inline constexpr unsigned kFiDevTemperatureShutdownTlimit = 193;
+inline constexpr unsigned kFiDevTemperatureSlowdownTlimit = 194;
+inline constexpr unsigned kFiDevTemperatureMemMaxTlimit = 195;
+inline constexpr unsigned kFiDevTemperatureGpuMaxTlimit = 196;
 /// scopeId for per-link fields: the sum over every link.
 inline constexpr unsigned kFiScopeAllLinks = 0xFFFFFFFFU;
 
@@ -321,6 +344,8 @@ inline constexpr unsigned int kNoMigInstance = 0xFFFFFFFFU;
 static_assert(sizeof(nvmlUtilization_t) == 8);
 static_assert(sizeof(nvmlMemory_t) == 24);
 static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(sizeof(nvmlBAR1Memory_t) == 24);
+static_assert(sizeof(nvmlMarginTemperature_t) == 8);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);

@@ -22,6 +22,10 @@ Cell to_cell(const Reading<std::uint64_t>& reading) {
 Cell to_cell(const Reading<std::string>& reading) {
   return to_cell(reading, [](const std::string& v) { return v; });
 }
+Cell to_cell(const Reading<int>& reading) {
+  return to_cell(reading, [](int v) { return std::int64_t{v}; });
+}
+
 Cell to_cell(const Reading<double>& reading) {
   return to_cell(reading, [](double v) { return v; });
 }

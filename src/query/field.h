@@ -20,7 +20,7 @@ namespace gpumon::query {
 using WallTime = std::chrono::system_clock::time_point;
 
 /// A field's value in its base unit (bytes, W, MHz, %, degrees C, J), before formatting.
-using Scalar = std::variant<std::string, std::uint64_t, double, bool, WallTime>;
+using Scalar = std::variant<std::string, std::uint64_t, std::int64_t, double, bool, WallTime>;
 /// A value or the reason it is missing.
 using Cell = Reading<Scalar>;
 
@@ -95,6 +95,7 @@ Cell to_cell(const Reading<T>& reading, Convert convert) {
 /// Unsigned readings become 64-bit integers; text and floating point keep their type.
 Cell to_cell(const Reading<unsigned>& reading);
 Cell to_cell(const Reading<std::uint64_t>& reading);
+Cell to_cell(const Reading<int>& reading);
 Cell to_cell(const Reading<std::string>& reading);
 Cell to_cell(const Reading<double>& reading);
 Cell to_cell(const Reading<bool>& reading);

@@ -124,7 +124,7 @@ std::string monitor_usage(MonitorKind kind) {
            "                    throughput (default puc)\n"
            "  -o, --options DT  D the date, T the time before each line\n"
            "  -f, --filename FILE   write to FILE instead of stdout\n"
-           "  A value gpumon does not read (BAR1, CC memory) is '-'.\n"
+           "  A value gpumon does not read (CC memory) is '-'.\n"
            "  For CSV, use gpumon query --query-gpu=FIELDS --format=csv -l SEC.\n";
   }
   return "usage: gpumon pmon [-i IDS] [-d SEC] [-c N] [-s um] [-o DT] [-f FILE]\n"

@@ -37,6 +37,13 @@ Cell mib(const Reading<std::uint64_t>& r) {
   return static_cast<long long>(std::floor(static_cast<double>(r.value()) / kMiB));
 }
 
+// fb rounds up, as nvidia-smi's memory.used does (on the H200: 4046.8 MiB used is 4047);
+// bar1 is cut down (1.3 MiB is 1).
+Cell mib_up(const Reading<std::uint64_t>& r) {
+  if (!r) return std::nullopt;
+  return static_cast<long long>(std::ceil(static_cast<double>(r.value()) / kMiB));
+}
+
 Cell mib_per_s(const Reading<double>& r) {
   if (!r) return std::nullopt;
   return static_cast<long long>(std::floor(r.value() / kMiB));
@@ -95,8 +102,8 @@ const std::vector<DmonColumn>& dmon_columns() {
       {'c', "pclk", "MHz", [](const DmonInput& i) { return whole(i.sample.graphics_clock_mhz); }},
       {'v', "pviol", "%", power_violation_pct},
       {'v', "tviol", "bool", thermal_violation},
-      {'m', "fb", "MB", [](const DmonInput& i) { return mib(i.sample.memory_used_bytes); }},
-      {'m', "bar1", "MB", nullptr},
+      {'m', "fb", "MB", [](const DmonInput& i) { return mib_up(i.sample.memory_used_bytes); }},
+      {'m', "bar1", "MB", [](const DmonInput& i) { return mib(i.sample.bar1_used_bytes); }},
       {'m', "ccpm", "MB", nullptr},
       {'e', "sbecc", "errs",
        [](const DmonInput& i) { return whole(i.sample.ecc_corrected_volatile); }},
@@ -174,7 +181,7 @@ MetricSet dmon_metrics(std::string_view select) {
          MetricGroup::kDecoderUtil | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil;
   if (shows(select, 'c')) m |= MetricSet(MetricGroup::kMemClock) | MetricGroup::kGraphicsClock;
   if (shows(select, 'v')) m |= MetricSet(MetricGroup::kPerfPolicyTime) | MetricGroup::kSlowdownTime;
-  if (shows(select, 'm')) m |= MetricGroup::kMemory;
+  if (shows(select, 'm')) m |= MetricSet(MetricGroup::kMemory) | MetricGroup::kBar1Memory;
   if (shows(select, 'e')) m |= MetricSet(MetricGroup::kEcc) | MetricGroup::kPcieReplay;
   return m;
 }

@@ -58,6 +58,7 @@ DmonInput idle(double watts, unsigned gtemp, unsigned mtemp) {
   in.sample.mem_clock_mhz = 3201U;
   in.sample.graphics_clock_mhz = 345U;
   in.sample.memory_used_bytes = std::uint64_t{0};
+  in.sample.bar1_used_bytes = std::uint64_t{1} << 20;  // the H200's idle 1 MiB
   in.sample.ecc_corrected_volatile = std::uint64_t{0};
   in.sample.ecc_uncorrected_volatile = std::uint64_t{0};
   in.pcie.rx_bytes_per_s = 0.0;
@@ -90,9 +91,16 @@ TEST(Dmon, EverySelectionsHeaderAndLine) {
     ASSERT_GE(ref.size(), 3U) << s;
     EXPECT_EQ(dmon_header(s, {}), ref[0] + ref[1]) << s;
   }
-  // The whole line, the columns gpumon does not read dashed: bar1 ccpm.
+  // The whole line, the column gpumon does not read dashed: ccpm.
   const auto all = capture("dmon-spucvmet.txt");
-  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {14, 15}));
+  EXPECT_EQ(dmon_line("pucvmet", {}, idle(77, 35, 33), {}), dashed(all[2], {15}));
+  EXPECT_EQ(dmon_line("m", {}, idle(77, 35, 33), {}), dashed(capture("dmon-sm.txt")[2], {2}));
+  // Busy on the H200 (docs/results/h200-2026-12-03-tlimit-bar1): 4243390464 bytes of FB used
+  // printed 4047, BAR1's 4048.x MiB 4048.
+  DmonInput busy = idle(77, 35, 33);
+  busy.sample.memory_used_bytes = std::uint64_t{4243390464};
+  busy.sample.bar1_used_bytes = (std::uint64_t{4048} << 20) + 4096;
+  EXPECT_EQ(dmon_line("m", {}, busy, {}), "    0   4047   4048      - \n");
   EXPECT_EQ(dmon_line("e", {}, idle(77, 35, 33), {}), capture("dmon-se.txt")[2]);
   EXPECT_EQ(dmon_line("t", {}, idle(77, 35, 33), {}), capture("dmon-st.txt")[2]);
   // A value gpumon could not read is "-", not 0.

@@ -129,6 +129,31 @@ std::string replays(const RowSource& s) {
   return count_text(s.gpu.sample.pcie_replay_count);
 }
 
+// BAR1 in whole MiB as nvidia-smi 580 prints it on the H200: used cut down (1.3 MiB is 1), and
+// free the whole MiB left (262144 - 1 = 262143), unlike the FB lines, which round up.
+std::string mib_text(std::uint64_t mib) {
+  return fmt::format("{} MiB", mib);
+}
+std::string bar1_total(const RowSource& s) {
+  return shown(s.gpu.sample.bar1_total_bytes, [](std::uint64_t b) { return mib_text(b >> 20); });
+}
+std::string bar1_used(const RowSource& s) {
+  return shown(s.gpu.sample.bar1_used_bytes, [](std::uint64_t b) { return mib_text(b >> 20); });
+}
+std::string bar1_free(const RowSource& s) {
+  const DeviceSample& d = s.gpu.sample;
+  if (!d.bar1_total_bytes) return missing_text(d.bar1_total_bytes.why());
+  if (!d.bar1_used_bytes) return missing_text(d.bar1_used_bytes.why());
+  const std::uint64_t total = *d.bar1_total_bytes >> 20, used = *d.bar1_used_bytes >> 20;
+  return mib_text(total - std::min(total, used));
+}
+
+// A T.Limit threshold: degrees relative to T.Limit, signed ("-8 C").
+template <Reading<int> DeviceStatic::*Threshold>
+std::string tlimit(const RowSource& s) {
+  return shown(s.gpu.device->*Threshold, [](int c) { return fmt::format("{} C", c); });
+}
+
 // NVML counts PCIe throughput in KB/s of 1024 bytes; gpumon keeps bytes per second.
 std::string kb_per_s(const Reading<double>& bytes_per_s) {
   return shown(bytes_per_s, [](double b) { return fmt::format("{:.0f} KB/s", b / 1024.0); });
@@ -276,9 +301,9 @@ std::vector<Row> make_layout() {
       field(MEM, 2, "Used", "memory.used"),
       field(MEM, 2, "Free", "memory.free"),
       heading(MEM, 1, "BAR1 Memory Usage"),
-      not_read(MEM, 2, "Total"),
-      not_read(MEM, 2, "Used"),
-      not_read(MEM, 2, "Free"),
+      custom(MEM, 2, "Total", bar1_total, G::kBar1Memory),
+      custom(MEM, 2, "Used", bar1_used, G::kBar1Memory),
+      custom(MEM, 2, "Free", bar1_free, G::kBar1Memory),
       heading(MEM, 1, "Conf Compute Protected Memory Usage"),
       not_read(MEM, 2, "Total"),
       not_read(MEM, 2, "Used"),
@@ -353,13 +378,17 @@ std::vector<Row> make_layout() {
       not_read(REMAP, 3, "None"),
       heading(TEMP, 1, "Temperature"),
       field(TEMP, 2, "GPU Current Temp", "temperature.gpu", " C"),
-      not_read(TEMP, 2, "GPU T.Limit Temp"),
-      not_read(TEMP, 2, "GPU Shutdown T.Limit Temp"),
-      not_read(TEMP, 2, "GPU Slowdown T.Limit Temp"),
-      not_read(TEMP, 2, "GPU Max Operating T.Limit Temp"),
+      field(TEMP, 2, "GPU T.Limit Temp", "temperature.gpu.tlimit", " C"),
+      custom(TEMP, 2, "GPU Shutdown T.Limit Temp", tlimit<&DeviceStatic::tlimit_shutdown_c>,
+             G::kStaticDetails),
+      custom(TEMP, 2, "GPU Slowdown T.Limit Temp", tlimit<&DeviceStatic::tlimit_slowdown_c>,
+             G::kStaticDetails),
+      custom(TEMP, 2, "GPU Max Operating T.Limit Temp", tlimit<&DeviceStatic::tlimit_gpu_max_c>,
+             G::kStaticDetails),
       not_read(TEMP, 2, "GPU Target Temperature"),
       field(TEMP, 2, "Memory Current Temp", "temperature.memory", " C"),
-      not_read(TEMP, 2, "Memory Max Operating T.Limit Temp"),
+      custom(TEMP, 2, "Memory Max Operating T.Limit Temp", tlimit<&DeviceStatic::tlimit_mem_max_c>,
+             G::kStaticDetails),
       heading(POW, 1, "GPU Power Readings"),
       field(POW, 2, "Average Power Draw", "power.draw.average"),
       field(POW, 2, "Instantaneous Power Draw", "power.draw.instant"),

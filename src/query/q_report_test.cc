@@ -37,12 +37,11 @@ const std::set<std::string> kNotRead = {
     "Platform Info/Module Id", "Inforom Version/OEM Object", "Inforom Version/ECC Object",
     "GPU C2C Mode", "GPU Virtualization Mode/Virtualization Mode", "GPU Recovery Action",
     "GSP Firmware Version", "PCI/Base Classcode", "PCI/Sub Classcode", "PCI/Sub System Id",
-    "PCI/Replay Number Rollovers", "Sparse Operation Mode", "BAR1 Memory Usage/Total",
-    "BAR1 Memory Usage/Used", "BAR1 Memory Usage/Free", "Conf Compute Protected Memory Usage/Total",
-    "Conf Compute Protected Memory Usage/Used", "Conf Compute Protected Memory Usage/Free",
-    "Encoder Stats/Active Sessions", "Encoder Stats/Average FPS", "Encoder Stats/Average Latency",
-    "FBC Stats/Active Sessions", "FBC Stats/Average FPS", "FBC Stats/Average Latency",
-    "ECC Mode/Pending",
+    "PCI/Replay Number Rollovers", "Sparse Operation Mode",
+    "Conf Compute Protected Memory Usage/Total", "Conf Compute Protected Memory Usage/Used",
+    "Conf Compute Protected Memory Usage/Free", "Encoder Stats/Active Sessions",
+    "Encoder Stats/Average FPS", "Encoder Stats/Average Latency", "FBC Stats/Active Sessions",
+    "FBC Stats/Average FPS", "FBC Stats/Average Latency", "ECC Mode/Pending",
     // The SRAM/DRAM split of ECC counts (gpumon reads the volatile totals)
     "ECC Errors/Volatile/SRAM Correctable", "ECC Errors/Volatile/SRAM Uncorrectable Parity",
     "ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/DRAM Correctable",
@@ -63,10 +62,6 @@ const std::set<std::string> kNotRead = {
     "Remapped Rows/Bank Remap Availability Histogram/Partial",
     "Remapped Rows/Bank Remap Availability Histogram/Low",
     "Remapped Rows/Bank Remap Availability Histogram/None",
-    // Temperature thresholds
-    "Temperature/GPU T.Limit Temp", "Temperature/GPU Shutdown T.Limit Temp",
-    "Temperature/GPU Slowdown T.Limit Temp", "Temperature/GPU Max Operating T.Limit Temp",
-    "Temperature/Memory Max Operating T.Limit Temp",
     // Power limits other than the current and requested ones
     "GPU Memory Power Readings /Average Power Draw",
     // Video and boost clocks
@@ -268,9 +263,9 @@ TEST(QReport, TheCommandPrintsTheReportOfTheChosenGpus) {
   EXPECT_TRUE(
       text.ends_with("Free                                           : 143156 MiB\n"
                      "    BAR1 Memory Usage\n"
-                     "        Total                                          : N/A\n"
-                     "        Used                                           : N/A\n"
-                     "        Free                                           : N/A\n"
+                     "        Total                                          : 262144 MiB\n"
+                     "        Used                                           : 1 MiB\n"
+                     "        Free                                           : 262143 MiB\n"
                      "    Conf Compute Protected Memory Usage\n"
                      "        Total                                          : N/A\n"
                      "        Used                                           : N/A\n"

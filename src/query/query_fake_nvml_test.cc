@@ -335,6 +335,50 @@ TEST_F(FakeNvml, ClockEventCountersAreTheTimeEachReasonHeld) {
       << r.out;
 }
 
+// The T.Limit margin follows the temperature (87 C minus it: 52 at 35 C, -3 at 90 C, printed
+// signed), the thresholds are the H200's, BAR1 its 256 GiB with 1 MiB used; a GPU without them
+// says so, never 0.
+TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
+  play(R"({"name": "query-tlimit", "description": "idle, then past T.Limit",
+           "devices": [{"fields": {"temperature_gpu_c": 35}},
+                       {"fields": {"temperature_gpu_c": 90}},
+                       {"unsupported": ["temperature_limits", "bar1_memory"]}]})");
+  Result r = query({"--query-gpu=temperature.gpu.tlimit", "--format=csv"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "temperature.gpu.tlimit\n52\n-3\n[Not Supported]\n");
+  r = query({"--query-gpu=temperature.gpu.tlimit", "--format=json", "-i", "1"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("-3"), std::string::npos) << "a signed number: " << r.out;
+  r = query({"-q", "-d", "TEMPERATURE,MEMORY", "-i", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("        GPU T.Limit Temp                               : 52 C\n"
+                       "        GPU Shutdown T.Limit Temp                      : -8 C\n"
+                       "        GPU Slowdown T.Limit Temp                      : -2 C\n"
+                       "        GPU Max Operating T.Limit Temp                 : 0 C\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        Memory Max Operating T.Limit Temp              : 0 C\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    BAR1 Memory Usage\n"
+                       "        Total                                          : 262144 MiB\n"
+                       "        Used                                           : 1 MiB\n"
+                       "        Free                                           : 262143 MiB\n"),
+            std::string::npos)
+      << r.out;
+  r = query({"-q", "-d", "TEMPERATURE,MEMORY", "-i", "2"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("        GPU T.Limit Temp                               : Not Supported\n"
+                       "        GPU Shutdown T.Limit Temp                      : Not Supported\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        Total                                          : Not Supported\n"
+                       "        Used                                           : Not Supported\n"
+                       "        Free                                           : Not Supported\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
   play(kH200);
   const Result r =

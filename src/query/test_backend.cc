@@ -119,6 +119,9 @@ DeviceStatic h200_static() {
   d.power_default_limit_w = 700.0, d.power_min_limit_w = 200.0, d.power_max_limit_w = 700.0;
   d.applications_graphics_clock_mhz = 1980U, d.applications_mem_clock_mhz = 3201U;
   d.default_applications_graphics_clock_mhz = 1980U, d.default_applications_mem_clock_mhz = 3201U;
+  // The H200's T.Limit thresholds (driver 580, field values 193-196).
+  d.tlimit_shutdown_c = -8, d.tlimit_slowdown_c = -2, d.tlimit_mem_max_c = 0,
+  d.tlimit_gpu_max_c = 0;
   return d;
 }
 
@@ -160,6 +163,9 @@ DeviceSample h200_idle_sample() {
         &DeviceSample::clock_event_hw_power_brake_ns}) {
     s.*held = std::uint64_t{0};  // the capture's idle H200: 0 us each
   }
+  s.temperature_margin_c = 52;
+  s.bar1_total_bytes = 262144 * kMiB;  // the capture's 256 GiB aperture, 1 MiB of it mapped
+  s.bar1_used_bytes = 1 * kMiB + 300 * 1024;  // nvidia-smi prints 1 MiB used, 262143 free
   return s;
 }
 

@@ -33,6 +33,7 @@ std::string csv_text(const Scalar& value, CsvStyle style) {
   if (const auto* real = std::get_if<double>(&value)) {
     return style == CsvStyle::kFixed3 ? fmt::format("{:.3f}", *real) : fmt::format("{:.2f}", *real);
   }
+  if (const auto* signed_n = std::get_if<std::int64_t>(&value)) return fmt::format("{}", *signed_n);
   const std::uint64_t n = std::get<std::uint64_t>(value);
   switch (style) {
     // Rounded up, as nvidia-smi does (H200, driver 580: 644939776 B = 615.06 MiB prints 616).
@@ -87,6 +88,7 @@ std::string csv_cell(const Cell& cell, const FieldInfo& field, bool units) {
 nlohmann::ordered_json json_value(const Scalar& value) {
   if (const auto* text = std::get_if<std::string>(&value)) return *text;
   if (const auto* n = std::get_if<std::uint64_t>(&value)) return *n;
+  if (const auto* n = std::get_if<std::int64_t>(&value)) return *n;
   if (const auto* real = std::get_if<double>(&value)) return *real;
   if (const auto* flag = std::get_if<bool>(&value)) return *flag;
   return format_iso_timestamp(to_local_time(std::get<WallTime>(value)));
@@ -95,6 +97,7 @@ nlohmann::ordered_json json_value(const Scalar& value) {
 nlohmann::ordered_json nvidia_smi_json_value(const Scalar& value, const FieldInfo& field) {
   if (const auto* text = std::get_if<std::string>(&value)) return *text;
   const std::string shown = csv_text(value, field.csv);
+  if (const auto* n = std::get_if<std::int64_t>(&value)) return *n;
   const bool number =
       std::holds_alternative<std::uint64_t>(value) || std::holds_alternative<double>(value);
   if (number && (field.csv == CsvStyle::kPlain || field.csv == CsvStyle::kMib ||

@@ -25,7 +25,8 @@ struct SamplerConfig {
       MetricGroup::kClockEvents | MetricGroup::kEcc | MetricGroup::kEncoderUtil |
       MetricGroup::kDecoderUtil | MetricGroup::kPcieReplay | MetricGroup::kRemappedRows |
       MetricGroup::kNvlinkThroughput | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil |
-      MetricGroup::kPerfPolicyTime | MetricGroup::kSlowdownTime;
+      MetricGroup::kPerfPolicyTime | MetricGroup::kSlowdownTime | MetricGroup::kTemperatureMargin |
+      MetricGroup::kBar1Memory;
   /// Groups of `metrics` that change slowly or matter only at a human pace: read every
   /// slow_metrics_period instead of every tick (each NVML call costs 5-90 us on an H200 when
   /// its value is not cached, so at 10-100 Hz they would double the per-tick cost).
@@ -35,7 +36,8 @@ struct SamplerConfig {
       MetricGroup::kPstate | MetricGroup::kFan | MetricGroup::kEcc | MetricGroup::kEncoderUtil |
       MetricGroup::kDecoderUtil | MetricGroup::kPcieReplay | MetricGroup::kRemappedRows |
       MetricGroup::kNvlinkThroughput | MetricGroup::kJpegUtil | MetricGroup::kOfaUtil |
-      MetricGroup::kPerfPolicyTime | MetricGroup::kSlowdownTime;
+      MetricGroup::kPerfPolicyTime | MetricGroup::kSlowdownTime | MetricGroup::kTemperatureMargin |
+      MetricGroup::kBar1Memory;
   /// Raised to the interval when shorter (at 1 s and slower every group is read every tick).
   std::chrono::milliseconds slow_metrics_period{1000};
   /// Utilization (kUtilization, if in `metrics`) at most this often: NVML computes it over its
