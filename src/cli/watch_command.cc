@@ -88,6 +88,7 @@ int full_screen_loop(WatchSource& source, host::ProcessInspector& inspector,
   }
   ViewOptions view;
   view.interval_s = flags.interval_s;
+  view.pcie = true;  // WatchSource reads it
   view.version = version_number();
   const bool color =
       !flags.no_color && color_wanted(true, console.getenv("NO_COLOR"), console.getenv("TERM"));

@@ -29,7 +29,8 @@ std::unique_ptr<WatchSource> WatchSource::open(double interval_s, const Console&
   int exit_code = 0;
   source->pipeline_ = node::NodePipeline::open(std::move(n), source->quiet_, exit_code);
   if (!source->pipeline_) return nullptr;
-  source->frames_ = std::make_shared<FrameSink>(hold_time(n.sampler.interval));
+  source->frames_ =
+      std::make_shared<FrameSink>(hold_time(source->pipeline_->sampler()->config().interval));
   source->pipeline_->add_sample_sink(source->frames_);
   source->pipeline_->start();
   return source;
@@ -54,10 +55,14 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
   const std::vector<DeviceStatic> devices = sampler.devices();
   const std::vector<ProcessSnapshot> lists = sampler.latest_processes();
   std::vector<GpuProcess> processes;
-  for (std::size_t i = 0; i < devices.size() && i < tick.gpus.size(); ++i) {
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const auto sample =
+        std::find_if(tick.gpus.begin(), tick.gpus.end(),
+                     [&](const DeviceSample& s) { return s.index == devices[i].index; });
+    if (sample == tick.gpus.end()) continue;  // no tick has had it yet
     // Not listed yet (the first tick's list comes with it; a lost GPU's never).
-    Reading<std::size_t> count = Reading<std::size_t>::missing(
-        tick.gpus[i].lost ? Missing::kGpuLost : Missing::kNotAvailable);
+    Reading<std::size_t> count =
+        Reading<std::size_t>::missing(sample->lost ? Missing::kGpuLost : Missing::kNotAvailable);
     for (const ProcessSnapshot& list : lists) {
       if (list.gpu != devices[i].index) continue;
       count = list.processes.size();
@@ -66,7 +71,7 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
         processes.push_back(std::move(p));
       }
     }
-    add_gpu(snap, devices[i], tick.gpus[i], std::move(count));
+    add_gpu(snap, devices[i], *sample, std::move(count));
     snap.gpus.back().last_xid = frames_->last_xid(devices[i].index);
   }
   set_processes(snap, std::move(processes), inspector, std::chrono::steady_clock::now());
@@ -74,14 +79,14 @@ std::optional<Snapshot> WatchSource::latest(host::ProcessInspector& inspector,
 }
 
 void WatchSource::FrameSink::on_tick(const TickSample& tick) {
-  TickSample shown = tick;
   std::lock_guard<std::mutex> lock(mu_);
-  for (DeviceSample& s : shown.gpus) {
+  for (const DeviceSample& s : tick.gpus) {
     LastKnown& known = known_[s.index];
     known.update(s, tick.mono_time, hold_);
-    known.fill(s);
+    DeviceSample& shown = samples_[s.index] = s;
+    known.fill(shown);
   }
-  newest_ = std::move(shown);
+  newest_ = TickSample{tick.wall_time, tick.mono_time, {}};
 }
 
 void WatchSource::FrameSink::on_event(const GpuEvent& event) {
@@ -92,7 +97,11 @@ void WatchSource::FrameSink::on_event(const GpuEvent& event) {
 
 std::optional<TickSample> WatchSource::FrameSink::newest() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return newest_;
+  std::optional<TickSample> out = newest_;
+  if (out) {
+    for (const auto& [index, s] : samples_) out->gpus.push_back(s);
+  }
+  return out;
 }
 
 std::optional<std::uint64_t> WatchSource::FrameSink::last_xid(unsigned gpu) const {

@@ -45,14 +45,16 @@ class WatchSource {
   std::ostream quiet_{nullptr};
   std::unique_ptr<node::NodePipeline> pipeline_;
 
-  // The newest tick with each GPU's held readings filled in, and the newest XID per GPU (for
-  // a lost GPU's row). The sampler's thread writes, the view's reads.
+  // Each GPU's newest sample with its held readings filled in (a GPU a tick left out keeps
+  // its last one), and the newest XID per GPU (for a lost GPU's row). The sampler's thread
+  // writes, the view's reads.
   class FrameSink : public SampleSink {
    public:
     explicit FrameSink(MonoClock::duration hold) : hold_(hold) {}
     void on_tick(const TickSample& tick) override;
     void on_processes(const ProcessSnapshot&) override {}
     void on_event(const GpuEvent& event) override;
+    /// The newest tick's times, with every GPU's newest sample in index order.
     std::optional<TickSample> newest() const;
     std::optional<std::uint64_t> last_xid(unsigned gpu) const;
 
@@ -60,7 +62,8 @@ class WatchSource {
     const MonoClock::duration hold_;
     mutable std::mutex mu_;
     std::map<unsigned, LastKnown> known_;
-    std::optional<TickSample> newest_;
+    std::optional<TickSample> newest_;  ///< times only
+    std::map<unsigned, DeviceSample> samples_;
     std::map<unsigned, std::uint64_t> last_xid_;
   };
   std::shared_ptr<FrameSink> frames_;

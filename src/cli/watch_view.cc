@@ -111,10 +111,14 @@ StyledLine block_status(const GpuSnapshot& g) {
 }
 
 // "  PCIe rx 1.2 GiB/s  tx 310 MiB/s": the host<->GPU traffic (a DataLoader's copies, a
-// model offloaded to the host), on a line of its own where read, so the lines above keep
-// their width at 80 columns.
-bool has_io(const GpuSnapshot& g) {
-  return g.sample.pcie_rx_bytes_per_s || g.sample.pcie_tx_bytes_per_s;
+// model offloaded to the host), on a line of its own so the lines above keep their width at
+// 80 columns; for every GPU that can give it while the source reads it.
+bool has_io(const GpuSnapshot& g, const ViewOptions& o) {
+  const auto unsupported = [](const Reading<double>& r) {
+    return !r && r.why() == Missing::kNotSupported;
+  };
+  return o.pcie && !g.sample.lost && !g.info.open_error &&
+         !(unsupported(g.sample.pcie_rx_bytes_per_s) && unsupported(g.sample.pcie_tx_bytes_per_s));
 }
 
 StyledLine block_io(const GpuSnapshot& g) {
@@ -128,9 +132,9 @@ StyledLine block_io(const GpuSnapshot& g) {
 }
 
 // The lines of a GPU's block in the full layout.
-std::size_t block_lines(const GpuSnapshot& g) {
+std::size_t block_lines(const GpuSnapshot& g, const ViewOptions& o) {
   if (g.sample.lost || g.info.open_error) return 1;
-  return has_io(g) ? 4 : 3;
+  return has_io(g, o) ? 4 : 3;
 }
 
 // One line per GPU when its block does not fit.
@@ -201,7 +205,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
   // Room for the processes title, heading and one row below the GPUs.
   constexpr std::size_t kProcessMin = 4;
   std::size_t block_total = 0;
-  for (const GpuSnapshot* g : gpus) block_total += block_lines(*g);
+  for (const GpuSnapshot* g : gpus) block_total += block_lines(*g, o);
   const bool full = height >= header + block_total + kProcessMin;
   std::size_t name_width = 4;
   for (const GpuSnapshot* g : gpus) {
@@ -221,7 +225,7 @@ std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHisto
       if (g->sample.lost || g->info.open_error) continue;
       out.push_back(block_bars(*g, history, spark, o));
       out.push_back(block_status(*g));
-      if (has_io(*g)) out.push_back(block_io(*g));
+      if (has_io(*g, o)) out.push_back(block_io(*g));
     }
   } else {
     // Fixed columns of compact_line without the throttle words: about 50.

@@ -22,6 +22,9 @@ struct ViewOptions {
   RenderStyle style{false, true};
   bool unicode = true;      ///< block-character sparklines; ASCII ones otherwise
   double interval_s = 1.0;  ///< shown in the title
+  /// The source reads PCIe throughput: each GPU that can give it gets a PCIe line (N/A until
+  /// its first read), so the layout does not change as reads come and go.
+  bool pcie = false;
   std::string version;
   Thresholds thresholds;
 };
@@ -34,9 +37,9 @@ struct FrameLayout {
 
 /// At most `height` lines, each at most `width - 1` columns (the last column stays empty so a
 /// terminal never wraps or scrolls); the last line is the keys (or the prompt being answered).
-/// GPU blocks take three lines each when they fit, one line each otherwise, from
-/// `ui.gpu_offset`. `lines` are the processes as arrange_processes() lists them for `ui` (null:
-/// arranged here, without launchers).
+/// GPU blocks take three lines each (four with the PCIe line) when they fit, one line each
+/// otherwise, from `ui.gpu_offset`. `lines` are the processes as arrange_processes() lists them for
+/// `ui` (null: arranged here, without launchers).
 std::vector<std::string> render_watch_frame(const Snapshot& snap, const GpuHistories& history,
                                             const ViewOptions& options, const WatchUi& ui = {},
                                             const std::vector<ProcessLine>* lines = nullptr,

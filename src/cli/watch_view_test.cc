@@ -95,19 +95,26 @@ TEST_F(WatchViewTest, SmActivityShowsWhereTheGpuHasGpm) {
   EXPECT_EQ(count_prefix(lines, "  mem-util  45 %   ECC"), 1U) << "no GPM: nothing shown";
 }
 
-TEST_F(WatchViewTest, PcieTrafficOnALineOfItsOwnWhereRead) {
+TEST_F(WatchViewTest, PcieTrafficOnALineOfItsOwnWhereTheGpuHasIt) {
   Snapshot s = empty_snapshot();
-  s.gpus = {healthy_gpu(0), healthy_gpu(1)};
+  s.gpus = {healthy_gpu(0), healthy_gpu(1), healthy_gpu(2)};
   s.gpus[0].sample.pcie_rx_bytes_per_s = 2.5 * (1ULL << 30);
   s.gpus[0].sample.pcie_tx_bytes_per_s = Reading<double>::missing(Missing::kError);
+  for (auto* r : {&s.gpus[1].sample.pcie_rx_bytes_per_s, &s.gpus[1].sample.pcie_tx_bytes_per_s})
+    *r = Reading<double>::missing(Missing::kNotSupported);
   history_.record(s);
   options_.width = 80;
   options_.height = 24;
+  EXPECT_EQ(count_prefix(render_watch_frame(s, history_, options_), "  PCIe "), 0U)
+      << "a source that does not read PCIe: no line";
+  options_.pcie = true;
   const auto lines = render_watch_frame(s, history_, options_);
-  EXPECT_EQ(count_prefix(lines, "  PCIe "), 1U) << "GPU 1 has no PCIe readings: no line";
+  EXPECT_EQ(count_prefix(lines, "  PCIe "), 2U) << "GPU 1 cannot give it: no line";
   const auto at = std::find(lines.begin(), lines.end(), "  PCIe rx 2.5 GiB/s  tx err");
   ASSERT_NE(at, lines.end());
   EXPECT_EQ((at - 1)->rfind("  mem-util", 0), 0U) << "below its GPU's status line";
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), "  PCIe rx N/A  tx N/A"), 1)
+      << "GPU 2, not read yet: the line is there, so the layout does not move when it is";
 }
 
 TEST_F(WatchViewTest, TheIoLineCountsWhenTheBlocksMustFit) {
@@ -117,7 +124,7 @@ TEST_F(WatchViewTest, TheIoLineCountsWhenTheBlocksMustFit) {
   options_.width = 80;
   options_.height = 19;  // 2 + 4 * 3 + 4 + footer: the blocks fit without the PCIe lines
   EXPECT_EQ(count_prefix(render_watch_frame(s, history_, options_), "  util "), 4U);
-  for (GpuSnapshot& g : s.gpus) g.sample.pcie_rx_bytes_per_s = 1e6;
+  options_.pcie = true;
   EXPECT_EQ(count_prefix(render_watch_frame(s, history_, options_), "  util "), 0U)
       << "with them they do not: one line per GPU";
 }

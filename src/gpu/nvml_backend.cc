@@ -470,7 +470,9 @@ DeviceSample NvmlBackend::sample(unsigned index, MetricSet what) {
     } else {
       nvmlMarginTemperature_t m{};
       m.version = nvml::kMarginTemperatureV1Version;
-      const nvmlReturn_t rc = fn.device_get_margin_temperature(h, &m);
+      nvmlReturn_t rc = fn.device_get_margin_temperature(h, &m);
+      // A driver with another version of the struct will not take ours on the next call either.
+      if (rc == NVML_ERROR_ARGUMENT_VERSION_MISMATCH) rc = NVML_ERROR_NOT_SUPPORTED;
       s.temperature_margin_c =
           rc == NVML_SUCCESS
               ? Reading<int>(m.marginTemperature)

@@ -256,10 +256,23 @@
     return axis;
   }
 
-  // The x range of every GPU chart: the selected window, ending at the newest sample.
+  // The time the charts span: the selected window, or, for a run younger than that, the run
+  // itself (at least MIN_SPAN_S), so a fresh run fills its charts instead of sitting in their
+  // last few pixels; the span then widens with the run until it is the window.
+  const MIN_SPAN_S = 60;
+  function shownSpanS() {
+    let oldest = null;
+    for (const p of state.gpus.values()) {
+      if (p.t.length && (oldest === null || p.t[0] < oldest)) oldest = p.t[0];
+    }
+    if (oldest === null || !isNum(state.latestTime)) return state.windowS;
+    return Math.min(state.windowS, Math.max(MIN_SPAN_S, state.latestTime - oldest));
+  }
+
+  // The x range of every GPU chart: the span above, ending at the newest sample.
   function windowRange(u, min, max) {
     const hi = isNum(state.latestTime) ? state.latestTime : (isNum(max) ? max : Date.now() / 1000);
-    return [hi - state.windowS, hi];
+    return [hi - shownSpanS(), hi];
   }
 
   // Each chart as wide as its container (at least 200 px).
@@ -652,7 +665,7 @@
       return;
     }
     const width = overview.charts.length ? overview.charts[0].u.width : 300;
-    const pixelS = state.windowS / Math.max(50, width);
+    const pixelS = shownSpanS() / Math.max(50, width);
     if (!force && isNum(overview.drawnAt) && isNum(state.latestTime) &&
         state.latestTime - overview.drawnAt < pixelS) return;
     overview.drawnAt = state.latestTime;
@@ -1075,6 +1088,7 @@
     lastTickMs: () => state.lastTickMs,
     failures: () => state.failures,
     windowS: () => state.windowS,
+    shownSpanS: () => shownSpanS(),
     training: () => ({
       shown: !ui.training.hidden,
       rows: Array.from(ui.trainingRows.children).map((tr) => Array.from(tr.children).map((td) => td.textContent)),

@@ -337,6 +337,14 @@ def run(args):
                      "one non-empty uPlot canvas each" if made else "made once in view",
                      p["charts"], p["canvases"]))
         check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
+        if not stub:
+            # A run seconds old fills its charts: they span the run (at least a minute), not the
+            # hour, and widen with it.
+            span = browser.eval("window.gpumonDashboard.shownSpanS()")
+            x_span = rep["snapshot"][0]["xSpan"]
+            check(span == 60 and x_span == 60,
+                  "a fresh run's charts span 60 s of the 1 h window (span %s, GPU 0's x axis %s)"
+                  % (span, x_span))
         for s in rep["snapshot"]:
             for c in s["charts_drawn"] if s["drawn"] else []:
                 ticks = c["ticks"]
@@ -347,16 +355,19 @@ def run(args):
                       "at one precision" % (s["gpu"], c["key"], top, c["yMax"], ticks))
         check(rep["scripts"] == 2, "the page runs exactly its two inline scripts")
         # The overview: one chart per metric, every GPU a line on the same time axis.
-        ov = browser.eval("window.gpumonDashboard.overview()")
+        # In one evaluation: a live tick between two would move the overview past GPU 0's time.
+        both = browser.eval("(() => { const D = window.gpumonDashboard; return {ov: D.overview(),"
+                            " last0: D.snapshot()[0].lastTime, span: D.shownSpanS()}; })()")
+        ov = both["ov"]
         results["overview"] = ov
         want = ["GPU %d" % g for g in sorted(s["gpu"] for s in rep["snapshot"])]
         check(ov["shown"] == (expect_gpus >= 2) and len(ov["charts"]) == (5 if expect_gpus >= 2 else 0),
               "the overview shows 5 charts above the GPU panels")
-        last0 = rep["snapshot"][0]["lastTime"]
+        last0 = both["last0"]
         for c in ov["charts"]:
             # An hour of 1 Hz samples is drawn as about two points per pixel (lowest, highest).
             # It is redrawn once new data moves it by a pixel: it may be that much behind.
-            pixel_s = rep["windowS"] / max(50, c["width"])
+            pixel_s = both["span"] / max(50, c["width"])
             check(c["gpus"] == want and 0 <= last0 - c["lastTime"] <= pixel_s + 1
                   and c["points"] <= 2 * c["width"] + 2
                   and all(v > 0 for v in c["values"]) and c["legend"] == (expect_gpus <= 16),
@@ -456,7 +467,10 @@ def run(args):
                          " && window.gpumonDashboard.snapshot().every((s) => s.points <= 302)"
                          " && location.hash === '#window=5m'", "the 5 min window")
         check(True, "the window selector switches to 5 min and trims the data")
-        browser.wait_for("window.gpumonDashboard.snapshot()[0].xSpan === 300", "GPU 0's chart to span 5 min")
+        # The stub's hour of history fills the 5 min; a fresh serve's run spans less.
+        span5 = "Math.min(300, window.gpumonDashboard.shownSpanS())"
+        browser.wait_for("window.gpumonDashboard.snapshot()[0].xSpan === " + span5,
+                         "GPU 0's chart to span 5 min (or the run, when younger)")
         check(True, "the charts in view are redrawn over 5 min")
         # In 5 min a pixel of the overview is about a second: it follows every tick or two.
         ov5 = browser.eval("window.gpumonDashboard.overview()")
@@ -465,7 +479,8 @@ def run(args):
         check(True, "the overview follows the live updates")
         last = expect_gpus - 1
         browser.eval("document.querySelectorAll('.gpu-panel')[%d].scrollIntoView()" % last)
-        browser.wait_for("window.gpumonDashboard.snapshot()[%d].xSpan === 300" % last, "the last GPU's chart to be redrawn once scrolled into view")
+        browser.wait_for("window.gpumonDashboard.snapshot()[%d].xSpan === %s" % (last, span5),
+                         "the last GPU's chart to be redrawn once scrolled into view")
         check(True, "a panel scrolled into view is redrawn with the current data")
         canvases = browser.eval("document.querySelectorAll('.gpu-panel')[%d].querySelectorAll('.chart canvas').length" % last)
         check(canvases == CHARTS_PER_GPU, "the last GPU's charts were made when it came into view (%d canvases)" % canvases)
