@@ -98,6 +98,35 @@ bool unfinished_utf8(const std::string& text) {
   return continuation + 1 < length;
 }
 
+// G: the GPU typed by its index (with 64 GPUs, g would take up to 64 presses). Enter on
+// nothing shows all GPUs; an index not in the snapshot is refused with the range.
+void gpu_prompt_key(WatchUi& ui, const Key& key, const std::vector<unsigned>& gpus) {
+  if (key.code == KeyCode::kEscape) {
+    ui.mode = WatchUi::Mode::kNormal;
+  } else if (key.code == KeyCode::kBackspace) {
+    if (!ui.gpu_typed.empty()) ui.gpu_typed.pop_back();
+  } else if (key.code == KeyCode::kChar && key.ch >= '0' && key.ch <= '9') {
+    if (ui.gpu_typed.size() < 5) ui.gpu_typed += key.ch;
+  } else if (key.code == KeyCode::kEnter) {
+    ui.mode = WatchUi::Mode::kNormal;
+    ui.gpu_offset = 0;
+    if (ui.gpu_typed.empty()) {
+      ui.procs.gpu.reset();
+      return;
+    }
+    const auto index = static_cast<unsigned>(std::stoul(ui.gpu_typed));
+    if (std::find(gpus.begin(), gpus.end(), index) != gpus.end()) {
+      ui.procs.gpu = index;
+    } else if (gpus.empty()) {
+      ui.message = fmt::format("No GPU {}: no GPUs here.", index);
+    } else {
+      ui.message = fmt::format("No GPU {} here (GPUs {}-{}).", index,
+                               *std::min_element(gpus.begin(), gpus.end()),
+                               *std::max_element(gpus.begin(), gpus.end()));
+    }
+  }
+}
+
 void erase_last_char(std::string& text) {
   while (!text.empty()) {
     const auto c = static_cast<unsigned char>(text.back());
@@ -178,6 +207,10 @@ UiAction handle_key(WatchUi& ui, const Key& key, const std::vector<ProcessLine>&
     }
     return action;
   }
+  if (ui.mode == WatchUi::Mode::kGpu) {
+    gpu_prompt_key(ui, key, gpus);
+    return action;
+  }
   ui.message.clear();
   const std::size_t page = std::max<std::size_t>(gpus_per_page, 1);
   switch (key.code) {
@@ -200,6 +233,10 @@ UiAction handle_key(WatchUi& ui, const Key& key, const std::vector<ProcessLine>&
         case 'r': ui.procs.reverse = !ui.procs.reverse; break;
         case '/': ui.mode = WatchUi::Mode::kFilter; break;
         case 'g': cycle_gpu(ui.procs, gpus), ui.gpu_offset = 0; break;
+        case 'G':
+          ui.mode = WatchUi::Mode::kGpu;
+          ui.gpu_typed.clear();
+          break;
         case 't': ui.procs.tree = !ui.procs.tree; break;
         case 'T': ask_to_signal(ui, lines, SIGTERM); break;
         case 'K': ask_to_signal(ui, lines, SIGKILL); break;
@@ -225,6 +262,12 @@ StyledLine footer_line(const WatchUi& ui, bool unicode) {
                                   ui.procs.filter),
                       Tone::kBanner);
   }
+  if (ui.mode == WatchUi::Mode::kGpu) {
+    return StyledLine(
+        fmt::format(" GPU to show (index): {}_   Enter: show (nothing: all)  Esc: cancel ",
+                    ui.gpu_typed),
+        Tone::kBanner);
+  }
   if (!ui.message.empty()) return StyledLine(" " + ui.message, Tone::kWarn);
   const ProcessViewState& s = ui.procs;
   StyledLine line;
@@ -236,7 +279,7 @@ StyledLine footer_line(const WatchUi& ui, bool unicode) {
   item("s", fmt::format("sort: {}{}", sort_name(s.sort), s.reverse ? " (reversed)" : ""));
   item("r", "reverse");
   item("/", s.filter.empty() ? "filter" : "filter: " + s.filter);
-  item("g", s.gpu ? fmt::format("GPU {}", *s.gpu) : "GPU: all");
+  item("g/G", s.gpu ? fmt::format("GPU {}", *s.gpu) : "GPU: all");
   item("t", s.tree ? "tree: on" : "tree");
   item("T/K", "term/kill");
   item("PgUp/PgDn", "GPUs");

@@ -52,13 +52,14 @@ struct SignalRequest {
 };
 
 struct WatchUi {
-  enum class Mode : unsigned char { kNormal, kFilter, kConfirm };
+  enum class Mode : unsigned char { kNormal, kFilter, kConfirm, kGpu };
   ProcessViewState procs;
   std::optional<ProcessKey> selected;
   std::size_t gpu_offset = 0;  ///< the first GPU block shown (PgUp/PgDn)
   Mode mode = Mode::kNormal;
   std::optional<SignalRequest> pending;  ///< awaiting y/n
   std::string message;                   ///< the last action's outcome, until the next key
+  std::string gpu_typed;                 ///< kGpu: the digits typed so far
 };
 
 struct UiAction {

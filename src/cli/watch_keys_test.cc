@@ -124,6 +124,24 @@ TEST_F(WatchKeysTest, SortTreeAndGpuKeys) {
   EXPECT_FALSE(ui_.procs.gpu.has_value());
 }
 
+TEST_F(WatchKeysTest, GTypesTheGpuToShow) {
+  press("G");
+  EXPECT_EQ(ui_.mode, WatchUi::Mode::kGpu);
+  press("5x2\x7f");  // a letter is ignored, backspace takes the 2 back
+  EXPECT_NE(footer_line(ui_, false).plain().find("GPU to show (index): 5_"), std::string::npos);
+  press("\r");
+  EXPECT_EQ(ui_.procs.gpu, 5U);
+  EXPECT_EQ(ui_.mode, WatchUi::Mode::kNormal);
+  press("G99\r");
+  EXPECT_EQ(ui_.procs.gpu, 5U) << "not a GPU here: the filter stays";
+  EXPECT_EQ(ui_.message, "No GPU 99 here (GPUs 0-5).");
+  press("G\r");
+  EXPECT_FALSE(ui_.procs.gpu.has_value()) << "Enter on nothing: all GPUs";
+  press("G3\x1b");
+  EXPECT_FALSE(ui_.procs.gpu.has_value()) << "Escape cancels";
+  EXPECT_EQ(ui_.mode, WatchUi::Mode::kNormal);
+}
+
 TEST_F(WatchKeysTest, PagesMoveByAWholePage) {
   press("\x1b[6~");
   EXPECT_EQ(ui_.gpu_offset, 2U);

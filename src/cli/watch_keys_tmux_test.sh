@@ -93,11 +93,19 @@ wait_for pane_has "^ +0 +$r0 " || fail "Escape did not clear the filter"
 
 # GPU filter: g shows GPU 0 alone, then GPU 1, then all.
 tm send-keys -t t g
-wait_for last_line_has "g GPU 0" || fail "g did not pick GPU 0"
+wait_for last_line_has "g/G GPU 0" || fail "g did not pick GPU 0"
 wait_for pane_lacks "^GPU 1 " || fail "GPU 1 still shown under the GPU filter"
 pane_lacks "^ +1 +$r1 " || fail "GPU 1's process still listed under the GPU filter"
 tm send-keys -t t g g
-wait_for last_line_has "g GPU: all" || fail "g did not come back to all GPUs"
+wait_for last_line_has "g/G GPU: all" || fail "g did not come back to all GPUs"
+# G types the GPU's index: GPU 1 alone; Enter on nothing, all again.
+tm send-keys -t t G
+wait_for last_line_has "GPU to show \(index\): _" || fail "no GPU prompt after G"
+tm send-keys -t t 1 Enter
+wait_for last_line_has "g/G GPU 1" || fail "G 1 Enter did not pick GPU 1"
+wait_for pane_lacks "^GPU 0 " || fail "GPU 0 still shown after G 1"
+tm send-keys -t t G Enter
+wait_for last_line_has "g/G GPU: all" || fail "G Enter did not come back to all GPUs"
 
 # Tree: the two ranks under their launcher.
 tm send-keys -t t t

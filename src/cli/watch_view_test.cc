@@ -76,8 +76,8 @@ TEST_F(WatchViewTest, OneGpuGolden) {
       "",
       "",
       "",
-      " q quit  j/k select  s sort: GPU  r reverse  / filter  g GPU: all  t tree  T/K term/kill  "
-      "PgUp/PgD\xE2\x80\xA6",
+      " q quit  j/k select  s sort: GPU  r reverse  / filter  g/G GPU: all  t tree  T/K term/kill  "
+      "PgUp/P\xE2\x80\xA6",
   };
   EXPECT_EQ(render_watch_frame(s, history_, options_), expected);
 }
@@ -287,7 +287,7 @@ TEST_F(WatchViewTest, GpuFilterShowsOneBlockAndItsProcesses) {
   EXPECT_EQ(count_prefix(frame, "GPU 0  "), 0U);
   EXPECT_EQ(count_prefix(frame, "  6      1006"), 1U);
   EXPECT_EQ(count_prefix(frame, "  0      1000"), 0U);
-  EXPECT_NE(frame.back().find("g GPU 6"), std::string::npos) << frame.back();
+  EXPECT_NE(frame.back().find("g/G GPU 6"), std::string::npos) << frame.back();
 }
 
 TEST_F(WatchViewTest, PagesThroughManyGpus) {
