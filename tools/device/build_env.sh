@@ -52,3 +52,9 @@ device_results() {
   log() { echo "[$(date +%T)] $*" | tee -a "$res/log.txt"; }
   trap 'tar -czf "$out/results.tgz" -C "$out" r' EXIT
 }
+
+# same LABEL FILE1 FILE2: "SAME LABEL", or "DIFFERENT LABEL" and the diff (gpumon's output
+# against nvidia-smi's, byte for byte).
+same() {
+  if cmp -s "$2" "$3"; then echo "SAME $1"; else echo "DIFFERENT $1"; diff "$2" "$3"; fi
+}

@@ -13,9 +13,6 @@ log "build"
 gpumon_build /tmp/gpumon-build -- gpumon || exit 1
 g=/tmp/gpumon-build/gpumon
 fields=clocks_event_reasons_counters.sw_power_cap,clocks_event_reasons_counters.sync_boost,clocks_event_reasons_counters.sw_thermal_slowdown,clocks_event_reasons_counters.hw_thermal_slowdown,clocks_event_reasons_counters.hw_power_brake_slowdown
-same() {  # label, then two files: "same" or the diff
-  if cmp -s "$2" "$3"; then echo "SAME $1"; else echo "DIFFERENT $1"; diff "$2" "$3"; fi
-}
 {
   echo "== idle"
   for fmt in csv csv,noheader,nounits; do

@@ -11,9 +11,6 @@ device_results /tmp/gpumon-tlimit
 log "build"
 gpumon_build /tmp/gpumon-build -- gpumon || exit 1
 g=/tmp/gpumon-build/gpumon
-same() {  # label, then two files: "same" or the diff
-  if cmp -s "$2" "$3"; then echo "SAME $1"; else echo "DIFFERENT $1"; diff "$2" "$3"; fi
-}
 compare() {  # label
   echo "== $1"
   for fmt in csv csv,noheader,nounits; do
