@@ -84,6 +84,9 @@ std::optional<ProcessTreeUsage> ProcessStatsReader::read_tree(std::int64_t pid) 
     if (p == pid) continue;
     const ProcessUsage w = read_process(p);
     if (!w.cpu_s && !w.pss_bytes) continue;  // exited meanwhile
+    // Exiting: a zombie keeps its stat line but has no memory left (RSS 0; a running process
+    // always has some). Counted, it would be a worker with 0 bytes, as at a run's end.
+    if (w.rss_bytes && *w.rss_bytes == 0) continue;
     ++t.workers;
     cpu += w.cpu_s.value_or(0);
     rss += w.rss_bytes.value_or(0);

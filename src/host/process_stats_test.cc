@@ -67,6 +67,21 @@ TEST(ProcessStats, SumsTheWorkersPss) {
   EXPECT_TRUE(t->workers_pss_is_rss);
 }
 
+TEST(ProcessStats, AnExitingWorkerIsNotAWorker) {
+  MapFiles f = tree();
+  f.files["100/task/100/children"] = "200 202 ";
+  f.files["202/stat"] = stat_line(202, 40, 0, 0);  // a zombie: no resident pages
+  f.files["202/smaps_rollup"] = "";
+  f.files["202/statm"] = "0 0 0 0 0 0 0\n";
+  f.dirs["202/task"] = {"202"};
+  f.files["202/task/202/children"] = "";
+  const MapFiles none;
+  const auto t = ProcessStatsReader(f, none).read_tree(100);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->workers, 3) << "200, 201 and 300; not the exiting 202";
+  EXPECT_EQ(*t->workers_pss_bytes, (1000 + 1500) * 1024 + 10 * 4096);
+}
+
 TEST(ProcessStats, WithoutSmapsRollupRssStandsInAndSaysSo) {
   MapFiles f = tree();
   f.files.erase("100/smaps_rollup");

@@ -49,6 +49,13 @@ std::optional<Leak> leak_of(const RunView& v, std::int64_t pid,
     last = s, rss = rss || s->pss_is_rss;
     if (!all_workers || s->workers >= all_workers->workers) all_workers = s;
   }
+  // The samples after the newest one that saw every worker are the shutdown (workers gone,
+  // the process freeing its data): the growth, the span and "last" end there.
+  if (all_workers && last != all_workers && last->workers < all_workers->workers) {
+    const double end_s = static_cast<double>(all_workers->time_ms) / 1000.0;
+    while (!x.empty() && x.back() > end_s) x.pop_back(), y.pop_back();
+    last = all_workers;
+  }
   if (x.size() < 4 || x.back() - x.front() < t.host_leak_min_s) return std::nullopt;
   const double slope = theil_sen_slope(x, y).value_or(0);
   const double growth = slope * (x.back() - x.front());

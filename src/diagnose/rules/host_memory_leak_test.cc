@@ -59,6 +59,26 @@ TEST(HostMemoryLeak, WorkersAreCountedWhileAllOfThemRan) {
   EXPECT_EQ(evidence(*f, "workers_pss_bytes"), 100 * kMiB);
 }
 
+TEST(HostMemoryLeak, TheShutdownAfterTheLastSampleWithEveryWorkerIsLeftOut) {
+  // The run ends: its workers exit and the process frees its data. The last samples (no
+  // workers, PSS back to 80 MB) are not the leak's end, whose figures stop before them.
+  RunData run;
+  add_rank(run, 10, 0, 1, 300, 0.1);
+  add_samples(run, 10, 0, 31, [](int i) { return 0.24e9 + i * 0.072e9; });
+  for (int k = 0; k < 2; ++k) {
+    training::ProcessSample s = run.process_samples.back();
+    s.time_ms += 1000, s.pss_bytes = s.rss_bytes = 80'000'000;
+    s.workers = 0, s.workers_pss_bytes = 0;
+    run.process_samples.push_back(s);
+  }
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "host_memory_leak");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_NEAR(evidence(*f, "last_pss_bytes"), 0.24e9 + 30 * 0.072e9 + 100 * kMiB, 1);
+  EXPECT_NEAR(evidence(*f, "span_s"), 28, 1e-9);
+  EXPECT_EQ(evidence(*f, "workers_pss_bytes"), 100 * kMiB);
+}
+
 TEST(HostMemoryLeak, SlowLeakWithRoomIsAWarning) {
   RunData run;
   add_rank(run, 10, 0, 1, 3000, 0.1);
