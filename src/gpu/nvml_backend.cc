@@ -559,11 +559,19 @@ double field_number(const nvmlFieldValue_t& v) {
   return 0.0;
 }
 
+// One field's outcome in a batched nvmlDeviceGetFieldValues: the call's error when the call
+// failed, else the field's own status. A driver that does not know a field id answers
+// INVALID_ARGUMENT in that field's status: it is NOT_SUPPORTED there.
+nvmlReturn_t field_status(nvmlReturn_t call_rc, const nvmlFieldValue_t& v) {
+  if (call_rc != NVML_SUCCESS) return call_rc;
+  return v.nvmlReturn == NVML_ERROR_INVALID_ARGUMENT ? NVML_ERROR_NOT_SUPPORTED : v.nvmlReturn;
+}
+
 }  // namespace
 
 // Every kFieldReads group asked for comes from one batched nvmlDeviceGetFieldValues. Each field
-// has its own status, so one unsupported field leaves the others, of its group too; a field
-// id the driver does not know (INVALID_ARGUMENT in its own status) counts as unsupported.
+// has its own status (field_status), so one unsupported field leaves the others, of its group
+// too.
 void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) {
   static_assert(kFieldReads.size() <= 32, "Device::unsupported_fields has 32 bits");
   const auto fn = lib_->fn().device_get_field_values;
@@ -587,13 +595,12 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t k = asked[i];
     const FieldRead& f = kFieldReads[k];
-    const nvmlReturn_t r = rc != NVML_SUCCESS ? rc : values[i].nvmlReturn;
+    const nvmlReturn_t r = field_status(rc, values[i]);
     if (r == NVML_SUCCESS) {
       set_metric_value(s, f.metric, field_number(values[i]) / f.per_catalog_unit);
       continue;
     }
-    const bool unknown_id = rc == NVML_SUCCESS && r == NVML_ERROR_INVALID_ARGUMENT;
-    if (missing_from(r) != Missing::kNotSupported && !unknown_id) {
+    if (missing_from(r) != Missing::kNotSupported) {
       set_metric_missing(s, f.metric, note_failure(d, f.group, r));
       continue;
     }
@@ -608,7 +615,8 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
   }
 }
 
-// The four T.Limit thresholds in one field-value call; each field has its own status.
+// The four T.Limit thresholds in one field-value call; each field has its own status
+// (field_status).
 void NvmlBackend::read_tlimits(Device& d) {
   std::array<Reading<int>*, 4> out{&d.info.tlimit_shutdown_c, &d.info.tlimit_slowdown_c,
                                    &d.info.tlimit_mem_max_c, &d.info.tlimit_gpu_max_c};
@@ -624,11 +632,8 @@ void NvmlBackend::read_tlimits(Device& d) {
   v[3].fieldId = nvml::kFiDevTemperatureGpuMaxTlimit;
   const nvmlReturn_t rc = fn(d.handle, static_cast<int>(v.size()), v.data());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const nvmlReturn_t r = rc != NVML_SUCCESS ? rc : v[i].nvmlReturn;
-    // A driver that does not know the id answers INVALID_ARGUMENT in the field's own status.
-    const bool unknown_id = rc == NVML_SUCCESS && r == NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t r = field_status(rc, v[i]);
     *out[i] = r == NVML_SUCCESS ? Reading<int>(static_cast<int>(std::lround(field_number(v[i]))))
-              : unknown_id      ? Reading<int>::missing(Missing::kNotSupported)
                                 : Reading<int>::missing(missing_from(r));
   }
 }

@@ -342,10 +342,12 @@ TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
   play(R"({"name": "query-tlimit", "description": "idle, then past T.Limit",
            "devices": [{"fields": {"temperature_gpu_c": 35}},
                        {"fields": {"temperature_gpu_c": 90}},
-                       {"unsupported": ["temperature_limits", "bar1_memory"]}]})");
+                       {"unsupported": ["temperature_limits", "bar1_memory"]},
+                       {"errors": [{"field": "temperature_limits", "error": "INVALID_ARGUMENT"}]}]})");
   Result r = query({"--query-gpu=temperature.gpu.tlimit", "--format=csv"});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out, "temperature.gpu.tlimit\n52\n-3\n[Not Supported]\n");
+  // GPU 3: the rule fails the margin getter too, where INVALID_ARGUMENT is a real error.
+  EXPECT_EQ(r.out, "temperature.gpu.tlimit\n52\n-3\n[Not Supported]\n[Unknown Error]\n");
   r = query({"--query-gpu=temperature.gpu.tlimit", "--format=json", "-i", "1"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("-3"), std::string::npos) << "a signed number: " << r.out;
@@ -364,6 +366,14 @@ TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
                        "        Total                                          : 262144 MiB\n"
                        "        Used                                           : 1 MiB\n"
                        "        Free                                           : 262143 MiB\n"),
+            std::string::npos)
+      << r.out;
+  // A driver that does not know the threshold field ids answers INVALID_ARGUMENT in each
+  // field's own status: not supported, as nvidia-smi says, not an error.
+  r = query({"-q", "-d", "TEMPERATURE", "-i", "3"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("        GPU Shutdown T.Limit Temp                      : Not Supported\n"
+                       "        GPU Slowdown T.Limit Temp                      : Not Supported\n"),
             std::string::npos)
       << r.out;
   r = query({"-q", "-d", "TEMPERATURE,MEMORY", "-i", "2"});
