@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
+
+#include "exporter/chart_history.h"
+#include "gpu/metric_catalog.h"
 
 namespace gpumon {
 namespace {
@@ -45,6 +49,24 @@ TEST(DashboardAsset, CarriesUplotWithItsLicenceOrSaysHowToGetIt) {
     EXPECT_TRUE(contains(html, "npm ci --prefix web"));
     EXPECT_FALSE(contains(html, "<script"));
   }
+}
+
+// The dashboard asks /api/v1/history for its charts' metrics; the server keeps an hour of
+// exactly those (exporter/chart_history.h). A metric added to one list and not the other would
+// be served from the sampler's shorter ticks, or kept for nothing.
+TEST(DashboardAsset, ChartsDrawWhatTheChartHistoryHolds) {
+  if (!dashboard_has_charts()) GTEST_SKIP() << "built without uPlot: no charts";
+  const std::string_view html = dashboard_html();
+  constexpr std::string_view kKey = "metric: '";
+  std::set<std::string> drawn;
+  for (std::size_t at = html.find(kKey); at != std::string_view::npos;
+       at = html.find(kKey, at + 1)) {
+    const std::size_t start = at + kKey.size();
+    drawn.emplace(html.substr(start, html.find('\'', start) - start));
+  }
+  std::set<std::string> held;
+  for (MetricId id : exporter::ChartHistory::metrics()) held.emplace(metric_info(id).name);
+  EXPECT_EQ(drawn, held);
 }
 
 }  // namespace

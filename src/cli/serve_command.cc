@@ -29,9 +29,10 @@ namespace {
 
 constexpr std::chrono::milliseconds kMinInterval{10};
 constexpr std::chrono::milliseconds kMaxInterval{60000};
-// The dashboard offers a 1 h window: the history holds that much at any interval (the
-// sampler lowers it to fit SamplerConfig::history_max_bytes with many GPUs or short intervals).
-constexpr std::chrono::seconds kHistorySpan{3600};
+// /api/v1/history's default window: the sampler's ticks (every metric) hold that much at any
+// interval (lowered to fit SamplerConfig::history_max_bytes with many GPUs or short intervals).
+// The dashboard's charts read their own hour (exporter/chart_history.h), 20 times smaller.
+constexpr std::chrono::seconds kHistorySpan{600};
 
 std::string host_name() {
   char buf[256] = {};
@@ -186,8 +187,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   n.sampler.interval = o.interval;
   n.sampler.pcie = o.pcie;
   n.sampler.history_capacity = std::max<std::size_t>(
-      n.sampler.history_capacity,
-      static_cast<std::size_t>(std::chrono::milliseconds(kHistorySpan) / o.interval));
+      1, static_cast<std::size_t>(std::chrono::milliseconds(kHistorySpan) / o.interval));
   n.record_path = o.record_path;
   n.record_overwrite = o.force;
   n.version = version_number();

@@ -5,6 +5,7 @@ exporter and HTTP libraries (their own tests cover those in depth).
 
   - start-up lines (address, SIMULATED label), SIGTERM/SIGINT -> exit 0;
   - the HTTP server's counts reach /metrics (gpumon_http_requests_total, _rejected_total);
+    /metrics and the history gzipped when asked, unpacking to the same text;
   - a slowloris of 64 trickling connections (from 127.0.0.2) while /metrics keeps answering
     from 127.0.0.1 (the worst answer time is printed, not checked), past the 5 s idle timeout,
     with RSS staying bounded;
@@ -21,6 +22,7 @@ Exit 0 pass, 1 fail. About 20 s.
 """
 
 import argparse
+import gzip
 import json
 import os
 import re
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from serve_test_support import (TIMEOUT_S, Rank, Serve, check, history_ticks,  # noqa: E402
@@ -84,6 +87,26 @@ def test_counts_and_stop(args, failures):
     check(nf == 1, "gpumon_http_rejected_total{reason=not_found} 1, got %s" % nf, failures)
     check("gpumon_gpus 8\n" in body, "8 GPUs", failures)
     check('version="' in body and "gpumon_build_info" in body, "build info", failures)
+    # gzip when the scraper asks (Prometheus always does), the same exposition once unpacked;
+    # the JSON API too (every metric's history: well past the 1 KiB below which bodies go plain).
+    wait_for(lambda: history_ticks(serve.base) >= 2)
+    for path in ("/metrics", "/api/v1/history?seconds=3600"):
+        req = urllib.request.Request(serve.base + path, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as r:
+            encoding, packed = r.headers.get("Content-Encoding"), r.read()
+        check(encoding == "gzip", "%s gzipped when asked (Content-Encoding %r)" % (path, encoding),
+              failures)
+        try:
+            text = gzip.decompress(packed).decode()
+        except (OSError, UnicodeDecodeError) as e:
+            text = ""
+            check(False, "%s: the gzip body unpacks (%s)" % (path, e), failures)
+        if path == "/metrics":
+            check("gpumon_gpus 8\n" in text and text.endswith("\n"),
+                  "/metrics unpacked is the exposition", failures)
+        else:
+            gpus = len(json.loads(text)["gpus"])
+            check(gpus == 8, "history unpacked is the JSON of 8 GPUs, got %d" % gpus, failures)
     rc = serve.stop(signal.SIGINT)
     check(rc == 0, "exit 0 on SIGINT, got %s" % rc, failures)
     check(any("gpumon serve: stopped (" in l for l in serve.lines), "a stop line", failures)

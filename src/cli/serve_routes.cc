@@ -16,6 +16,7 @@ namespace {
 
 constexpr const char* kJson = "application/json";
 constexpr double kDefaultHistorySeconds = 600;
+constexpr std::size_t kMaxPoints = 1'000'000;
 
 Response json_error(int status, const std::string& message) {
   return Response::text(status, nlohmann::json{{"error", message}}.dump() + "\n", kJson);
@@ -37,11 +38,20 @@ Response history(exporter::ExporterState& state, const Request& request) {
     if (!parsed) return json_error(400, "seconds must be a number >= 0, not '" + it->second + "'");
     seconds = *parsed;
   }
+  std::size_t points = 0;
+  if (auto it = request.query.find("points"); it != request.query.end()) {
+    const std::string& text = it->second;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), points);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || points == 0 ||
+        points > kMaxPoints)
+      return json_error(400, "points must be a whole number from 1 to " +
+                                 std::to_string(kMaxPoints) + ", not '" + text + "'");
+  }
   std::vector<std::string> metrics;
   if (auto it = request.query.find("metrics"); it != request.query.end())
     metrics = split_metric_list(it->second);
   try {
-    return Response::text(200, state.history_json(seconds, metrics), kJson);
+    return Response::text(200, state.history_json(seconds, metrics, points), kJson);
   } catch (const std::invalid_argument& e) {
     return json_error(400, e.what());
   }

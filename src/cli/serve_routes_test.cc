@@ -150,13 +150,21 @@ TEST_F(ServeRoutes, TrainingRouteAndMetricsShowTheAttachedRanks) {
 }
 
 TEST_F(ServeRoutes, HistoryTakesSecondsAndMetrics) {
-  const Response r =
-      handler_(get("/api/v1/history", {{"seconds", "60"}, {"metrics", "power_draw_w,,"}}));
+  const Response r = handler_(
+      get("/api/v1/history", {{"seconds", "60"}, {"metrics", "utilization_memory_pct,,"}}));
   ASSERT_EQ(r.status, 200) << *r.body;
   const json body = json::parse(*r.body);
-  EXPECT_EQ(body["metrics"], json::array({"power_draw_w"}));
+  // Not a chart metric: the sampler's 50 ms ticks, not the chart history's 1 s rows.
+  EXPECT_EQ(body["metrics"], json::array({"utilization_memory_pct"}));
   EXPECT_GE(body["gpus"][0]["time"].size(), 3U);
   EXPECT_EQ(body["gpus"][0]["values"].size(), 1U);
+  // points=2: every stride-th tick, at most 2 per GPU.
+  const json two = json::parse(
+      *handler_(get("/api/v1/history",
+                    {{"seconds", "60"}, {"metrics", "utilization_memory_pct"}, {"points", "2"}}))
+           .body);
+  EXPECT_LE(two["gpus"][0]["time"].size(), 2U);
+  EXPECT_GE(two["stride"].get<std::size_t>(), 2U);
   // seconds=0: no ticks (no GPU columns), still a well-formed answer.
   const Response none = handler_(get("/api/v1/history", {{"seconds", "0"}}));
   ASSERT_EQ(none.status, 200);
@@ -171,6 +179,11 @@ TEST_F(ServeRoutes, HistoryRefusesBadParametersWith400) {
     EXPECT_EQ(r.status, 400) << seconds;
     EXPECT_EQ(r.content_type, "application/json");
     EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("seconds"), std::string::npos);
+  }
+  for (const char* points : {"0", "-1", "1.5", "abc", "", "1000001", "99999999999999999999"}) {
+    const Response r = handler_(get("/api/v1/history", {{"points", points}}));
+    EXPECT_EQ(r.status, 400) << points;
+    EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("points"), std::string::npos);
   }
   const Response r = handler_(get("/api/v1/history", {{"metrics", "power_draw_w,bogus"}}));
   EXPECT_EQ(r.status, 400);

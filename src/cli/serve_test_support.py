@@ -184,8 +184,9 @@ def http_get(url, timeout=TIMEOUT_S, source=None):
 
 
 def history_ticks(base):
-    """How many ticks a serve at `base` keeps in its history (/api/v1/history)."""
-    history = http_get(base + "/api/v1/history?seconds=3600&metrics=power_draw_w")[2]
+    """How many ticks a serve at `base` keeps in its history (/api/v1/history). A metric the
+    dashboard does not chart, so the sampler's ticks answer, not the chart history's 1 s rows."""
+    history = http_get(base + "/api/v1/history?seconds=3600&metrics=utilization_memory_pct")[2]
     gpus = json.loads(history)["gpus"]
     return len(gpus[0]["time"]) if gpus else 0
 

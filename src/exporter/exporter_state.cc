@@ -7,12 +7,12 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "exporter/history_columns.h"
 #include "exporter/renderers.h"
 
 namespace gpumon::exporter {
 namespace {
 
-constexpr unsigned kMaxGpuIndex = 4096;        // a larger index is ignored, not allocated
 constexpr std::size_t kMaxRejectReasons = 64;  // the HTTP layer's reasons are a fixed set
 
 std::shared_ptr<Clock> or_steady(std::shared_ptr<Clock> clock) {
@@ -33,7 +33,8 @@ ExporterState::ExporterState(const Sampler& sampler, ExporterOptions options,
       created_(clock_->now()),
       hold_(hold_time(sampler.config().interval)),
       health_limit_(3 * sampler.config().interval + std::chrono::seconds(5)),
-      process_stale_(std::max<MonoClock::duration>(hold_, 3 * sampler.config().process_period)) {}
+      process_stale_(std::max<MonoClock::duration>(hold_, 3 * sampler.config().process_period)),
+      charts_(sampler.config().interval, kChartSpan) {}
 
 GpuState& ExporterState::gpu_locked(unsigned index) {
   if (index >= gpus_.size()) gpus_.resize(index + 1);
@@ -66,6 +67,7 @@ void ExporterState::note_nvlink(GpuState& g, const DeviceSample& s, MonoClock::t
 }
 
 void ExporterState::on_tick(const TickSample& tick) {
+  charts_.add(tick);
   std::lock_guard lock(mutex_);
   ++generation_;
   have_tick_ = true;
@@ -226,7 +228,8 @@ std::string ExporterState::devices_json() {
 }
 
 std::string ExporterState::history_json(double seconds_back,
-                                        const std::vector<std::string>& metrics) {
+                                        const std::vector<std::string>& metrics,
+                                        std::size_t max_points) {
   std::vector<MetricId> ids;
   bool throttled = metrics.empty();
   if (metrics.empty()) {
@@ -242,6 +245,11 @@ std::string ExporterState::history_json(double seconds_back,
     if (std::find(ids.begin(), ids.end(), *id) == ids.end()) ids.push_back(*id);
   }
   if (!(seconds_back > 0)) seconds_back = 0;  // NaN too
+  const std::vector<DeviceStatic> devices =
+      throttled ? sampler_.devices() : std::vector<DeviceStatic>{};
+  if (!metrics.empty() && std::all_of(ids.begin(), ids.end(), ChartHistory::holds))
+    return write_history_json(
+        charts_.columns(seconds_back, ids, throttled, devices, kMaxHistoryValues, max_points));
   const auto& history = sampler_.history();
   const auto newest = history.latest(1);
   std::vector<TickSample> ticks;
@@ -255,11 +263,9 @@ std::string ExporterState::history_json(double seconds_back,
   std::size_t values = 0;
   for (const TickSample& t : ticks)
     values += t.gpus.size() * (ids.size() + 1 + (throttled ? 1 : 0));
-  const std::size_t stride =
-      std::max<std::size_t>(1, (values + kMaxHistoryValues - 1) / kMaxHistoryValues);
   const double interval_s = seconds(sampler_.config().interval);
-  const std::vector<DeviceStatic> devices =
-      throttled ? sampler_.devices() : std::vector<DeviceStatic>{};
+  const std::size_t stride =
+      std::max(history_stride(values, kMaxHistoryValues), history_stride(ticks.size(), max_points));
   return render_history_json(ticks, interval_s, ids, stride, throttled ? &devices : nullptr);
 }
 

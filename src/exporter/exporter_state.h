@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/chart_history.h"
 #include "exporter/exporter_view.h"
 #include "sampler/clock.h"
 #include "sampler/sample_sink.h"
@@ -54,10 +55,14 @@ class ExporterState final : public SampleSink {
   std::shared_ptr<const std::string> metrics_text();
   /// /api/v1/current (docs/exporter.md).
   std::string current_json();
-  /// /api/v1/history: the ticks of the last `seconds` (clamped to >= 0; NaN = 0) of
-  /// `metrics` (catalog names and "throttled"; empty = all), columnar. Above kMaxHistoryValues
-  /// values, every `stride`-th tick is kept. Throws std::invalid_argument naming an unknown metric.
-  std::string history_json(double seconds, const std::vector<std::string>& metrics);
+  /// /api/v1/history: the last `seconds` (clamped to >= 0; NaN = 0) of `metrics` (catalog
+  /// names and "throttled"; empty = all), columnar. When every one asked for is a chart metric
+  /// (ChartHistory::holds), from the chart history (kChartSpan at any GPU count, a row per
+  /// second at most); otherwise from the sampler's ticks. Above kMaxHistoryValues values,
+  /// every `stride`-th row is kept, and so too past `max_points` rows per GPU (0: no bound).
+  /// Throws std::invalid_argument naming an unknown metric.
+  std::string history_json(double seconds, const std::vector<std::string>& metrics,
+                           std::size_t max_points = 0);
   /// /api/v1/training: the training processes of ExporterOptions::training ({"enabled":
   /// false, "ranks": []} without it).
   std::string training_json();
@@ -77,6 +82,8 @@ class ExporterState final : public SampleSink {
 
   static constexpr std::chrono::milliseconds kMaxBodyAge{1000};
   static constexpr std::size_t kMaxHistoryValues = 2'000'000;
+  /// What the chart history holds: the dashboard's longest window.
+  static constexpr std::chrono::seconds kChartSpan{3600};
 
  private:
   GpuState& gpu_locked(unsigned index);
@@ -94,6 +101,7 @@ class ExporterState final : public SampleSink {
   const MonoClock::duration hold_;           // hold_time(interval)
   const MonoClock::duration health_limit_;   // 3 intervals + 5 s
   const MonoClock::duration process_stale_;  // max(hold_, 3 process periods)
+  ChartHistory charts_;                      // its own lock
 
   mutable std::mutex mutex_;  // guards what follows
   std::uint64_t generation_ = 0;

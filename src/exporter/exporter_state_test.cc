@@ -362,6 +362,24 @@ TEST(ExporterState, HistoryIsColumnarWithNullsAndRefusesUnknownMetrics) {
   EXPECT_THROW(state->history_json(10, {"serial"}), std::invalid_argument);
 }
 
+TEST(ExporterState, ChartMetricsOutlastTheSamplersTicks) {
+  // The sampler keeps 10 ticks; the chart history keeps the hour.
+  SamplerConfig config;
+  config.processes = false;
+  config.history_capacity = 10;
+  gpumon::testing::FakeRun run(2, config);
+  auto state = std::make_shared<ExporterState>(*run.sampler, ExporterOptions{}, run.clock);
+  run.sampler->add_sink(state);
+  run.run_for(seconds(30));
+  const json charts = json::parse(state->history_json(3600, {"power_draw_w", "throttled"}));
+  EXPECT_EQ(charts["gpus"][1]["time"].size(), 31U);
+  EXPECT_EQ(charts["gpus"][1]["values"]["throttled"].size(), 31U);
+  const json ticks =
+      json::parse(state->history_json(3600, {"power_draw_w", "utilization_memory_pct"}));
+  EXPECT_EQ(ticks["gpus"][1]["time"].size(), 10U) << "a metric outside the charts: the ticks";
+  EXPECT_EQ(json::parse(state->history_json(3600, {}))["gpus"][1]["time"].size(), 10U);
+}
+
 TEST(ExporterState, HistoryStrideKeepsEveryNthTick) {
   std::vector<TickSample> ticks(5);
   for (unsigned t = 0; t < ticks.size(); ++t) {

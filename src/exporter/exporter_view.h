@@ -21,6 +21,9 @@
 
 namespace gpumon::exporter {
 
+/// GPUs of a larger NVML index are ignored by the exporter, not allocated for.
+inline constexpr unsigned kMaxGpuIndex = 4096;
+
 /// HTTP request counts, for gpumon_http_requests_total and gpumon_http_rejected_total.
 struct HttpCounts {
   std::map<int, std::uint64_t> requests;          ///< status code -> requests answered

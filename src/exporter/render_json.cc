@@ -2,18 +2,21 @@
 // The JSON API (docs/exporter.md): missing values are null, never 0; text from outside
 // (process and user names) is cleaned to valid UTF-8 first; serials never appear.
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "exporter/history_columns.h"
 #include "exporter/json_values.h"
 #include "exporter/renderers.h"
-#include "gpu/throttle.h"
 #include "host/text_clean.h"
 
 namespace gpumon::exporter {
 namespace {
 
 using nlohmann::json;
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 json process_json(const GpuProcess& p) {
   json o = json::object();
@@ -32,9 +35,8 @@ json process_json(const GpuProcess& p) {
 // not, null without clock event reasons.
 json throttled_json(const std::optional<double>& reasons, const std::optional<double>& sm_clock,
                     const std::optional<double>& max_sm_clock) {
-  if (!reasons) return nullptr;
-  return throttle_causes(static_cast<std::uint64_t>(*reasons), sm_clock, max_sm_clock).any() ? 1
-                                                                                             : 0;
+  const std::int8_t flag = throttled_flag(reasons, sm_clock, max_sm_clock);
+  return flag < 0 ? json(nullptr) : json(flag);
 }
 
 std::optional<double> max_sm_clock_of(const DeviceStatic* d) {
@@ -185,56 +187,37 @@ std::string render_devices_json(const ExporterView& v, const ExporterOptions& op
 std::string render_history_json(const std::vector<TickSample>& ticks, double interval_s,
                                 const std::vector<MetricId>& metrics, std::size_t stride,
                                 const std::vector<DeviceStatic>* throttled_devices) {
-  if (stride == 0) stride = 1;
-  struct Columns {
-    unsigned gpu = 0;
-    json time = json::array();
-    std::vector<json> values;  // one array per metric
-    json throttled = json::array();
-    std::optional<double> max_sm_clock = std::nullopt;  // for `throttled`
-  };
-  std::vector<Columns> gpus;  // in the order GPUs first appear
-  std::vector<int> slot;      // NVML index -> position in gpus, -1 = none yet
-  for (std::size_t t = 0; t < ticks.size(); t += stride) {
+  HistoryColumns<double> c;
+  c.interval_s = interval_s;
+  c.stride = stride == 0 ? 1 : stride;
+  c.metrics = metrics;
+  c.throttled = throttled_devices != nullptr;
+  std::vector<std::optional<double>> max_sm_clock;  // per GPU, for `throttled`
+  std::vector<int> slot;  // NVML index -> position in c.gpus, -1 = none yet
+  for (std::size_t t = 0; t < ticks.size(); t += c.stride) {
     for (const DeviceSample& s : ticks[t].gpus) {
       if (s.index >= slot.size()) slot.resize(s.index + 1, -1);
-      if (slot[s.index] < 0) {
-        slot[s.index] = static_cast<int>(gpus.size());
-        gpus.push_back({s.index, json::array(), std::vector<json>(metrics.size(), json::array())});
+      if (slot[s.index] < 0) {  // GPUs in the order they first appear
+        slot[s.index] = static_cast<int>(c.gpus.size());
+        c.gpus.push_back({s.index, {}, std::vector<std::vector<double>>(metrics.size()), {}});
+        max_sm_clock.emplace_back();
         if (throttled_devices != nullptr)  // the max SM clock once per GPU, not per sample
           for (const DeviceStatic& d : *throttled_devices)
-            if (d.index == s.index) gpus.back().max_sm_clock = max_sm_clock_of(&d);
+            if (d.index == s.index) max_sm_clock.back() = max_sm_clock_of(&d);
       }
-      Columns& g = gpus[static_cast<std::size_t>(slot[s.index])];
-      g.time.push_back(unix_seconds(ticks[t].wall_time));
-      for (std::size_t m = 0; m < metrics.size(); ++m) {
-        g.values[m].push_back(or_null(metric_value(s, metrics[m])));
+      const auto g = static_cast<std::size_t>(slot[s.index]);
+      HistoryGpuColumns<double>& col = c.gpus[g];
+      col.time.push_back(unix_seconds(ticks[t].wall_time));
+      for (std::size_t m = 0; m < metrics.size(); ++m)
+        col.values[m].push_back(metric_value(s, metrics[m]).value_or(kNan));
+      if (c.throttled) {
+        col.throttled.push_back(throttled_flag(metric_value(s, MetricId::kClockEventReasons),
+                                               metric_value(s, MetricId::kSmClockMhz),
+                                               max_sm_clock[g]));
       }
-      if (throttled_devices != nullptr)
-        g.throttled.push_back(throttled_json(metric_value(s, MetricId::kClockEventReasons),
-                                             metric_value(s, MetricId::kSmClockMhz),
-                                             g.max_sm_clock));
     }
   }
-  json o = json::object();
-  o["interval_s"] = interval_s;
-  o["stride"] = stride;
-  json names = json::array();
-  for (MetricId id : metrics) names.push_back(std::string(metric_info(id).name));
-  if (throttled_devices != nullptr) names.push_back(std::string(kThrottledColumn));
-  o["metrics"] = std::move(names);
-  json list = json::array();
-  for (Columns& g : gpus) {
-    json values = json::object();
-    for (std::size_t m = 0; m < metrics.size(); ++m) {
-      values[std::string(metric_info(metrics[m]).name)] = std::move(g.values[m]);
-    }
-    if (throttled_devices != nullptr)
-      values[std::string(kThrottledColumn)] = std::move(g.throttled);
-    list.push_back({{"gpu", g.gpu}, {"time", std::move(g.time)}, {"values", std::move(values)}});
-  }
-  o["gpus"] = std::move(list);
-  return dump_json(o);
+  return write_history_json(c);
 }
 
 }  // namespace gpumon::exporter

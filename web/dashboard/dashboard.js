@@ -1013,15 +1013,31 @@
     let delayMs;
     try {
       const phase = (name) => { if (state.firstRenderMs === null) state.phases[name] = performance.now(); };
-      if (!state.devicesLoaded) {
-        applyDevices(await getJSON('devices'));
+      // The requests go out at once (the server renders the history while the page lays out
+      // the devices) and are applied in order: devices, history, current. Each promise is
+      // marked handled now, so one that fails while an earlier one is awaited is not an
+      // "uncaught" error; its await below still throws.
+      const request = (path) => { const p = getJSON(path); p.catch(() => {}); return p; };
+      const devicesReq = state.devicesLoaded ? null : request('devices');
+      // No chart is wider than the page: more points than its pixels would draw nothing more.
+      const historyReq = state.needHistory
+        ? request('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',') +
+                  '&points=' + Math.max(300, Math.ceil(window.innerWidth || 0))) : null;
+      state.needHistory = false;
+      const currentReq = request('current');
+      if (devicesReq) {
+        try {
+          applyDevices(await devicesReq);
+        } catch (e) {
+          if (historyReq) state.needHistory = true;
+          throw e;
+        }
         state.devicesLoaded = true;
         phase('devices');
       }
-      if (state.needHistory) {
-        state.needHistory = false;
+      if (historyReq) {
         try {
-          const h = await getJSON('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(','));
+          const h = await historyReq;
           phase('history_fetched');
           applyHistory(h);
           phase('history_applied');
@@ -1030,7 +1046,7 @@
           throw e;
         }
       }
-      const cur = await getJSON('current');
+      const cur = await currentReq;
       phase('current_fetched');
       const t0 = performance.now();
       ingestCurrent(cur);

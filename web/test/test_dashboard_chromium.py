@@ -174,8 +174,8 @@ class Chromium:
             raise Failure("timed out after %.0f s waiting for %s" % (TIMEOUT_S, what))
         return v
 
-    def screenshot(self, path):
-        r = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
+    def screenshot(self, path, whole_page=True):
+        r = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": whole_page},
                       timeout=TIMEOUT_S)
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
@@ -309,7 +309,7 @@ def run(args):
     origin = urllib.parse.urlsplit(base + "/")
     results["base_url"] = base
 
-    browser = Chromium(chromium, args.out)
+    browser = Chromium(chromium, args.out, width=args.width)
     try:
         browser.open_page()
         # 1. First render with 8 GPUs x 1 h of history (#window=1h selects the 1 h window).
@@ -339,12 +339,22 @@ def run(args):
         check(rep["windowS"] == 3600, "the #window=1h address selects the 1 h window")
         if not stub:
             # A run seconds old fills its charts: they span the run (at least a minute), not the
-            # hour, and widen with it.
+            # hour, and widen with it. A server with an hour of history fills the hour.
             span = browser.eval("window.gpumonDashboard.shownSpanS()")
             x_span = rep["snapshot"][0]["xSpan"]
-            check(span == 60 and x_span == 60,
-                  "a fresh run's charts span 60 s of the 1 h window (span %s, GPU 0's x axis %s)"
-                  % (span, x_span))
+            with urllib.request.urlopen(base + "/api/v1/history?seconds=3600&metrics=power_draw_w",
+                                        timeout=TIMEOUT_S) as r:
+                times = [g["time"][0] for g in json.load(r)["gpus"] if g["time"]]
+            age = time.time() - min(times) if times else 0
+            if age < 50:
+                check(span == 60 and x_span == 60,
+                      "a fresh run's charts span 60 s of the 1 h window (span %s, GPU 0's x "
+                      "axis %s)" % (span, x_span))
+            else:
+                want = min(3600, age)
+                check(want - 10 <= span <= 3600 and want - 10 <= x_span <= 3600,
+                      "a run %.0f s old spans %.0f s of the 1 h window (span %s, GPU 0's x axis "
+                      "%s)" % (age, want, span, x_span))
         for s in rep["snapshot"]:
             for c in s["charts_drawn"] if s["drawn"] else []:
                 ticks = c["ticks"]
@@ -448,6 +458,24 @@ def run(args):
         print("one live update (ingest /api/v1/current for %d GPUs, redraw the charts in view): %.1f ms"
               % (expect_gpus, tick_ms))
         results["screenshot"] = browser.screenshot(os.path.join(args.out, "dashboard.png"))
+        results["screenshot_view"] = browser.screenshot(os.path.join(args.out, "dashboard-view.png"),
+                                                        whole_page=False)
+        # Readable at this width: nothing wider than the page, no clipped title or value, every
+        # chart in view a usable size.
+        layout = browser.eval("""(() => {
+          const clipped = [...document.querySelectorAll('.stat-label, .stat-value, .u-title, th')]
+            .filter((e) => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+            .map((e) => e.className + ': ' + e.textContent.slice(0, 40));
+          const small = [...document.querySelectorAll('.chart canvas')]
+            .filter((c) => c.offsetParent !== null && c.getBoundingClientRect().top < innerHeight &&
+                           (c.clientWidth < 250 || c.clientHeight < 100))
+            .map((c) => c.clientWidth + 'x' + c.clientHeight);
+          return {page: document.documentElement.scrollWidth, view: innerWidth, clipped, small};
+        })()""")
+        results["layout"] = layout
+        check(layout["page"] <= layout["view"] and not layout["clipped"] and not layout["small"],
+              "readable at %d px: page %d px wide, clipped %s, small charts %s"
+              % (layout["view"], layout["page"], layout["clipped"][:3], layout["small"][:3]))
 
         if stub:
             # The training section: the stub's two ranks and one that left.
@@ -581,6 +609,7 @@ def main():
     ap.add_argument("--expect-gpus", type=int, default=0, help="with --base-url: GPUs expected (default: /api/v1/devices)")
     ap.add_argument("--gpus", type=int, default=8, help="stub GPUs")
     ap.add_argument("--out", default="web-test-output", help="folder for screenshots and results.json")
+    ap.add_argument("--width", type=int, default=1600, help="the window's width in px")
     ap.add_argument("--chromium", help="browser binary (default: chromium on PATH)")
     ap.add_argument("--update-wait-s", type=float, default=2.2,
                     help="how long a hidden tab is watched for polls")

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+#include "exporter/chart_history.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "exporter/exporter_view.h"
+#include "exporter/renderers.h"
+#include "gpu/throttle.h"  // kThrottleReasonMask
+
+namespace gpumon::exporter {
+namespace {
+
+constexpr std::array kMetrics = {
+    MetricId::kUtilizationGpuPct, MetricId::kSmActiveRatio,   MetricId::kMemoryUsedBytes,
+    MetricId::kMemoryTotalBytes,  MetricId::kPowerDrawW,      MetricId::kPowerLimitW,
+    MetricId::kPowerMaxW,         MetricId::kTemperatureGpuC, MetricId::kTemperatureMemoryC,
+    MetricId::kSmClockMhz,        MetricId::kMemClockMhz,
+};
+constexpr std::size_t kMetricCount = kMetrics.size();
+
+// The reason bits fit a byte, and no set of them is all ones (the "not read" mark).
+static_assert((kThrottleReasonMask & ~std::uint64_t{0xfe}) == 0);
+
+constexpr float kNone = std::numeric_limits<float>::quiet_NaN();
+
+std::size_t slot_of(MetricId id) {
+  return static_cast<std::size_t>(std::find(kMetrics.begin(), kMetrics.end(), id) -
+                                  kMetrics.begin());
+}
+
+}  // namespace
+
+std::span<const MetricId> ChartHistory::metrics() {
+  return kMetrics;
+}
+
+bool ChartHistory::holds(MetricId id) {
+  return slot_of(id) < kMetricCount;
+}
+
+ChartHistory::ChartHistory(MonoClock::duration interval, MonoClock::duration span)
+    : row_period_(std::max<MonoClock::duration>(interval, std::chrono::seconds(1))),
+      new_row_after_(row_period_ - interval / 2),
+      capacity_(static_cast<std::size_t>(std::max<MonoClock::rep>(
+          1, (span + row_period_ - MonoClock::duration(1)) / row_period_))),
+      time_(capacity_),
+      mono_(capacity_) {}
+
+double ChartHistory::row_period_s() const {
+  return std::chrono::duration<double>(row_period_).count();
+}
+
+ChartHistory::Gpu& ChartHistory::gpu_locked(unsigned index) {
+  auto it = std::lower_bound(gpus_.begin(), gpus_.end(), index,
+                             [](const Gpu& g, unsigned i) { return g.index < i; });
+  if (it != gpus_.end() && it->index == index) return *it;
+  Gpu g;
+  g.index = index;
+  g.values.assign(kMetricCount * capacity_, kNone);
+  g.reasons.assign(capacity_, kNoReasons);
+  g.present.assign(capacity_, 0);
+  return *gpus_.insert(it, std::move(g));
+}
+
+void ChartHistory::clear_row_locked(Gpu& g, std::size_t row) {
+  for (std::size_t m = 0; m < kMetricCount; ++m) g.values[m * capacity_ + row] = kNone;
+  g.reasons[row] = kNoReasons;
+  g.present[row] = 0;
+}
+
+void ChartHistory::add(const TickSample& tick) {
+  std::lock_guard lock(mutex_);
+  if (count_ == 0 || tick.mono_time - open_since_ >= new_row_after_ ||
+      tick.mono_time < open_since_) {  // a clock that went back starts a row too
+    if (count_ > 0) newest_ = (newest_ + 1) % capacity_;
+    count_ = std::min(count_ + 1, capacity_);
+    open_since_ = tick.mono_time;
+    for (Gpu& g : gpus_) clear_row_locked(g, newest_);
+  }
+  const std::size_t row = newest_;
+  time_[row] = unix_seconds(tick.wall_time);
+  mono_[row] = tick.mono_time;
+  for (const DeviceSample& s : tick.gpus) {
+    if (s.index >= kMaxGpuIndex) continue;
+    Gpu& g = gpu_locked(s.index);
+    g.present[row] = 1;
+    for (std::size_t m = 0; m < kMetricCount; ++m) {
+      if (const auto v = metric_value(s, kMetrics[m]))
+        g.values[m * capacity_ + row] = static_cast<float>(*v);
+    }
+    if (const auto r = metric_value(s, MetricId::kClockEventReasons))
+      g.reasons[row] =
+          static_cast<std::uint8_t>(static_cast<std::uint64_t>(*r) & kThrottleReasonMask);
+  }
+}
+
+HistoryColumns<float> ChartHistory::columns(double seconds, const std::vector<MetricId>& ids,
+                                            bool throttled,
+                                            const std::vector<DeviceStatic>& devices,
+                                            std::size_t max_values, std::size_t max_points) const {
+  HistoryColumns<float> out;
+  out.interval_s = row_period_s();
+  out.metrics = ids;
+  out.throttled = throttled;
+  std::vector<std::size_t> slots;
+  for (MetricId id : ids) slots.push_back(slot_of(id));  // callers ask only for held ones
+  std::lock_guard lock(mutex_);
+  if (!(seconds > 0) || count_ == 0) return out;
+  // The window's rows, oldest first: those newer than the newest row less `seconds`.
+  const double capped = std::min(seconds, 1e9);
+  const MonoClock::time_point from =
+      mono_[newest_] -
+      std::chrono::duration_cast<MonoClock::duration>(std::chrono::duration<double>(capped));
+  std::size_t rows = 0;
+  while (rows < count_ && mono_[(newest_ + capacity_ - rows) % capacity_] > from) ++rows;
+  std::size_t values = 0;
+  const std::size_t columns_per_row = ids.size() + 1 + (throttled ? 1 : 0);
+  for (const Gpu& g : gpus_)
+    for (std::size_t i = 0; i < rows; ++i)
+      values += g.present[(newest_ + capacity_ - i) % capacity_] * columns_per_row;
+  out.stride = std::max(history_stride(values, max_values), history_stride(rows, max_points));
+  const std::size_t oldest = (newest_ + capacity_ - rows + 1) % capacity_;
+  for (const Gpu& g : gpus_) {
+    HistoryGpuColumns<float> c;
+    c.gpu = g.index;
+    c.values.resize(ids.size());
+    std::optional<double> max_clock;
+    for (const DeviceStatic& d : devices)
+      if (d.index == g.index && d.max_sm_clock_mhz) max_clock = *d.max_sm_clock_mhz;
+    const float* sm_clock = &g.values[slot_of(MetricId::kSmClockMhz) * capacity_];
+    for (std::size_t i = 0; i < rows; i += out.stride) {
+      const std::size_t row = (oldest + i) % capacity_;
+      if (!g.present[row]) continue;
+      c.time.push_back(time_[row]);
+      for (std::size_t m = 0; m < slots.size(); ++m)
+        c.values[m].push_back(g.values[slots[m] * capacity_ + row]);
+      if (throttled) {
+        const std::uint8_t r = g.reasons[row];
+        c.throttled.push_back(throttled_flag(
+            r == kNoReasons ? std::nullopt : std::optional<double>(r),
+            std::isnan(sm_clock[row]) ? std::nullopt : std::optional<double>(sm_clock[row]),
+            max_clock));
+      }
+    }
+    if (!c.time.empty()) out.gpus.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace gpumon::exporter
