@@ -42,9 +42,9 @@ Response history(exporter::ExporterState& state, const Request& request) {
   if (auto it = request.query.find("points"); it != request.query.end()) {
     const std::string& text = it->second;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), points);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || points == 0 ||
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || points < 2 ||
         points > kMaxPoints)
-      return json_error(400, "points must be a whole number from 1 to " +
+      return json_error(400, "points must be a whole number from 2 to " +
                                  std::to_string(kMaxPoints) + ", not '" + text + "'");
   }
   std::vector<std::string> metrics;

@@ -180,7 +180,7 @@ TEST_F(ServeRoutes, HistoryRefusesBadParametersWith400) {
     EXPECT_EQ(r.content_type, "application/json");
     EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("seconds"), std::string::npos);
   }
-  for (const char* points : {"0", "-1", "1.5", "abc", "", "1000001", "99999999999999999999"}) {
+  for (const char* points : {"0", "1", "-1", "1.5", "abc", "", "1000001", "99999999999999999999"}) {
     const Response r = handler_(get("/api/v1/history", {{"points", points}}));
     EXPECT_EQ(r.status, 400) << points;
     EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("points"), std::string::npos);

@@ -42,9 +42,21 @@ bool ChartHistory::holds(MetricId id) {
   return slot_of(id) < kMetricCount;
 }
 
+namespace {
+
+// A whole number of intervals of at least a second: rows of equal length, each of the same
+// count of ticks, so that `capacity` rows span the whole `span` at any interval.
+MonoClock::duration row_period_for(MonoClock::duration interval) {
+  const MonoClock::duration second = std::chrono::seconds(1);
+  if (interval <= MonoClock::duration::zero()) return second;
+  return interval * ((second + interval - MonoClock::duration(1)) / interval);
+}
+
+}  // namespace
+
 ChartHistory::ChartHistory(MonoClock::duration interval, MonoClock::duration span)
-    : row_period_(std::max<MonoClock::duration>(interval, std::chrono::seconds(1))),
-      new_row_after_(row_period_ - interval / 2),
+    : row_period_(row_period_for(interval)),
+      new_row_after_(row_period_ - std::min(interval, row_period_) / 2),
       capacity_(static_cast<std::size_t>(std::max<MonoClock::rep>(
           1, (span + row_period_ - MonoClock::duration(1)) / row_period_))),
       time_(capacity_),
@@ -74,8 +86,8 @@ void ChartHistory::clear_row_locked(Gpu& g, std::size_t row) {
 
 void ChartHistory::add(const TickSample& tick) {
   std::lock_guard lock(mutex_);
-  if (count_ == 0 || tick.mono_time - open_since_ >= new_row_after_ ||
-      tick.mono_time < open_since_) {  // a clock that went back starts a row too
+  if (tick.mono_time < open_since_) count_ = 0;  // a clock that went back: the rows are void
+  if (count_ == 0 || tick.mono_time - open_since_ >= new_row_after_) {
     if (count_ > 0) newest_ = (newest_ + 1) % capacity_;
     count_ = std::min(count_ + 1, capacity_);
     open_since_ = tick.mono_time;
@@ -122,7 +134,12 @@ HistoryColumns<float> ChartHistory::columns(double seconds, const std::vector<Me
   for (const Gpu& g : gpus_)
     for (std::size_t i = 0; i < rows; ++i)
       values += g.present[(newest_ + capacity_ - i) % capacity_] * columns_per_row;
-  out.stride = std::max(history_stride(values, max_values), history_stride(rows, max_points));
+  // The samples per GPU the bounds allow; when fewer than the rows, buckets of rows that give
+  // two samples each (max_points >= 2, or the bound on values leaves room for two).
+  std::size_t samples = rows / history_stride(values, max_values);
+  if (max_points > 0) samples = std::min(samples, max_points);
+  const std::size_t pairs = std::max<std::size_t>(1, samples / 2);
+  out.stride = samples >= rows ? 1 : (rows + pairs - 1) / pairs;
   const std::size_t oldest = (newest_ + capacity_ - rows + 1) % capacity_;
   for (const Gpu& g : gpus_) {
     HistoryGpuColumns<float> c;
@@ -132,18 +149,51 @@ HistoryColumns<float> ChartHistory::columns(double seconds, const std::vector<Me
     for (const DeviceStatic& d : devices)
       if (d.index == g.index && d.max_sm_clock_mhz) max_clock = *d.max_sm_clock_mhz;
     const float* sm_clock = &g.values[slot_of(MetricId::kSmClockMhz) * capacity_];
-    for (std::size_t i = 0; i < rows; i += out.stride) {
-      const std::size_t row = (oldest + i) % capacity_;
-      if (!g.present[row]) continue;
-      c.time.push_back(time_[row]);
-      for (std::size_t m = 0; m < slots.size(); ++m)
-        c.values[m].push_back(g.values[slots[m] * capacity_ + row]);
+    const auto throttled_at = [&](std::size_t row) {
+      const std::uint8_t r = g.reasons[row];
+      return throttled_flag(
+          r == kNoReasons ? std::nullopt : std::optional<double>(r),
+          std::isnan(sm_clock[row]) ? std::nullopt : std::optional<double>(sm_clock[row]),
+          max_clock);
+    };
+    std::vector<std::size_t> present;  // the rows of one bucket that have this GPU
+    for (std::size_t first = 0; first < rows; first += out.stride) {
+      present.clear();
+      for (std::size_t i = first; i < std::min(rows, first + out.stride); ++i)
+        if (const std::size_t row = (oldest + i) % capacity_; g.present[row])
+          present.push_back(row);
+      if (present.empty()) continue;
+      if (present.size() == 1) {
+        const std::size_t row = present.front();
+        c.time.push_back(time_[row]);
+        for (std::size_t m = 0; m < slots.size(); ++m)
+          c.values[m].push_back(g.values[slots[m] * capacity_ + row]);
+        if (throttled) c.throttled.push_back(throttled_at(row));
+        continue;
+      }
+      // Two samples at the bucket's first and last time: each metric's lowest and highest
+      // reading in the order they came, so a peak or a dip inside it is still drawn.
+      c.time.push_back(time_[present.front()]);
+      c.time.push_back(time_[present.back()]);
+      for (std::size_t m = 0; m < slots.size(); ++m) {
+        const float* v = &g.values[slots[m] * capacity_];
+        std::size_t lo = present.front(), hi = lo;
+        bool any = false;
+        for (std::size_t row : present) {
+          if (std::isnan(v[row])) continue;
+          if (!any || v[row] < v[lo]) lo = row;
+          if (!any || v[row] > v[hi]) hi = row;
+          any = true;
+        }
+        const bool lo_first =
+            (lo + capacity_ - oldest) % capacity_ <= (hi + capacity_ - oldest) % capacity_;
+        c.values[m].push_back(any ? v[lo_first ? lo : hi] : kNone);
+        c.values[m].push_back(any ? v[lo_first ? hi : lo] : kNone);
+      }
       if (throttled) {
-        const std::uint8_t r = g.reasons[row];
-        c.throttled.push_back(throttled_flag(
-            r == kNoReasons ? std::nullopt : std::optional<double>(r),
-            std::isnan(sm_clock[row]) ? std::nullopt : std::optional<double>(sm_clock[row]),
-            max_clock));
+        std::int8_t flag = -1;  // 1 when any row was throttled, else 0 when any was judged
+        for (std::size_t row : present) flag = std::max(flag, throttled_at(row));
+        c.throttled.insert(c.throttled.end(), 2, flag);
       }
     }
     if (!c.time.empty()) out.gpus.push_back(std::move(c));

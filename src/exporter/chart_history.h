@@ -4,11 +4,14 @@
 // ticks (about 1 KB per GPU each), so under its memory cap it holds 16 minutes of 64 GPUs; the
 // dashboard's 1 h window reads this one instead (ExporterState::history_json).
 //
-// One row per row period, max(interval, 1 s): the dashboard polls at most once a second, and
-// 3600 points already exceed a chart's pixels. A row holds each metric's newest reading among
-// the ticks it covers (so a metric read once a second is kept at a 0.1 s interval), the clock
-// event reasons that can mean throttling, and which GPUs were in it. Values are 32-bit floats
-// (7 significant digits: a byte count to about 8 KiB of 80 GB).
+// One row per row period, the fewest whole intervals that last at least 1 s (1 s at 0.1 s,
+// 1.4 s at 0.7 s, the interval itself from 1 s up): the dashboard polls at most once a second,
+// and 3600 points already exceed a chart's pixels. A row holds each metric's newest reading
+// among the ticks it covers (so a metric read once a second is kept at a 0.1 s interval; a GPU
+// lost in a row's later tick keeps the row's earlier readings), the clock event reasons that
+// can mean throttling (the newest too: they are judged with the SM clock of the same tick), and
+// which GPUs were in it. Values are 32-bit floats (7 significant digits: a byte count to about
+// 8 KiB of 80 GB).
 //
 // Thread-safety: add() from the sampler thread and columns() from any thread, at once; its own
 // lock, held while copying out the asked-for window (milliseconds for 64 GPUs x 1 h).
@@ -42,8 +45,11 @@ class ChartHistory {
 
   /// The rows of the last `seconds` (nothing for <= 0) of `ids` (each one that holds() is
   /// true for), with the kThrottledColumn when `throttled` (the max SM clocks from `devices`),
-  /// GPUs in index order, every stride-th row so that the answer has at most `max_values`
-  /// values and at most `max_points` rows per GPU (0: no bound).
+  /// GPUs in index order, with at most `max_values` values and at most `max_points` (0: no
+  /// bound; else at least 2) samples per GPU. Where the rows are more, each run of `stride` rows
+  /// gives two samples, at its first and last time: each metric's lowest and highest reading
+  /// in the order they came (NaN only when the run has none), and throttled when any row was.
+  /// A peak or a dip stays visible at any stride; a gap shorter than a run does not.
   HistoryColumns<float> columns(double seconds, const std::vector<MetricId>& ids, bool throttled,
                                 const std::vector<DeviceStatic>& devices, std::size_t max_values,
                                 std::size_t max_points = 0) const;

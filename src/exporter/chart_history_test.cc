@@ -61,12 +61,42 @@ TEST(ChartHistory, HoldsAnHourOfSixtyFourGpusAndDropsTheOldest) {
   const auto bounded = t.history.columns(3600, kUtil, true, {}, 2'000'000);
   EXPECT_EQ(bounded.stride, 1U) << "64 x 3600 x 3 values fit";
   const auto tight = t.history.columns(3600, kUtil, false, {}, 64 * 3600);
-  EXPECT_EQ(tight.stride, 2U);
+  EXPECT_EQ(tight.stride, 4U) << "room for 1800 samples: 900 runs of 4 rows, two samples each";
   EXPECT_EQ(tight.gpus[0].time.size(), 1800U);
-  // At most 1000 points per GPU: every fourth row.
+  // At most 1000 samples per GPU: 450 runs of 8 rows, each its lowest and highest.
   const auto points = t.history.columns(3600, kUtil, false, {}, kNoCap, 1000);
-  EXPECT_EQ(points.stride, 4U);
-  EXPECT_EQ(points.gpus[0].time.size(), 900U);
+  EXPECT_EQ(points.stride, 8U);
+  ASSERT_EQ(points.gpus[0].time.size(), 900U);
+  EXPECT_EQ(points.gpus[0].values[0][0], 0);  // rows 100..107 read 0..7
+  EXPECT_EQ(points.gpus[0].values[0][1], 7);
+  EXPECT_DOUBLE_EQ(points.gpus[0].time[1] - points.gpus[0].time[0], 7.0);
+}
+
+TEST(ChartHistory, RunsOfRowsKeepTheirPeakAndDipInTheOrderTheyCame) {
+  Ticks t(seconds(1));
+  // 12 rows into 2 samples a run of 6 (points=4): a peak then a dip, a dip then a peak.
+  const std::vector<std::optional<unsigned>> util = {50, 99, 50, 50,           3,  50,  //
+                                                     50, 2,  50, std::nullopt, 97, 50};
+  for (const auto& u : util) {
+    DeviceSample s = sample(0, u.value_or(0));
+    if (!u) s.utilization_gpu_pct = {};
+    s.clock_event_reasons = u == 3U ? kClockEventSwThermalSlowdown : 0;
+    s.sm_clock_mhz = u == 3U ? 1500U : 1980U;
+    DeviceSample lost;
+    lost.index = 1;
+    lost.lost = true;
+    t.add(seconds(1), {s, lost});
+  }
+  std::vector<DeviceStatic> devices(1);
+  devices[0].max_sm_clock_mhz = 1980U;
+  const auto c = t.history.columns(1e9, kUtil, true, devices, kNoCap, 4);
+  EXPECT_EQ(c.stride, 6U);
+  ASSERT_EQ(c.gpus.size(), 2U);
+  EXPECT_EQ(c.gpus[0].values[0], std::vector<float>({99, 3, 2, 97}));
+  EXPECT_EQ(c.gpus[0].throttled, std::vector<std::int8_t>({1, 1, 0, 0}));
+  EXPECT_DOUBLE_EQ(c.gpus[0].time[1] - c.gpus[0].time[0], 5.0);
+  ASSERT_EQ(c.gpus[1].values[0].size(), 4U);
+  EXPECT_TRUE(std::isnan(c.gpus[1].values[0][0])) << "a run of no readings stays a gap";
 }
 
 TEST(ChartHistory, AWindowIsTheRowsNewerThanItsStart) {
@@ -153,6 +183,35 @@ TEST(ChartHistory, HoldsTheChartMetricsOnly) {
   EXPECT_TRUE(ChartHistory::holds(MetricId::kSmActiveRatio));
   EXPECT_FALSE(ChartHistory::holds(MetricId::kEnergyJ));
   EXPECT_EQ(ChartHistory::metrics().size(), 11U);
+}
+
+TEST(ChartHistory, SubSecondIntervalsMakeRowsOfWholeIntervalsThatSpanTheHour) {
+  // 0.7 s: two ticks a row (1.4 s); 0.4 s: three (1.2 s). Capacity covers the whole span.
+  for (const auto& [interval, ticks_per_row] : std::vector<std::pair<milliseconds, unsigned>>{
+           {milliseconds(700), 2U}, {milliseconds(400), 3U}}) {
+    Ticks t(interval);
+    const double period = std::chrono::duration<double>(interval).count() * ticks_per_row;
+    EXPECT_DOUBLE_EQ(t.history.row_period_s(), period);
+    EXPECT_EQ(t.history.capacity(), static_cast<std::size_t>(std::ceil(3600 / period)));
+    const std::size_t ticks = (t.history.capacity() + 5) * ticks_per_row;
+    for (std::size_t i = 0; i < ticks; ++i) t.add(interval, {sample(0, i % 100)});
+    const auto c = t.history.columns(1e9, kUtil, false, {}, kNoCap);
+    EXPECT_DOUBLE_EQ(c.interval_s, period);
+    ASSERT_EQ(c.gpus.size(), 1U);
+    EXPECT_EQ(c.gpus[0].time.size(), t.history.capacity());
+    EXPECT_GE(c.gpus[0].time.back() - c.gpus[0].time.front(), 3600 - 2 * period)
+        << "the rows span the hour";
+  }
+}
+
+TEST(ChartHistory, AClockThatWentBackStartsAfresh) {
+  Ticks t(seconds(1));
+  for (unsigned i = 0; i < 5; ++i) t.add(seconds(1), {sample(0, i)});
+  t.add(-seconds(100), {sample(0, 50)});
+  t.add(seconds(1), {sample(0, 51)});
+  const auto c = t.history.columns(1e9, kUtil, false, {}, kNoCap);
+  EXPECT_EQ(c.gpus[0].values[0], std::vector<float>({50, 51}))
+      << "rows from before the step would widen the window";
 }
 
 TEST(ChartHistory, ASlowIntervalKeepsEveryTickForTheSpan) {

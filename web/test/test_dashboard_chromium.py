@@ -351,9 +351,13 @@ def run(args):
                       "a fresh run's charts span 60 s of the 1 h window (span %s, GPU 0's x "
                       "axis %s)" % (span, x_span))
             else:
-                want = min(3600, age)
-                check(want - 10 <= span <= 3600 and want - 10 <= x_span <= 3600,
-                      "a run %.0f s old spans %.0f s of the 1 h window (span %s, GPU 0's x axis "
+                # Each run of rows arrives as two samples (its lowest and highest, at its first
+                # and last time); trimming the window may take the first's: up to a pixel.
+                width = browser.eval("document.querySelector('.gpu-panel .uplot')"
+                                     ".getBoundingClientRect().width")
+                want = min(3600, age) - max(10, 2 * 3600 / max(50, width))
+                check(want <= span <= 3600 and want <= x_span <= 3600,
+                      "a run %.0f s old spans at least %.0f s of the 1 h window (span %s, GPU 0's x axis "
                       "%s)" % (age, want, span, x_span))
         for s in rep["snapshot"]:
             for c in s["charts_drawn"] if s["drawn"] else []:
@@ -384,6 +388,17 @@ def run(args):
                   "overview %s: a line per GPU (%d), up to %s, %d points for %d px, values for "
                   "every GPU, legend %s" % (c["key"], len(c["gpus"]), c["lastTime"], c["points"],
                                             c["width"], "shown" if c["legend"] else "hidden"))
+        # The history is asked for before any chart is laid out, for two samples per pixel of
+        # the widest chart the page expects (chartWidthPx): it must not expect too narrow.
+        asked = browser.eval("JSON.stringify([performance.getEntriesByType('resource')"
+                             ".map((e) => e.name).filter((n) => n.includes('/history?')),"
+                             " Math.max(...[...document.querySelectorAll('.uplot')]"
+                             ".map((e) => e.getBoundingClientRect().width))])")
+        urls, widest = json.loads(asked)
+        points = [int(urllib.parse.parse_qs(urllib.parse.urlsplit(u).query)["points"][0]) for u in urls]
+        check(points and min(points) >= 2 * widest - 2,
+              "the history is asked for two samples per pixel of the widest chart (points %s, "
+              "widest chart %.0f px)" % (points, widest))
         if expect_gpus > 16:
             # No legend: the line under the pointer is named above the chart.
             box = browser.eval("(() => { const r = document.querySelector('#overview .chart-util .u-over')"
