@@ -240,6 +240,102 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t de
                      &gpumon::fake::DeviceSpec::inforom_image_version);
 }
 
+// The board's identity: one unsigned fact each, under the scenario facts of their field.
+#define GPUMON_FAKE_UNSIGNED_FACT(symbol, field, value)                            \
+  GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, unsigned int* out) { \
+    const int id = GPUMON_FAKE_SYM(symbol);                                        \
+    return device_call(id, device, [&](DeviceState& d, double t) {                 \
+      if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;                      \
+      const nvmlReturn_t rc = d.check(field, id, t);                               \
+      if (rc == NVML_SUCCESS) *out = (value);                                      \
+      return rc;                                                                   \
+    });                                                                            \
+  }
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetBrand, Field::kBoardIdentity, d.spec->brand)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetArchitecture, Field::kBoardIdentity, d.spec->architecture)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetBoardId, Field::kBoardIdentity, d.spec->board_id)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetModuleId, Field::kBoardIdentity, d.spec->module_id)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetMultiGpuBoard, Field::kBoardIdentity,
+                          d.spec->multi_gpu_board ? 1U : 0U)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetVirtualizationMode, Field::kVirtualizationMode,
+                          d.spec->virtualization_mode)
+GPUMON_FAKE_UNSIGNED_FACT(nvmlDeviceGetAccountingBufferSize, Field::kAccountingBufferSize,
+                          d.spec->accounting_buffer_size)
+#undef GPUMON_FAKE_UNSIGNED_FACT
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetBoardPartNumber(nvmlDevice_t device, char* number,
+                                                             unsigned int length) {
+  return string_fact(GPUMON_FAKE_SYM(nvmlDeviceGetBoardPartNumber), device, Field::kBoardIdentity,
+                     number, length, &gpumon::fake::DeviceSpec::board_part_number);
+}
+
+// No length: NVML's buffer is NVML_GSP_FIRMWARE_VERSION_BUF_SIZE. A GPU without GSP firmware
+// (an empty version) answers NOT_SUPPORTED.
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device,
+                                                                char* version) {
+  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetGspFirmwareVersion);
+  return device_call(id, device, [&](DeviceState& d, double t) {
+    if (version == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kGspFirmware, id, t);
+    if (rc != NVML_SUCCESS) return rc;
+    if (d.spec->gsp_firmware_version.empty()) return NVML_ERROR_NOT_SUPPORTED;
+    return copy_string(d.spec->gsp_firmware_version, version,
+                       gpumon::nvml::kGspFirmwareVersionBufferSize);
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device,
+                                                            unsigned int object, char* version,
+                                                            unsigned int length) {
+  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetInforomVersion);
+  return device_call(id, device, [&](DeviceState& d, double t) {
+    if (version == nullptr || object > gpumon::nvml::kInforomPower)
+      return NVML_ERROR_INVALID_ARGUMENT;
+    const nvmlReturn_t rc = d.check(Field::kInforomObjects, id, t);
+    if (rc != NVML_SUCCESS) return rc;
+    const std::string& v = object == gpumon::nvml::kInforomOem   ? d.spec->inforom_oem_version
+                           : object == gpumon::nvml::kInforomEcc ? d.spec->inforom_ecc_version
+                                                                 : d.spec->inforom_power_version;
+    return v.empty() ? NVML_ERROR_NOT_SUPPORTED : copy_string(v, version, length);
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device,
+                                                        nvmlPciInfoExt_v1_t* pci) {
+  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetPciInfoExt);
+  return device_call(id, device, [&](DeviceState& d, double t) {
+    if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (pci->version != gpumon::nvml::kPciInfoExtV1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    for (Field f : {Field::kPciInfo, Field::kPciClass})
+      if (const nvmlReturn_t rc = d.check(f, id, t); rc != NVML_SUCCESS) return rc;
+    const auto& s = *d.spec;
+    *pci = nvmlPciInfoExt_v1_t{};
+    pci->version = gpumon::nvml::kPciInfoExtV1;
+    std::snprintf(pci->busId, sizeof pci->busId, "%s", s.pci_bus_id.c_str());
+    pci->domain = s.pci_domain;
+    pci->bus = s.pci_bus;
+    pci->device = s.pci_device;
+    pci->pciDeviceId = s.pci_device_id;
+    pci->pciSubSystemId = s.pci_subsystem_id;
+    pci->baseClass = s.pci_base_class;
+    pci->subClass = s.pci_sub_class;
+    return NVML_SUCCESS;
+  });
+}
+
+GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetAddressingMode(nvmlDevice_t device,
+                                                            nvmlDeviceAddressingMode_t* mode) {
+  const int id = GPUMON_FAKE_SYM(nvmlDeviceGetAddressingMode);
+  return device_call(id, device, [&](DeviceState& d, double t) {
+    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    if (mode->version != gpumon::nvml::kDeviceAddressingModeV1)
+      return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    const nvmlReturn_t rc = d.check(Field::kAddressingMode, id, t);
+    if (rc == NVML_SUCCESS) mode->value = d.spec->addressing_mode;
+    return rc;
+  });
+}
+
 #define GPUMON_FAKE_ENABLED(symbol, field, member)                                      \
   GPUMON_FAKE_EXPORT nvmlReturn_t symbol(nvmlDevice_t device, nvmlEnableState_t* out) { \
     const int id = GPUMON_FAKE_SYM(symbol);                                             \
@@ -421,7 +517,9 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device,
     if (current == nullptr || pending == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     const nvmlReturn_t rc = d.check(Field::kEccMode, symbol, t);
     if (rc != NVML_SUCCESS) return rc;
-    *current = *pending = d.spec->ecc_enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    const auto state = [](bool on) { return on ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED; };
+    *current = state(d.spec->ecc_enabled);
+    *pending = state(d.spec->ecc_pending.value_or(d.spec->ecc_enabled));
     return NVML_SUCCESS;
   });
 }

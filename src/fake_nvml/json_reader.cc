@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "fake_nvml/json_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -20,6 +21,29 @@ void Node::fail(std::string_view what) const {
                       std::string(what));
 }
 
+namespace {
+
+// Above this, an unknown key's message names the nearest keys instead of all of them.
+constexpr std::size_t kMaxKeyList = 400;
+
+// Levenshtein distance (keys are short: a row of at most 65 + 1 cells).
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
 const char* Node::type_name() const {
   return value_->type_name();
 }
@@ -30,12 +54,24 @@ void Node::expect_object(std::initializer_list<std::string_view> allowed) const 
     bool known = false;
     for (std::string_view a : allowed) known = known || a == key;
     if (known) continue;
+    // Keys are user text: cut them short so a hostile key cannot flood the message.
+    const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
     std::string list;
     for (std::string_view a : allowed)
       list += std::string(list.empty() ? "" : ", ") + std::string(a);
-    // Keys are user text: cut them short so a hostile key cannot flood the message.
-    const std::string shown = key.size() > 64 ? key.substr(0, 64) + "..." : key;
-    fail("unknown key \"" + shown + "\" (expected one of: " + list + ")");
+    if (list.size() <= kMaxKeyList) {
+      fail("unknown key \"" + shown + "\" (expected one of: " + list + ")");
+    }
+    // A device takes some 70 keys: name the nearest ones, and where the rest are.
+    std::vector<std::pair<std::size_t, std::string_view>> near;
+    for (std::string_view a : allowed) near.emplace_back(edit_distance(shown, a), a);
+    std::stable_sort(near.begin(), near.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::string nearest;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, near.size()); ++i)
+      nearest += std::string(i ? ", " : "") + std::string(near[i].second);
+    fail("unknown key \"" + shown + "\" (nearest: " + nearest +
+         "; every key is in docs/scenarios.md)");
   }
 }
 

@@ -71,6 +71,13 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "slowdown_time",
     "temperature_limits",
     "bar1_memory",
+    "board_identity",
+    "gsp_firmware",
+    "virtualization_mode",
+    "addressing_mode",
+    "pci_class",
+    "accounting_buffer_size",
+    "inforom_objects",
 };
 
 }  // namespace

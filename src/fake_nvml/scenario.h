@@ -88,6 +88,15 @@ enum class Field : std::uint8_t {
   /// (field values 193-196).
   kTemperatureLimits,
   kBar1Memory,  ///< nvmlDeviceGetBAR1MemoryInfo
+  /// What nvidia-smi -q shows of the board: brand, architecture, board id, multi-GPU board,
+  /// board part number, module id.
+  kBoardIdentity,
+  kGspFirmware,  ///< nvmlDeviceGetGspFirmwareVersion
+  kVirtualizationMode,
+  kAddressingMode,
+  kPciClass,  ///< nvmlDeviceGetPciInfoExt (its ids are pci_info's)
+  kAccountingBufferSize,
+  kInforomObjects,  ///< nvmlDeviceGetInforomVersion (an empty version: NOT_SUPPORTED)
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;
@@ -181,6 +190,7 @@ struct DeviceSpec {
   unsigned max_sm_clock_mhz = 1980, max_mem_clock_mhz = 3201, max_graphics_clock_mhz = 1980;
   bool persistence_mode = true;
   bool ecc_enabled = true;
+  std::optional<bool> ecc_pending;  ///< the ECC mode after the next reset; default: ecc_enabled
   std::string vbios_version = "96.00.A5.00.1A";
   unsigned compute_mode = 0;  ///< nvmlComputeMode_t: 0 Default, 1 Exclusive_Thread, ...
   bool mig_mode_current = false, mig_mode_pending = false;
@@ -201,6 +211,16 @@ struct DeviceSpec {
   int tlimit_c = 87;
   int tlimit_shutdown_c = -8, tlimit_slowdown_c = -2, tlimit_mem_max_c = 0, tlimit_gpu_max_c = 0;
   std::uint64_t bar1_total_bytes = 262144ULL << 20, bar1_used_bytes = 1ULL << 20;  ///< as an H200
+  // The board as an H200 SXM answers (driver 580); virtualization 0 is bare metal.
+  unsigned brand = 14, architecture = 9;  ///< NVML_BRAND_NVIDIA, NVML_DEVICE_ARCH_HOPPER
+  unsigned board_id = 6, module_id = 1;
+  bool multi_gpu_board = false;
+  std::string board_part_number = "692-2G520-0282-001";
+  std::string gsp_firmware_version = "580.159.04";
+  unsigned virtualization_mode = 0, addressing_mode = 0;
+  unsigned pci_base_class = 3, pci_sub_class = 2;
+  unsigned accounting_buffer_size = 4000;
+  std::string inforom_oem_version = "2.1", inforom_ecc_version = "7.16", inforom_power_version;
 
   std::vector<Series> series = std::vector<Series>(kSeriesCount);
   bool energy_from_power = true;  ///< energy_mj is energy_at_start_mj + the integral of power

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "fake_nvml/parser_internal.h"
 #include "nvml/nvml_library.h"
@@ -85,6 +86,7 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "max_graphics_clock_mhz",
                    "persistence_mode",
                    "ecc_enabled",
+                   "ecc_pending",
                    "vbios_version",
                    "compute_mode",
                    "mig_mode_current",
@@ -96,6 +98,21 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "display_active",
                    "accounting_mode",
                    "display_mode",
+                   "brand",
+                   "architecture",
+                   "board_id",
+                   "module_id",
+                   "multi_gpu_board",
+                   "board_part_number",
+                   "gsp_firmware_version",
+                   "virtualization_mode",
+                   "addressing_mode",
+                   "pci_base_class",
+                   "pci_sub_class",
+                   "accounting_buffer_size",
+                   "inforom_oem_version",
+                   "inforom_ecc_version",
+                   "inforom_power_version",
                    "power_limit_mw",
                    "power_default_limit_mw",
                    "power_min_limit_mw",
@@ -144,6 +161,7 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   }
   if (auto v = n.get("persistence_mode")) d.persistence_mode = v->boolean();
   if (auto v = n.get("ecc_enabled")) d.ecc_enabled = v->boolean();
+  if (auto v = n.get("ecc_pending")) d.ecc_pending = v->boolean();
   if (auto v = n.get("vbios_version")) d.vbios_version = v->string(31);
   if (auto v = n.get("compute_mode")) d.compute_mode = static_cast<unsigned>(v->uint(3));
   if (auto v = n.get("mig_mode_current")) d.mig_mode_current = v->boolean();
@@ -159,6 +177,25 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   if (auto v = n.get("display_active")) d.display_active = v->boolean();
   if (auto v = n.get("accounting_mode")) d.accounting_mode = v->boolean();
   if (auto v = n.get("display_mode")) d.display_mode = v->boolean();
+  for (auto [key, member, max] :
+       {std::tuple{"brand", &DeviceSpec::brand, 255ULL},
+        std::tuple{"architecture", &DeviceSpec::architecture, 0xffffffffULL},
+        std::tuple{"board_id", &DeviceSpec::board_id, 0xffffffffULL},
+        std::tuple{"module_id", &DeviceSpec::module_id, 0xffffffffULL},
+        std::tuple{"virtualization_mode", &DeviceSpec::virtualization_mode, 255ULL},
+        std::tuple{"addressing_mode", &DeviceSpec::addressing_mode, 255ULL},
+        std::tuple{"pci_base_class", &DeviceSpec::pci_base_class, 255ULL},
+        std::tuple{"pci_sub_class", &DeviceSpec::pci_sub_class, 255ULL},
+        std::tuple{"accounting_buffer_size", &DeviceSpec::accounting_buffer_size, 0xffffffffULL}})
+    if (auto v = n.get(key)) d.*member = static_cast<unsigned>(v->uint(max));
+  if (auto v = n.get("multi_gpu_board")) d.multi_gpu_board = v->boolean();
+  if (auto v = n.get("board_part_number")) d.board_part_number = v->string(79);
+  if (auto v = n.get("gsp_firmware_version")) d.gsp_firmware_version = v->string(63);
+  for (auto [key, member] :
+       {std::pair{"inforom_oem_version", &DeviceSpec::inforom_oem_version},
+        std::pair{"inforom_ecc_version", &DeviceSpec::inforom_ecc_version},
+        std::pair{"inforom_power_version", &DeviceSpec::inforom_power_version}})
+    if (auto v = n.get(key)) d.*member = v->string(15);
   if (auto v = n.get("power_limit_mw"))
     d.power_limit_mw = static_cast<unsigned>(v->uint(100000000));
   for (auto [key, member] :

@@ -136,6 +136,10 @@ TEST(ScenarioParser, ErrorsNameTheJsonPath) {
             "devices[2].fields.power_draw_mw.ramp.duration_s: must be > 0");
   EXPECT_EQ(parse_error(R"({"devices": [{"colour": 1}]})").substr(0, 32),
             "devices[0]: unknown key \"colour\"");
+  // A device's keys are too many to list: the nearest are named.
+  EXPECT_EQ(parse_error(R"({"devices": [{"vbios_versoin": "1"}]})"),
+            "devices[0]: unknown key \"vbios_versoin\" (nearest: vbios_version, "
+            "pci_bus_id, board_id; every key is in docs/scenarios.md)");
   EXPECT_EQ(parse_error(R"({"devices": [{"memory_total_bytes": "lots"}]})"),
             "devices[0].memory_total_bytes: expected a whole number, got string");
   EXPECT_EQ(

@@ -21,13 +21,15 @@ struct DeviceStatic {
   Reading<std::string> serial;           ///< board serial (sensitive: never shown by default)
   Reading<std::string> pci_bus_id;       ///< "00000000:18:00.0"
   Reading<std::uint32_t> pci_device_id;  ///< device id << 16 | vendor id
-  Reading<unsigned> minor_number;        ///< /dev/nvidiaN
+  Reading<std::uint32_t> pci_subsystem_id;  ///< the board's subsystem id << 16 | its vendor
+  Reading<unsigned> minor_number;           ///< /dev/nvidiaN
   Reading<std::uint64_t> memory_total_bytes;
   Reading<unsigned> max_sm_clock_mhz;
   Reading<unsigned> max_mem_clock_mhz;
   Reading<unsigned> max_graphics_clock_mhz;
   Reading<bool> persistence_mode;
   Reading<bool> ecc_enabled;
+  Reading<bool> ecc_pending;           ///< the ECC mode after the next reset
   Reading<std::string> vbios_version;  ///< "96.00.A5.00.1A"
   Reading<unsigned> compute_mode;      ///< nvmlComputeMode_t: 0 Default ... 3 Exclusive_Process
   Reading<bool> mig_mode_current;      ///< kNotSupported on a GPU without MIG
@@ -38,6 +40,20 @@ struct DeviceStatic {
   Reading<unsigned> pcie_link_gen_gpu_max;
   Reading<unsigned> pcie_link_width_max;
   Reading<std::string> inforom_image_version;  ///< "G520.0282.02.02"
+  /// The board's identity as nvidia-smi -q shows it (read once; none is a reading that moves).
+  Reading<unsigned> brand;         ///< nvmlBrandType_t: 14 NVIDIA (q_report names them)
+  Reading<unsigned> architecture;  ///< nvmlDeviceArchitecture_t: 9 Hopper
+  Reading<unsigned> board_id;      ///< the same on the GPUs of one board
+  Reading<bool> multi_gpu_board;
+  Reading<std::string> board_part_number;     ///< "692-2G520-0282-001"
+  Reading<std::string> gsp_firmware_version;  ///< "580.159.04"; NOT_SUPPORTED without GSP
+  Reading<unsigned> module_id;                ///< the GPU's place on its baseboard (1-8)
+  Reading<unsigned> virtualization_mode;  ///< nvmlGpuVirtualizationMode_t: 0 none, 1 pass-through
+  Reading<unsigned> addressing_mode;      ///< 0 none, 1 HMM, 2 ATS (nvmlDeviceGetAddressingMode)
+  Reading<unsigned> pci_base_class, pci_sub_class;  ///< 0x3 and 0x2: a 3D controller
+  Reading<unsigned> accounting_buffer_size;         ///< processes the driver keeps accounting for
+  /// Versions of the InfoROM's OEM, ECC and power management objects ("2.1", "7.16", N/A).
+  Reading<std::string> inforom_oem_version, inforom_ecc_version, inforom_power_version;
   /// nvmlDeviceGetDisplayMode: whether a display may be attached. nvidia-smi 580 shows it as
   /// -q's "Display Attached" (Yes on a headless H200) and calls display_mode deprecated.
   Reading<bool> display_mode;

@@ -164,9 +164,11 @@ void NvmlBackend::read_static(Device& d) {
       if (bus.empty()) bus = from_buffer(pci.busIdLegacy, sizeof(pci.busIdLegacy));
       d.info.pci_bus_id = bus;
       d.info.pci_device_id = pci.pciDeviceId;
+      d.info.pci_subsystem_id = pci.pciSubSystemId;
     } else {
       d.info.pci_bus_id = Reading<std::string>::missing(missing_from(rc));
       d.info.pci_device_id = Reading<std::uint32_t>::missing(missing_from(rc));
+      d.info.pci_subsystem_id = Reading<std::uint32_t>::missing(missing_from(rc));
     }
   } else {
     d.info.pci_bus_id = Reading<std::string>::missing(Missing::kNotSupported);
@@ -177,6 +179,57 @@ void NvmlBackend::read_static(Device& d) {
 
 // The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
 // ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap. The VBIOS,
+// What nvidia-smi -q shows of the board and nothing else reads: brand, architecture, part
+// numbers, firmware and InfoROM object versions, PCI class, virtualization and addressing.
+void NvmlBackend::read_board_identity(Device& d) {
+  const auto& fn = lib_->fn();
+  nvmlDevice_t h = d.handle;
+  d.info.brand = read_value<unsigned>(fn.device_get_brand, h);
+  d.info.architecture = read_value<unsigned>(fn.device_get_architecture, h);
+  d.info.board_id = read_value<unsigned>(fn.device_get_board_id, h);
+  const auto multi = read_value<unsigned>(fn.device_get_multi_gpu_board, h);
+  d.info.multi_gpu_board = multi ? Reading<bool>(*multi != 0) : Reading<bool>::missing(multi.why());
+  d.info.board_part_number =
+      read_string(fn.device_get_board_part_number, h, nvml::kDevicePartNumberBufferSize);
+  if (fn.device_get_gsp_firmware_version != nullptr) {
+    std::array<char, nvml::kGspFirmwareVersionBufferSize> buf{};
+    const nvmlReturn_t rc = fn.device_get_gsp_firmware_version(h, buf.data());
+    d.info.gsp_firmware_version = rc == NVML_SUCCESS
+                                      ? Reading<std::string>(from_buffer(buf.data(), buf.size()))
+                                      : Reading<std::string>::missing(missing_from(rc));
+  } else {
+    d.info.gsp_firmware_version = Reading<std::string>::missing(Missing::kNotSupported);
+  }
+  d.info.module_id = read_value<unsigned>(fn.device_get_module_id, h);
+  d.info.virtualization_mode = read_value<unsigned>(fn.device_get_virtualization_mode, h);
+  d.info.accounting_buffer_size = read_value<unsigned>(fn.device_get_accounting_buffer_size, h);
+  const auto inforom = [&](unsigned object) {
+    if (fn.device_get_inforom_version == nullptr)
+      return Reading<std::string>::missing(Missing::kNotSupported);
+    std::array<char, nvml::kDeviceInforomVersionBufferSize> buf{};
+    const nvmlReturn_t rc = fn.device_get_inforom_version(h, object, buf.data(), buf.size());
+    return rc == NVML_SUCCESS ? Reading<std::string>(from_buffer(buf.data(), buf.size()))
+                              : Reading<std::string>::missing(missing_from(rc));
+  };
+  d.info.inforom_oem_version = inforom(nvml::kInforomOem);
+  d.info.inforom_ecc_version = inforom(nvml::kInforomEcc);
+  d.info.inforom_power_version = inforom(nvml::kInforomPower);
+  nvmlReturn_t rc = NVML_ERROR_NOT_SUPPORTED;
+  nvmlPciInfoExt_v1_t pci{};
+  pci.version = nvml::kPciInfoExtV1;
+  if (fn.device_get_pci_info_ext != nullptr) rc = fn.device_get_pci_info_ext(h, &pci);
+  d.info.pci_base_class = rc == NVML_SUCCESS ? Reading<unsigned>(pci.baseClass)
+                                             : Reading<unsigned>::missing(missing_from(rc));
+  d.info.pci_sub_class = rc == NVML_SUCCESS ? Reading<unsigned>(pci.subClass)
+                                            : Reading<unsigned>::missing(missing_from(rc));
+  rc = NVML_ERROR_NOT_SUPPORTED;
+  nvmlDeviceAddressingMode_t mode{};
+  mode.version = nvml::kDeviceAddressingModeV1;
+  if (fn.device_get_addressing_mode != nullptr) rc = fn.device_get_addressing_mode(h, &mode);
+  d.info.addressing_mode = rc == NVML_SUCCESS ? Reading<unsigned>(mode.value)
+                                              : Reading<unsigned>::missing(missing_from(rc));
+}
+
 // InfoROM image, compute, MIG, display and accounting modes and the PCIe maxima come with them.
 void NvmlBackend::read_static_details(Device& d) {
   const auto& fn = lib_->fn();
@@ -196,8 +249,10 @@ void NvmlBackend::read_static_details(Device& d) {
     const nvmlReturn_t rc = fn.device_get_ecc_mode(h, &current, &pending);
     d.info.ecc_enabled = rc == NVML_SUCCESS ? Reading<bool>(current == NVML_FEATURE_ENABLED)
                                             : Reading<bool>::missing(missing_from(rc));
+    d.info.ecc_pending = rc == NVML_SUCCESS ? Reading<bool>(pending == NVML_FEATURE_ENABLED)
+                                            : Reading<bool>::missing(missing_from(rc));
   } else {
-    d.info.ecc_enabled = Reading<bool>::missing(Missing::kNotSupported);
+    d.info.ecc_enabled = d.info.ecc_pending = Reading<bool>::missing(Missing::kNotSupported);
   }
   d.info.vbios_version =
       read_string(fn.device_get_vbios_version, h, nvml::kDeviceVbiosVersionBufferSize);
@@ -223,6 +278,7 @@ void NvmlBackend::read_static_details(Device& d) {
   d.info.pcie_link_width_max = read_value<unsigned>(fn.device_get_max_pcie_link_width, h);
   d.info.inforom_image_version =
       read_string(fn.device_get_inforom_image_version, h, nvml::kDeviceInforomVersionBufferSize);
+  read_board_identity(d);
   auto enabled = [&](auto fnptr) {
     const auto state = read_value<nvmlEnableState_t>(fnptr, h);
     return state ? Reading<bool>(*state == NVML_FEATURE_ENABLED)

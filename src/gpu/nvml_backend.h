@@ -104,7 +104,8 @@ class NvmlBackend final : public GpuBackend {
   }
   void read_static(Device& d);
   void read_static_details(Device& d);
-  void read_tlimits(Device& d);  ///< DeviceStatic::tlimit_*, within read_static_details
+  void read_tlimits(Device& d);         ///< DeviceStatic::tlimit_*, within read_static_details
+  void read_board_identity(Device& d);  ///< brand, part numbers, ..., within read_static_details
   /// Records that GetHandleByIndex answered `rc` for `d`: lost, or unopened and why.
   void not_opened(Device& d, nvmlReturn_t rc);
   bool probe(Device& d);

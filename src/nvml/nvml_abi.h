@@ -151,6 +151,25 @@ typedef struct nvmlPciInfo_st {
   char busId[GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];  ///< "00000000:18:00.0"
 } nvmlPciInfo_t;
 
+/// Filled by nvmlDeviceGetPciInfoExt: nvmlPciInfo_t's ids and the PCI class codes.
+typedef struct nvmlPciInfoExt_v1_st {
+  unsigned int version;  ///< kPciInfoExtV1
+  unsigned int domain;
+  unsigned int bus;
+  unsigned int device;
+  unsigned int pciDeviceId;
+  unsigned int pciSubSystemId;
+  unsigned int baseClass;  ///< 0x3: display controller
+  unsigned int subClass;   ///< 0x2: 3D controller
+  char busId[GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfoExt_v1_t;
+
+/// Filled by nvmlDeviceGetAddressingMode: 0 none, 1 HMM, 2 ATS.
+typedef struct nvmlDeviceAddressingMode_st {
+  unsigned int version;  ///< kDeviceAddressingModeV1
+  unsigned int value;
+} nvmlDeviceAddressingMode_t;
+
 typedef struct nvmlProcessInfo_v1_st {
   unsigned int pid;
   unsigned long long usedGpuMemory;  ///< bytes; ULLONG_MAX when unavailable
@@ -282,6 +301,15 @@ inline constexpr unsigned kSystemNvmlVersionBufferSize = 80;
 inline constexpr unsigned kProcessNameBufferSize = 1024;
 inline constexpr unsigned kDeviceVbiosVersionBufferSize = 32;
 inline constexpr unsigned kDeviceInforomVersionBufferSize = 16;
+inline constexpr unsigned kDevicePartNumberBufferSize = 80;
+inline constexpr unsigned kGspFirmwareVersionBufferSize = 0x40;
+
+/// nvmlDeviceGetInforomVersion's objects (nvmlInforomObject_t).
+inline constexpr unsigned kInforomOem = 0, kInforomEcc = 1, kInforomPower = 2;
+/// The versions of nvmlDeviceGetPciInfoExt's and nvmlDeviceGetAddressingMode's structs
+/// (NVML_STRUCT_VERSION: the size | version << 24).
+inline constexpr unsigned kPciInfoExtV1 = 0x1000040;
+inline constexpr unsigned kDeviceAddressingModeV1 = 0x1000008;
 
 /// nvmlDeviceGetMigMode's current and pending modes (NVML_DEVICE_MIG_ENABLE / _DISABLE).
 inline constexpr unsigned kDeviceMigEnable = 1;
@@ -347,6 +375,8 @@ static_assert(sizeof(nvmlMemory_v2_t) == 40);
 static_assert(sizeof(nvmlBAR1Memory_t) == 24);
 static_assert(sizeof(nvmlMarginTemperature_t) == 8);
 static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(sizeof(nvmlPciInfoExt_v1_t) == (kPciInfoExtV1 & 0xffffff));
+static_assert(sizeof(nvmlDeviceAddressingMode_t) == (kDeviceAddressingModeV1 & 0xffffff));
 static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);

@@ -90,12 +90,36 @@ std::string mode_capture(const std::string& name) {
 }
 
 TEST(CsvGolden, ExtraFieldsEachAlone) {
-  for (const char* field :
-       {"vbios_version", "compute_mode", "mig.mode.current", "mig.mode.pending",
-        "pcie.link.gen.max", "pcie.link.gen.gpumax", "pcie.link.width.max", "pcie.link.gen.current",
-        "pcie.link.gen.gpucurrent", "pcie.link.width.current", "utilization.encoder",
-        "utilization.decoder", "power.draw.average", "inforom.img", "display_active",
-        "accounting.mode", "display_mode", "persistence_mode", "fan.speed"}) {
+  for (const char* field : {"vbios_version",
+                            "compute_mode",
+                            "mig.mode.current",
+                            "mig.mode.pending",
+                            "pcie.link.gen.max",
+                            "pcie.link.gen.gpumax",
+                            "pcie.link.width.max",
+                            "pcie.link.gen.current",
+                            "pcie.link.gen.gpucurrent",
+                            "pcie.link.width.current",
+                            "utilization.encoder",
+                            "utilization.decoder",
+                            "power.draw.average",
+                            "inforom.img",
+                            "display_active",
+                            "accounting.mode",
+                            "display_mode",
+                            "persistence_mode",
+                            "fan.speed",
+                            "ecc.mode.pending",
+                            "pci.sub_device_id",
+                            "pci.baseClass",
+                            "pci.subClass",
+                            "accounting.buffer_size",
+                            "inforom.oem",
+                            "inforom.ecc",
+                            "inforom.pwr",
+                            "inforom.power",
+                            "addressing_mode",
+                            "platform.module_id"}) {
     auto backend = std::shared_ptr<TestBackend>(h200_backend());
     const std::string query = std::string("--query-gpu=") + field;
     const std::string csv = mode_capture(std::string("field-") + field + ".txt");
@@ -103,6 +127,9 @@ TEST(CsvGolden, ExtraFieldsEachAlone) {
     // The power moved between the two captures: each run takes its capture's value.
     const bool power = std::string(field) == "power.draw.average";
     if (power) backend->samples[0].power_draw_average_w = std::stod(last_line(csv));
+    // The module id is the baseboard slot: this capture's H200 sat in slot 2, -q's in 3.
+    if (std::string(field) == "platform.module_id")
+      backend->statics[0].module_id = static_cast<unsigned>(std::stoul(last_line(csv)));
     RunResult r = run_query({query, "--format=csv"}, backend);
     EXPECT_EQ(r.rc, 0) << field;
     EXPECT_EQ(r.out, csv) << field;

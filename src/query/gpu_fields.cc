@@ -18,6 +18,27 @@ Cell device_id_hex(const S& s) {
                  [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
 }
 
+Cell subsystem_id_hex(const S& s) {
+  return to_cell(s.device.pci_subsystem_id,
+                 [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
+}
+template <Reading<unsigned> DeviceStatic::*Member>
+Cell short_hex(const S& s) {
+  return to_cell(s.device.*Member, [](unsigned v) { return fmt::format("0x{:X}", v); });
+}
+
+// nvidia-smi's words for nvmlDeviceGetAddressingMode's value.
+Cell addressing_mode_name(const S& s) {
+  return to_cell(s.device.addressing_mode, [](unsigned mode) -> std::string {
+    switch (mode) {
+      case 0: return "None";
+      case 1: return "HMM";
+      case 2: return "ATS";
+    }
+    return "Unknown";
+  });
+}
+
 // nvidia-smi's words for nvmlComputeMode_t.
 Cell compute_mode_name(const S& s) {
   return to_cell(s.device.compute_mode, [](unsigned mode) -> std::string {
@@ -71,6 +92,15 @@ std::vector<GpuField> make_gpu_fields() {
     {{"pci.device_id", {}, "", "", Style::kPlain,
       "PCI device id (high 16 bits) and vendor id (low 16 bits), as 0xDDDDVVVV."},
      {}, device_id_hex},
+    {{"pci.sub_device_id", {}, "", "", Style::kPlain,
+      "PCI subsystem id of the board (high 16 bits) and its vendor (low 16 bits), as 0xSSSSVVVV."},
+     {}, subsystem_id_hex},
+    {{"pci.baseClass", {}, "", "", Style::kPlain,
+      "PCI base class code in hex: 0x3 is a display controller (read at start).", true},
+     G::kStaticDetails, short_hex<&DeviceStatic::pci_base_class>},
+    {{"pci.subClass", {}, "", "", Style::kPlain,
+      "PCI sub class code in hex: 0x2 is a 3D controller, 0x0 VGA (read at start).", true},
+     G::kStaticDetails, short_hex<&DeviceStatic::pci_sub_class>},
     {{"index", {}, "", "", Style::kPlain,
       "NVML index of the GPU (PCI order; CUDA_VISIBLE_DEVICES may number differently)."},
      {}, index_of},
@@ -101,6 +131,15 @@ std::vector<GpuField> make_gpu_fields() {
     {{"inforom.img", {"inforom.image"}, "", "", Style::kPlain,
       "Version of the GPU's InfoROM image (read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_image_version); }},
+    {{"inforom.oem", {}, "", "", Style::kPlain,
+      "Version of the InfoROM's OEM configuration object (read at start).", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_oem_version); }},
+    {{"inforom.ecc", {}, "", "", Style::kPlain,
+      "Version of the InfoROM's ECC object, where ECC counts are kept (read at start).", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_ecc_version); }},
+    {{"inforom.pwr", {"inforom.power"}, "", "", Style::kPlain,
+      "Version of the InfoROM's power management object (read at start).", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.inforom_power_version); }},
     // nvidia-smi 580 answers [Requested functionality has been deprecated] whatever NVML says
     // (Enabled on a headless H200, checked there); the value moved to -q's Display Attached.
     {{"display_mode", {}, "", "", Style::kEnabled,
@@ -113,6 +152,15 @@ std::vector<GpuField> make_gpu_fields() {
     {{"accounting.mode", {}, "", "", Style::kEnabled,
       "Whether the driver keeps per-process accounting (Enabled / Disabled; read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.accounting_mode); }},
+    {{"accounting.buffer_size", {}, "", "", Style::kPlain,
+      "How many processes the driver keeps accounting for before it drops the oldest.", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.accounting_buffer_size); }},
+    {{"addressing_mode", {}, "", "", Style::kPlain,
+      "How the GPU reaches host memory allocated by malloc/mmap: HMM, ATS or None.", true},
+     G::kStaticDetails, addressing_mode_name},
+    {{"platform.module_id", {}, "", "", Style::kPlain,
+      "The GPU's module number on its baseboard (an HGX board's 1-8; read at start).", true},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.module_id); }},
     {{"pcie.link.gen.current", {}, "", "", Style::kPlain,
       "PCIe generation of the link now (nvidia-smi's older name for pcie.link.gen.gpucurrent)."},
      G::kPcieLinkGen, [](const S& s) { return to_cell(s.sample.pcie_link_gen); }},
@@ -205,6 +253,9 @@ std::vector<GpuField> make_gpu_fields() {
     {{"ecc.mode.current", {}, "", "", Style::kEnabled,
       "Whether ECC protects device memory now (Enabled / Disabled; read at start)."},
      G::kStaticDetails, [](const S& s) { return to_cell(s.device.ecc_enabled); }},
+    {{"ecc.mode.pending", {}, "", "", Style::kEnabled,
+      "The ECC mode the GPU will run in after its next reset (read at start)."},
+     G::kStaticDetails, [](const S& s) { return to_cell(s.device.ecc_pending); }},
     {{"ecc.errors.corrected.volatile.total", {}, "", "", Style::kPlain,
       "Memory errors ECC corrected since the driver loaded."},
      G::kEcc, [](const S& s) { return to_cell(s.sample.ecc_corrected_volatile); }},

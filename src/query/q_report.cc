@@ -38,6 +38,14 @@ std::string shown(const Reading<T>& r, Show show) {
   return r.has_value() ? show(*r) : missing_text(r.why());
 }
 
+// The board's identity lines: nvidia-smi shows what the GPU does not have as N/A (GSP
+// Firmware Version on a GPU without GSP).
+template <typename T, typename Show>
+std::string identity(const Reading<T>& r, Show show) {
+  if (!r.has_value() && r.why() == Missing::kNotSupported) return "N/A";
+  return shown(r, show);
+}
+
 enum class Kind : std::uint8_t {
   kHeading,    // a label with no value: "    FB Memory Usage"
   kNotRead,    // a value gpumon does not read: "N/A"
@@ -101,6 +109,67 @@ constexpr Row samples(unsigned s, std::string_view label, Buffer b) {
 // calls deprecated).
 std::string display_attached(const RowSource& s) {
   return shown(s.gpu.device->display_mode, [](bool on) { return std::string(on ? "Yes" : "No"); });
+}
+
+// nvidia-smi's words for nvmlBrandType_t. Checked on the H200 (NVIDIA); the others are
+// nvidia-smi's names as nvml.h documents the brands.
+std::string product_brand(const RowSource& s) {
+  return identity(s.gpu.device->brand, [](unsigned b) -> std::string {
+    static constexpr std::array<std::string_view, 17> kNames = {"Unknown",
+                                                                "Quadro",
+                                                                "Tesla",
+                                                                "NVS",
+                                                                "GRID",
+                                                                "GeForce",
+                                                                "Titan",
+                                                                "NVIDIA Virtual Applications",
+                                                                "NVIDIA Virtual PC",
+                                                                "NVIDIA Virtual Compute Server",
+                                                                "NVIDIA RTX Virtual Workstation",
+                                                                "NVIDIA Cloud Gaming",
+                                                                "Quadro RTX",
+                                                                "NVIDIA RTX",
+                                                                "NVIDIA",
+                                                                "GeForce RTX",
+                                                                "Titan RTX"};
+    return std::string(b < kNames.size() ? kNames[b] : "Unknown");
+  });
+}
+
+// nvmlDeviceArchitecture_t by nvidia-smi's names (Hopper checked on the H200).
+std::string product_architecture(const RowSource& s) {
+  return identity(s.gpu.device->architecture, [](unsigned a) -> std::string {
+    static constexpr std::array<std::string_view, 11> kNames = {
+        "Unknown", "Unknown", "Kepler",       "Maxwell", "Pascal",   "Volta",
+        "Turing",  "Ampere",  "Ada Lovelace", "Hopper",  "Blackwell"};
+    return std::string(a < kNames.size() ? kNames[a] : "Unknown");
+  });
+}
+
+std::string multi_gpu_board(const RowSource& s) {
+  return identity(s.gpu.device->multi_gpu_board,
+                  [](bool on) { return std::string(on ? "Yes" : "No"); });
+}
+
+std::string board_id(const RowSource& s) {
+  return identity(s.gpu.device->board_id, [](unsigned id) { return fmt::format("0x{:x}", id); });
+}
+
+std::string board_part_number(const RowSource& s) {
+  return identity(s.gpu.device->board_part_number, [](const std::string& v) { return v; });
+}
+
+std::string gsp_firmware_version(const RowSource& s) {
+  return identity(s.gpu.device->gsp_firmware_version, [](const std::string& v) { return v; });
+}
+
+// nvmlGpuVirtualizationMode_t by nvidia-smi's names (Pass-Through checked on the H200 of a VM).
+std::string virtualization_mode(const RowSource& s) {
+  return identity(s.gpu.device->virtualization_mode, [](unsigned m) -> std::string {
+    static constexpr std::array<std::string_view, 5> kNames = {"None", "Pass-Through", "VGPU",
+                                                               "Host VGPU", "Host VSGA"};
+    return std::string(m < kNames.size() ? kNames[m] : "Unknown");
+  });
 }
 
 std::string minor_number(const RowSource& s) {
@@ -194,18 +263,18 @@ std::vector<Row> make_layout() {
                      CLK = kQClock;
   return {
       field(W, 1, "Product Name", "name"),
-      not_read(W, 1, "Product Brand"),
-      not_read(W, 1, "Product Architecture"),
+      custom(W, 1, "Product Brand", product_brand, G::kStaticDetails),
+      custom(W, 1, "Product Architecture", product_architecture, G::kStaticDetails),
       field(W, 1, "Display Mode", "display_mode"),
       custom(W, 1, "Display Attached", display_attached),
       field(W, 1, "Display Active", "display_active"),
       field(W, 1, "Persistence Mode", "persistence_mode"),
-      not_read(W, 1, "Addressing Mode"),
+      field(W, 1, "Addressing Mode", "addressing_mode"),
       heading(W, 1, "MIG Mode"),
       field(W, 2, "Current", "mig.mode.current"),
       field(W, 2, "Pending", "mig.mode.pending"),
       field(W, 1, "Accounting Mode", "accounting.mode"),
-      not_read(W, 1, "Accounting Mode Buffer Size"),
+      field(W, 1, "Accounting Mode Buffer Size", "accounting.buffer_size"),
       heading(W, 1, "Driver Model"),
       not_read(W, 2, "Current"),
       not_read(W, 2, "Pending"),
@@ -214,9 +283,9 @@ std::vector<Row> make_layout() {
       not_read(W, 1, "GPU PDI"),
       custom(W, 1, "Minor Number", minor_number),
       field(W, 1, "VBIOS Version", "vbios_version"),
-      not_read(W, 1, "MultiGPU Board"),
-      not_read(W, 1, "Board ID"),
-      not_read(W, 1, "Board Part Number"),
+      custom(W, 1, "MultiGPU Board", multi_gpu_board, G::kStaticDetails),
+      custom(W, 1, "Board ID", board_id, G::kStaticDetails),
+      custom(W, 1, "Board Part Number", board_part_number, G::kStaticDetails),
       not_read(W, 1, "GPU Part Number"),
       not_read(W, 1, "FRU Part Number"),
       heading(W, 1, "Platform Info"),
@@ -225,13 +294,13 @@ std::vector<Row> make_layout() {
       not_read(W, 2, "Tray Index"),
       not_read(W, 2, "Host ID"),
       not_read(W, 2, "Peer Type"),
-      not_read(W, 2, "Module Id"),
+      field(W, 2, "Module Id", "platform.module_id"),
       not_read(W, 2, "GPU Fabric GUID"),
       heading(W, 1, "Inforom Version"),
       field(W, 2, "Image Version", "inforom.img"),
-      not_read(W, 2, "OEM Object"),
-      not_read(W, 2, "ECC Object"),
-      not_read(W, 2, "Power Management Object"),
+      field(W, 2, "OEM Object", "inforom.oem"),
+      field(W, 2, "ECC Object", "inforom.ecc"),
+      field(W, 2, "Power Management Object", "inforom.pwr"),
       heading(W, 1, "Inforom BBX Object Flush"),
       not_read(W, 2, "Latest Timestamp"),
       not_read(W, 2, "Latest Duration"),
@@ -240,22 +309,22 @@ std::vector<Row> make_layout() {
       not_read(W, 2, "Pending"),
       not_read(W, 1, "GPU C2C Mode"),
       heading(W, 1, "GPU Virtualization Mode"),
-      not_read(W, 2, "Virtualization Mode"),
+      custom(W, 2, "Virtualization Mode", virtualization_mode, G::kStaticDetails),
       not_read(W, 2, "Host VGPU Mode"),
       not_read(W, 2, "vGPU Heterogeneous Mode"),
       not_read(W, 1, "GPU Recovery Action"),
-      not_read(W, 1, "GSP Firmware Version"),
+      custom(W, 1, "GSP Firmware Version", gsp_firmware_version, G::kStaticDetails),
       heading(W, 1, "IBMNPU"),
       not_read(W, 2, "Relaxed Ordering Mode"),
       heading(W, 1, "PCI"),
       custom(W, 2, "Bus", pci_part<0>),
       custom(W, 2, "Device", pci_part<1>),
       custom(W, 2, "Domain", pci_part<2>),
-      not_read(W, 2, "Base Classcode"),
-      not_read(W, 2, "Sub Classcode"),
+      field(W, 2, "Base Classcode", "pci.baseClass"),
+      field(W, 2, "Sub Classcode", "pci.subClass"),
       field(W, 2, "Device Id", "pci.device_id"),
       field(W, 2, "Bus Id", "pci.bus_id"),
-      not_read(W, 2, "Sub System Id"),
+      field(W, 2, "Sub System Id", "pci.sub_device_id"),
       heading(W, 2, "GPU Link Info"),
       heading(W, 3, "PCIe Generation"),
       field(W, 4, "Max", "pcie.link.gen.max"),
@@ -335,7 +404,7 @@ std::vector<Row> make_layout() {
       not_read(W, 2, "Pending"),
       heading(ECC, 1, "ECC Mode"),
       field(ECC, 2, "Current", "ecc.mode.current"),
-      not_read(ECC, 2, "Pending"),
+      field(ECC, 2, "Pending", "ecc.mode.pending"),
       heading(ECC, 1, "ECC Errors"),
       heading(ECC, 2, "Volatile"),
       not_read(ECC, 3, "SRAM Correctable"),

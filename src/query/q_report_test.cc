@@ -32,16 +32,12 @@ std::string capture(const std::string& name) {
 
 // The lines nvidia-smi fills that gpumon does not read, by their heading path.
 const std::set<std::string> kNotRead = {
-    "Product Brand", "Product Architecture", "Addressing Mode", "Accounting Mode Buffer Size",
-    "GPU PDI", "MultiGPU Board", "Board ID", "Board Part Number", "GPU Part Number",
-    "Platform Info/Module Id", "Inforom Version/OEM Object", "Inforom Version/ECC Object",
-    "GPU C2C Mode", "GPU Virtualization Mode/Virtualization Mode", "GPU Recovery Action",
-    "GSP Firmware Version", "PCI/Base Classcode", "PCI/Sub Classcode", "PCI/Sub System Id",
+    "GPU PDI", "GPU Part Number", "GPU C2C Mode", "GPU Recovery Action",
     "PCI/Replay Number Rollovers", "Sparse Operation Mode",
     "Conf Compute Protected Memory Usage/Total", "Conf Compute Protected Memory Usage/Used",
     "Conf Compute Protected Memory Usage/Free", "Encoder Stats/Active Sessions",
     "Encoder Stats/Average FPS", "Encoder Stats/Average Latency", "FBC Stats/Active Sessions",
-    "FBC Stats/Average FPS", "FBC Stats/Average Latency", "ECC Mode/Pending",
+    "FBC Stats/Average FPS", "FBC Stats/Average Latency",
     // The SRAM/DRAM split of ECC counts (gpumon reads the volatile totals)
     "ECC Errors/Volatile/SRAM Correctable", "ECC Errors/Volatile/SRAM Uncorrectable Parity",
     "ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/DRAM Correctable",

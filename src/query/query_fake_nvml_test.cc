@@ -338,6 +338,50 @@ TEST_F(FakeNvml, ClockEventCountersAreTheTimeEachReasonHeld) {
 // The T.Limit margin follows the temperature (87 C minus it: 52 at 35 C, -3 at 90 C, printed
 // signed), the thresholds are the H200's, BAR1 its 256 GiB with 1 MiB used; a GPU without them
 // says so, never 0.
+TEST_F(FakeNvml, TheBoardsIdentityAsNvidiaSmiShowsIt) {
+  play(R"({"name": "query-board", "description": "an A100 in a VM, an H200 without GSP",
+           "devices": [{"brand": 14, "architecture": 7, "board_id": 6912, "module_id": 0,
+                        "multi_gpu_board": true, "board_part_number": "699-2G506-0202-200",
+                        "virtualization_mode": 1, "addressing_mode": 1,
+                        "pci_subsystem_id": "0x146F10DE", "inforom_power_version": "N/A-free",
+                        "accounting_buffer_size": 250},
+                       {"unsupported": ["gsp_firmware", "board_identity", "pci_class"]},
+                       {"gsp_firmware_version": "",
+                        "errors": [{"call": "nvmlDeviceGetInforomVersion",
+                                    "error": "UNKNOWN"}]}]})");
+  Result r =
+      query({"--query-gpu=pci.sub_device_id,pci.baseClass,pci.subClass,"
+             "accounting.buffer_size,inforom.oem,inforom.pwr,addressing_mode,"
+             "platform.module_id",
+             "--format=csv,noheader"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "0x146F10DE, 0x3, 0x2, 250, 2.1, N/A-free, HMM, 0\n"
+            "0x18BF10DE, [N/A], [N/A], 4000, 2.1, [N/A], None, [N/A]\n"
+            "0x18BF10DE, 0x3, 0x2, 4000, [Unknown Error], [Unknown Error], None, 1\n");
+  r = query({"-q", "-i", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* line : {"    Product Brand                                      : NVIDIA\n",
+                           "    Product Architecture                               : Ampere\n",
+                           "    Addressing Mode                                    : HMM\n",
+                           "    MultiGPU Board                                     : Yes\n",
+                           "    Board ID                                           : 0x1b00\n",
+                           "    Board Part Number                                  : "
+                           "699-2G506-0202-200\n",
+                           "        Virtualization Mode                            : "
+                           "Pass-Through\n",
+                           "    GSP Firmware Version                               : 580.159.04\n",
+                           "        Sub System Id                                  : 0x146F10DE\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+  r = query({"-q", "-i", "1"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  for (const char* line : {"    Product Brand                                      : N/A\n",
+                           "    Board Part Number                                  : N/A\n",
+                           "    GSP Firmware Version                               : N/A\n",
+                           "        Base Classcode                                 : N/A\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << r.out;
+}
+
 TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
   play(R"({"name": "query-tlimit", "description": "idle, then past T.Limit",
            "devices": [{"fields": {"temperature_gpu_c": 35}},

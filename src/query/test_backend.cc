@@ -105,6 +105,7 @@ DeviceStatic h200_static() {
   d.max_graphics_clock_mhz = 1980U;
   d.persistence_mode = true;
   d.ecc_enabled = true;
+  d.ecc_pending = true;
   d.vbios_version = std::string("96.00.A5.00.1A");
   d.compute_mode = 0U;
   d.mig_mode_current = false;
@@ -113,6 +114,17 @@ DeviceStatic h200_static() {
   d.pcie_link_gen_gpu_max = 5U;
   d.pcie_link_width_max = 16U;
   d.inforom_image_version = std::string("G520.0282.02.02");
+  // The board as that H200 answered (driver 580, a VM with the GPU passed through).
+  d.pci_subsystem_id = 0x18BF10DEU;
+  d.brand = 14U, d.architecture = 9U, d.board_id = 6U, d.module_id = 3U;
+  d.multi_gpu_board = false;
+  d.board_part_number = std::string("692-2G520-0282-000");
+  d.gsp_firmware_version = std::string("580.159.04");
+  d.virtualization_mode = 1U, d.addressing_mode = 0U;
+  d.pci_base_class = 3U, d.pci_sub_class = 2U;
+  d.accounting_buffer_size = 4000U;
+  d.inforom_oem_version = std::string("2.1"), d.inforom_ecc_version = std::string("7.16");
+  d.inforom_power_version = Reading<std::string>::missing(Missing::kNotSupported);
   d.display_mode = true;  // nvmlDeviceGetDisplayMode on the H200 (driver 580): Enabled
   d.display_active = false;
   d.accounting_mode = false;
@@ -164,7 +176,7 @@ DeviceSample h200_idle_sample() {
     s.*held = std::uint64_t{0};  // the capture's idle H200: 0 us each
   }
   s.temperature_margin_c = 52;
-  s.bar1_total_bytes = 262144 * kMiB;  // the capture's 256 GiB aperture, 1 MiB of it mapped
+  s.bar1_total_bytes = 262144 * kMiB;         // the capture's 256 GiB aperture, 1 MiB of it mapped
   s.bar1_used_bytes = 1 * kMiB + 300 * 1024;  // nvidia-smi prints 1 MiB used, 262143 free
   return s;
 }
