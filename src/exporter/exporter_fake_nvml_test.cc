@@ -266,7 +266,8 @@ TEST(ExporterFakeNvml, UnsupportedValuesProduceNoSeries) {
         "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "gpumon_gpu_sm_active_ratio",
         "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
         "DCGM_FI_DEV_ROW_REMAP_FAILURE", "gpumon_gpu_nvlink_tx_bytes_total",
-        "gpumon_gpu_row_remap_failed"}) {
+        "gpumon_gpu_row_remap_failed", "gpumon_gpu_graphics_engine_active_ratio",
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE"}) {
     EXPECT_FALSE(has(body, absent)) << absent << " in\n" << body;
   }
   EXPECT_TRUE(has(body, "DCGM_FI_DEV_PCIE_REPLAY_COUNTER{gpu=\"0\","));

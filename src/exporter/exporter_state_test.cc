@@ -93,12 +93,14 @@ TEST(ExporterState, KeepsTheLastKnownValueUntilItIsStale) {
   Fixture f;
   DeviceSample with_gpm = sample(0);
   with_gpm.sm_active_ratio = 0.625;
+  with_gpm.gr_engine_active_ratio = 0.875;
   with_gpm.power_max_w = 650.5;
   f.tick(seconds(0), {with_gpm});
   f.tick(seconds(1), {sample(0)});  // GPM and driver buffers are not read every tick
   std::string body = f.metrics();
   EXPECT_TRUE(has(body, "gpumon_gpu_sm_active_ratio{gpu=\"0\"} 0.625\n")) << body;
   EXPECT_TRUE(has(body, "gpumon_gpu_power_max_watts{gpu=\"0\"} 650.5\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_graphics_engine_active_ratio{gpu=\"0\"} 0.875\n"));
   f.tick(seconds(9), {sample(0)});  // 10 s old: still the limit
   EXPECT_TRUE(has(f.metrics(), "gpumon_gpu_sm_active_ratio{gpu=\"0\"} 0.625\n"));
   f.tick(seconds(1), {sample(0)});  // 11 s: gone

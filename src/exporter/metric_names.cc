@@ -38,6 +38,7 @@ const std::vector<FamilySpec>& native_table() {
     {M::kSmOccupancyRatio, "gpumon_gpu_sm_occupancy_ratio", kGauge, 1, "SM warp occupancy (GPM), 0-1", {}},
     {M::kTensorActiveRatio, "gpumon_gpu_tensor_active_ratio", kGauge, 1, "Fraction of time tensor cores were active (GPM), 0-1", {}},
     {M::kDramBwUtilRatio, "gpumon_gpu_dram_bandwidth_utilization_ratio", kGauge, 1, "DRAM bandwidth used, fraction of peak (GPM), 0-1", {}},
+    {M::kGrEngineActiveRatio, "gpumon_gpu_graphics_engine_active_ratio", kGauge, 1, "Fraction of time any compute or graphics work ran on the GPU (GPM), 0-1", {}},
     {M::kMemoryTotalBytes, "gpumon_gpu_memory_total_bytes", kGauge, 1, "Device memory total, bytes", {}},
     {M::kMemoryUsedBytes, "gpumon_gpu_memory_used_bytes", kGauge, 1, "Device memory used, bytes", {}},
     {M::kMemoryFreeBytes, "gpumon_gpu_memory_free_bytes", kGauge, 1, "Device memory free, bytes", {}},
@@ -109,9 +110,9 @@ const std::vector<FamilySpec>& dcgm_table() {
     // dcgm-exporter comments said us).
     {M::kClockEventSwPowerCapS, "DCGM_FI_DEV_POWER_VIOLATION", kCounter, 1e9, "Throttling duration due to power constraints, ns", {}, true},
     {M::kClockEventSyncBoostS, "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", kCounter, 1e9, "Throttling duration due to sync-boost constraints, ns", {}, true},
-    // NVML has no GPM graphics-engine metric in the catalog: NVML's kernel-active fraction is
-    // the closest equivalent of DCGM's graphics-engine activity.
-    {M::kUtilizationGpuPct, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, kPct, "Ratio of time the graphics engine is active", {}},
+    // GPM's GRAPHICS_UTIL, the counter DCGM reads; absent without GPM (before Hopper), where
+    // DCGM's own profiling has it and NVML does not.
+    {M::kGrEngineActiveRatio, "DCGM_FI_PROF_GR_ENGINE_ACTIVE", kGauge, 1, "Ratio of time the graphics engine is active", {}},
     {M::kSmActiveRatio, "DCGM_FI_PROF_SM_ACTIVE", kGauge, 1, "Ratio of cycles an SM has at least 1 warp assigned", {}},
     {M::kSmOccupancyRatio, "DCGM_FI_PROF_SM_OCCUPANCY", kGauge, 1, "Ratio of warps resident to the maximum supported", {}},
     {M::kTensorActiveRatio, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", kGauge, 1, "Ratio of cycles the tensor pipe is active", {}},

@@ -22,7 +22,8 @@ struct GpmMetricSpec {
   const char* long_name;
 };
 
-constexpr std::array<GpmMetricSpec, 4> kGpmMetrics = {{
+constexpr std::array<GpmMetricSpec, 5> kGpmMetrics = {{
+    {NVML_GPM_METRIC_GRAPHICS_UTIL, Field::kGrEngineActivePct, "gr_util", "Graphics utilization"},
     {NVML_GPM_METRIC_SM_UTIL, Field::kSmActivePct, "sm_util", "SM utilization"},
     {NVML_GPM_METRIC_SM_OCCUPANCY, Field::kSmOccupancyPct, "sm_occupancy", "SM occupancy"},
     {NVML_GPM_METRIC_ANY_TENSOR_UTIL, Field::kTensorActivePct, "any_tensor_util",

@@ -44,6 +44,7 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "nvlink_data_rx_kib",
     "jpeg_util_pct",
     "ofa_util_pct",
+    "gr_engine_active_pct",
     "name",
     "uuid",
     "serial",

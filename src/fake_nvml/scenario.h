@@ -56,6 +56,7 @@ enum class Field : std::uint8_t {
   kNvlinkDataRxKib,            ///< field value 139 (all links)
   kJpegUtilPct,
   kOfaUtilPct,
+  kGrEngineActivePct,  ///< GPM GRAPHICS_UTIL; defaults to utilization_gpu_pct
   // Static facts (no series).
   kName,
   kUuid,
@@ -99,7 +100,7 @@ enum class Field : std::uint8_t {
   kInforomObjects,  ///< nvmlDeviceGetInforomVersion (an empty version: NOT_SUPPORTED)
   kCount,
 };
-inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kOfaUtilPct) + 1;
+inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kGrEngineActivePct) + 1;
 inline constexpr std::size_t kFieldCount = static_cast<std::size_t>(Field::kCount);
 using FieldSet = std::bitset<kFieldCount>;
 

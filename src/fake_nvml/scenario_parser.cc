@@ -226,6 +226,7 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
   default_series(d, Field::kPcieLinkWidth, d.pcie_link_width_max);
   bool instant_given = false;
   bool average_given = false;
+  bool gr_engine_given = false;
   bool graphics_given = false;
   if (auto fields = n.get("fields")) {
     if (!fields->is_object()) fields->fail("expected an object of series");
@@ -240,12 +241,14 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                                           detail::noise_stream(ctx.seed, index, id), ctx);
       instant_given = instant_given || *field == Field::kPowerInstantMw;
       average_given = average_given || *field == Field::kPowerAverageMw;
+      gr_engine_given = gr_engine_given || *field == Field::kGrEngineActivePct;
       graphics_given = graphics_given || *field == Field::kGraphicsClockMhz;
       if (*field == Field::kEnergyMj) d.energy_from_power = false;
     }
   }
   if (!instant_given) d.at(Field::kPowerInstantMw) = d.at(Field::kPowerDrawMw);
   if (!average_given) d.at(Field::kPowerAverageMw) = d.at(Field::kPowerDrawMw);
+  if (!gr_engine_given) d.at(Field::kGrEngineActivePct) = d.at(Field::kUtilizationGpuPct);
   if (!graphics_given && d.max_graphics_clock_mhz == d.max_sm_clock_mhz) {
     d.at(Field::kGraphicsClockMhz) = d.at(Field::kSmClockMhz);
   }

@@ -17,7 +17,9 @@ struct GpmReading {
   Reading<double> sm_occupancy_ratio;   ///< resident warps / maximum (SM_OCCUPANCY)
   Reading<double> tensor_active_ratio;  ///< share of time any tensor pipe ran (ANY_TENSOR_UTIL)
   Reading<double> dram_bw_util_ratio;   ///< DRAM bandwidth / peak (DRAM_BW_UTIL)
-  double window_s = 0;                  ///< time between the two samples, >= 0.1 s
+  /// Share of time any compute or graphics work ran (GRAPHICS_UTIL; DCGM's GR_ENGINE_ACTIVE)
+  Reading<double> gr_engine_active_ratio;
+  double window_s = 0;  ///< time between the two samples, >= 0.1 s
 };
 
 /// The driver's sample buffers that nvmlDeviceGetSamples reads.

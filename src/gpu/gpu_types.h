@@ -175,6 +175,7 @@ struct DeviceSample {
   Reading<double> sm_occupancy_ratio;
   Reading<double> tensor_active_ratio;
   Reading<double> dram_bw_util_ratio;
+  Reading<double> gr_engine_active_ratio;
   Reading<double> gpm_window_s;
   // The driver's sample buffers (nvmlDeviceGetSamples) over the interval since the previous
   // read, so short spikes a 1 s poll misses are kept.

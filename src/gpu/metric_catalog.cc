@@ -68,6 +68,7 @@ constexpr std::array<MetricInfo, kMetricCount> kCatalog{{
   {M::kTemperatureMarginC, "temperature_margin_c", "°C", "nvmlDeviceGetMarginTemperature", "instant", 1, &S::temperature_margin_c, G::kTemperatureMargin},
   {M::kBar1TotalBytes, "bar1_total_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo", "instant", 1, &S::bar1_total_bytes, G::kBar1Memory},
   {M::kBar1UsedBytes, "bar1_used_bytes", "bytes", "nvmlDeviceGetBAR1MemoryInfo", "instant", 1, &S::bar1_used_bytes, G::kBar1Memory},
+  {M::kGrEngineActiveRatio, "gr_engine_active_ratio", "ratio", "nvmlGpmMetricsGet(GRAPHICS_UTIL)", "average since the previous GPM sample", 0.0001, &S::gr_engine_active_ratio, kNoGroup},
 }};
 // clang-format on
 

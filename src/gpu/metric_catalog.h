@@ -74,8 +74,9 @@ enum class MetricId : std::uint16_t {
   kTemperatureMarginC = 49,  ///< degrees below the T.Limit; negative above it
   kBar1TotalBytes = 50,
   kBar1UsedBytes = 51,
+  kGrEngineActiveRatio = 52,  ///< GPM GRAPHICS_UTIL: what DCGM calls PROF_GR_ENGINE_ACTIVE
 };
-inline constexpr std::size_t kMetricCount = 52;
+inline constexpr std::size_t kMetricCount = 53;
 
 /// The DeviceSample member a metric lives in. A Reading is missing with a reason (Missing); the
 /// `lost` flag is never missing (0 or 1) and is not a reading of its own.

@@ -128,9 +128,9 @@ Reading<GpmReading> NvmlBackend::read_gpm(unsigned index) {
   get.version = nvml::kGpmMetricsGetVersion;
   get.sample1 = x.gpm_next;  // the previous sample (swapped above)
   get.sample2 = x.gpm_prev;
-  constexpr nvmlGpmMetricId_t kIds[] = {NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY,
-                                        NVML_GPM_METRIC_ANY_TENSOR_UTIL,
-                                        NVML_GPM_METRIC_DRAM_BW_UTIL};
+  constexpr nvmlGpmMetricId_t kIds[] = {
+      NVML_GPM_METRIC_SM_UTIL, NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+      NVML_GPM_METRIC_DRAM_BW_UTIL, NVML_GPM_METRIC_GRAPHICS_UTIL};
   for (const auto id : kIds) get.metrics[get.numMetrics++].metricId = id;
   const nvmlReturn_t mrc = fn.gpm_metrics_get(&get);
   if (mrc != NVML_SUCCESS) return Result::missing(extra_failure(d, mrc));
@@ -139,6 +139,7 @@ Reading<GpmReading> NvmlBackend::read_gpm(unsigned index) {
   r.sm_occupancy_ratio = gpm_ratio(get.metrics[1]);
   r.tensor_active_ratio = gpm_ratio(get.metrics[2]);
   r.dram_bw_util_ratio = gpm_ratio(get.metrics[3]);
+  r.gr_engine_active_ratio = gpm_ratio(get.metrics[4]);
   r.window_s = window_s;
   return r;
 }

@@ -45,8 +45,10 @@ struct SteppedBackend {
 
 constexpr const char* kGpmScenario = R"({"devices": [
   {"name": "NVIDIA H200", "fields": {"sm_active_pct": 72, "sm_occupancy_pct": 31,
-                                     "tensor_active_pct": 45, "dram_bw_util_pct": 58}},
-  {"name": "NVIDIA H200", "unsupported": ["tensor_active_pct"], "fields": {"sm_active_pct": 40}},
+                                     "tensor_active_pct": 45, "dram_bw_util_pct": 58,
+                                     "gr_engine_active_pct": 88}},
+  {"name": "NVIDIA H200", "unsupported": ["tensor_active_pct"],
+   "fields": {"sm_active_pct": 40, "utilization_gpu_pct": 93}},
   {"name": "NVIDIA A100-SXM4-80GB"},
   {"name": "NVIDIA H200", "gpm_supported": false}]})";
 
@@ -67,6 +69,7 @@ TEST(NvmlExtraReads, GpmGivesRatiosOverTheWindowBetweenTwoReads) {
   EXPECT_NEAR(r->sm_occupancy_ratio.value_or(-1), 0.31, 1e-9);
   EXPECT_NEAR(r->tensor_active_ratio.value_or(-1), 0.45, 1e-9);
   EXPECT_NEAR(r->dram_bw_util_ratio.value_or(-1), 0.58, 1e-9);
+  EXPECT_NEAR(r->gr_engine_active_ratio.value_or(-1), 0.88, 1e-9);
   EXPECT_DOUBLE_EQ(r->window_s, 0.12);
   t.advance(milliseconds(110));
   const auto again = b->read_gpm(0);  // the next window starts where the last one ended
@@ -124,6 +127,8 @@ TEST(NvmlExtraReads, GpmUnsupportedIsFoundOnceAndOneMetricMayBeMissing) {
   EXPECT_NEAR(r->sm_active_ratio.value_or(-1), 0.40, 1e-9);
   EXPECT_EQ(r->tensor_active_ratio.why(), Missing::kNotSupported);
   EXPECT_TRUE(r->dram_bw_util_ratio.has_value());
+  // The fake's graphics-engine activity follows the GPU utilization unless a scenario says.
+  EXPECT_NEAR(r->gr_engine_active_ratio.value_or(-1), 0.93, 1e-9);
 }
 
 TEST(NvmlExtraReads, GpmOnALostGpu) {

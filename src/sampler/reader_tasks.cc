@@ -19,6 +19,7 @@ void set_gpm_missing(DeviceSample& s, Missing why) {
   s.sm_occupancy_ratio = Reading<double>::missing(why);
   s.tensor_active_ratio = Reading<double>::missing(why);
   s.dram_bw_util_ratio = Reading<double>::missing(why);
+  s.gr_engine_active_ratio = Reading<double>::missing(why);
   s.gpm_window_s = Reading<double>::missing(why);
 }
 
@@ -37,6 +38,7 @@ Task make_gpm_task(const SamplerConfig& config) {
            s.sm_occupancy_ratio = r->sm_occupancy_ratio;
            s.tensor_active_ratio = r->tensor_active_ratio;
            s.dram_bw_util_ratio = r->dram_bw_util_ratio;
+           s.gr_engine_active_ratio = r->gr_engine_active_ratio;
            s.gpm_window_s = r->window_s;
          }};
   t.spread = true;
