@@ -5,8 +5,8 @@
 // read this state only; they never call NVML (docs/exporter.md).
 //
 // Freshness: metrics some ticks lack (GPM, driver buffers, energy) keep their last known value
-// as sampler/last_known.h rules (until older than max(3 intervals, 10 s) in tick time, then
-// they vanish; a lost GPU drops every value but `lost`). Missing values are never written as 0: no
+// as sampler/last_known.h rules (until overdue in tick time, then they vanish; a lost GPU
+// drops every value but `lost`). Missing values are never written as 0: no
 // series in /metrics, null in JSON.
 //
 // Training ranks (ExporterOptions::training, fed by serve's agent socket on the agent server's

@@ -12,14 +12,23 @@ MonoClock::duration hold_time(std::chrono::milliseconds interval) {
 
 void LastKnown::update(const DeviceSample& s, MonoClock::time_point t, MonoClock::duration hold) {
   const bool gone = s.lost || s.stale;
-  if (gone) have_.reset();
+  if (gone) {
+    have_.reset();
+    seen_.reset();
+    gap_.fill(MonoClock::duration::zero());
+  }
   for (const MetricInfo& m : metric_catalog()) {
     if (gone && m.id != MetricId::kLost) continue;  // only `lost` itself is current
     const std::optional<double> v = metric_value(s, m.id);
     if (!v || std::isnan(*v)) continue;
     const auto i = static_cast<std::size_t>(m.id);
     copy_metric(held_, s, m.id);
+    if (seen_.test(i) && t > time_[i]) {
+      const MonoClock::duration gap = t - time_[i];
+      if (gap <= kMaxGap) gap_[i] = gap;
+    }
     have_.set(i);
+    seen_.set(i);
     time_[i] = t;
   }
   expire(t, hold);
@@ -27,7 +36,7 @@ void LastKnown::update(const DeviceSample& s, MonoClock::time_point t, MonoClock
 
 void LastKnown::expire(MonoClock::time_point now, MonoClock::duration hold) {
   for (std::size_t i = 0; i < kMetricCount; ++i)
-    if (have_.test(i) && now - time_[i] > hold) have_.reset(i);
+    if (have_.test(i) && now - time_[i] > std::max(hold, gap_[i] * 3 / 2)) have_.reset(i);
 }
 
 std::optional<double> LastKnown::value(MetricId id) const {

@@ -4,10 +4,13 @@
 // slow groups (temperature, clocks, limits: once a second), GPM, the driver's sample buffers,
 // PCIe and energy come every few ticks, so the newest tick alone would flicker them to N/A.
 //
-// The rule, in one place: a reading is held until it is older than hold_time() (max(3
-// intervals, 10 s)), measured in tick time, never the wall clock; a lost or stale GPU drops
-// every held reading, since its last values would read as current. Recordings keep every tick
-// as it came and never use this.
+// The rule, in one place: a reading is held until it is overdue: older than the hold given
+// (hold_time(): max(3 intervals, 10 s)) or, for a metric that comes more rarely, than 1.5
+// times the gap between its last two readings (the sampler stretches a slow task's period with
+// the GPU count: PCIe throughput of 64 GPUs comes every ~26 s). Gaps over kMaxGap are outages,
+// not a period, and are not learned. Tick time, never the wall clock; a lost or stale GPU
+// drops every held reading (its last values would read as current) and the gaps learned.
+// Recordings keep every tick as it came and never use this.
 //
 // Thread-safety: none; the owner guards it.
 #pragma once
@@ -27,9 +30,13 @@ MonoClock::duration hold_time(std::chrono::milliseconds interval);
 
 class LastKnown {
  public:
-  /// Folds in `s`, this GPU's sample of the tick at `t`, and drops what is older than `hold`.
+  /// The longest gap between two readings of one metric taken as its period.
+  static constexpr std::chrono::minutes kMaxGap{5};
+
+  /// Folds in `s`, this GPU's sample of the tick at `t`, and drops what is overdue (`hold`,
+  /// or 1.5 gaps where those are longer).
   void update(const DeviceSample& s, MonoClock::time_point t, MonoClock::duration hold);
-  /// Drops the readings older than `hold` at `now` (a tick that did not have this GPU).
+  /// Drops the readings overdue at `now` (a tick that did not have this GPU).
   void expire(MonoClock::time_point now, MonoClock::duration hold);
 
   /// The held value of `id` in catalog units; nullopt when none is held.
@@ -43,7 +50,9 @@ class LastKnown {
  private:
   DeviceSample held_;  ///< the readings as last read; only `have_` ones are meaningful
   std::bitset<kMetricCount> have_;
+  std::bitset<kMetricCount> seen_;  ///< time_ holds a reading's time (held or since expired)
   std::array<MonoClock::time_point, kMetricCount> time_{};
+  std::array<MonoClock::duration, kMetricCount> gap_{};  ///< between its last two readings
 };
 
 }  // namespace gpumon

@@ -81,5 +81,42 @@ TEST(LastKnown, ALostOrStaleGpuDropsEverythingButLost) {
   }
 }
 
+TEST(LastKnown, AMetricThatComesRarelyIsHeldForOneAndAHalfOfItsGap) {
+  // PCIe throughput of many GPUs: the sampler reads each every 26 s, past the 10 s hold.
+  DeviceSample pcie;
+  pcie.pcie_tx_bytes_per_s = 1000.0;
+  const DeviceSample tick;  // its task not due
+  LastKnown k;
+  k.update(pcie, t0, kHold);
+  k.expire(t0 + seconds(11), kHold);
+  EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS)) << "one reading: no gap known yet";
+  k.update(pcie, t0 + seconds(26), kHold);
+  for (int s = 27; s <= 26 + 39; ++s) {
+    k.update(tick, t0 + seconds(s), kHold);
+    ASSERT_TRUE(k.value(MetricId::kPcieTxBytesPerS)) << "held " << s - 26 << " s of 39";
+  }
+  k.update(tick, t0 + seconds(26 + 40), kHold);
+  EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS)) << "overdue: 1.5 gaps";
+}
+
+TEST(LastKnown, AnOutageIsNotAPeriodAndALostGpuForgetsTheGaps) {
+  DeviceSample pcie;
+  pcie.pcie_tx_bytes_per_s = 1000.0;
+  LastKnown k;
+  k.update(pcie, t0, kHold);
+  k.update(pcie, t0 + LastKnown::kMaxGap + seconds(1), kHold);  // an outage, not a period
+  k.expire(t0 + LastKnown::kMaxGap + seconds(12), kHold);
+  EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS));
+  const MonoClock::time_point t1 = t0 + seconds(1000);
+  k.update(pcie, t1, kHold);
+  k.update(pcie, t1 + seconds(20), kHold);  // learned: 20 s
+  DeviceSample lost;
+  mark_lost(lost);
+  k.update(lost, t1 + seconds(21), kHold);
+  k.update(pcie, t1 + seconds(22), kHold);  // back: the 20 s gap is forgotten
+  k.expire(t1 + seconds(33), kHold);
+  EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS));
+}
+
 }  // namespace
 }  // namespace gpumon
