@@ -53,6 +53,17 @@ device_results() {
   trap 'tar -czf "$out/results.tgz" -C "$out" r' EXIT
 }
 
+# redact: stdin to stdout with the board's UUID, serial and -q's GPU PDI replaced by the
+# placeholders testdata/nvidia-smi/h200/README.md names, so what it writes can be committed.
+redact() {
+  [ -n "${redact_uuid+x}" ] || redact_uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
+  [ -n "${redact_serial+x}" ] ||
+    redact_serial=$(nvidia-smi --query-gpu=serial --format=csv,noheader | head -1)
+  sed -e "s/$redact_uuid/GPU-5ca1ab1e-0000-4000-8000-000000000000/g" \
+      -e "s/$redact_serial/1650000000000/g" \
+      -e 's/^\(    GPU PDI  *: \).*/\10x5ca1ab1e00000000/'
+}
+
 # same LABEL FILE1 FILE2: "SAME LABEL", or "DIFFERENT LABEL" and the diff (gpumon's output
 # against nvidia-smi's, byte for byte).
 same() {

@@ -16,12 +16,6 @@ log "build"
 gpumon_build /tmp/gpumon-build -- gpumon || exit 1
 g=/tmp/gpumon-build/gpumon
 
-uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
-serial=$(nvidia-smi --query-gpu=serial --format=csv,noheader | head -1)
-redact() {
-  sed -e "s/$uuid/GPU-5ca1ab1e-0000-4000-8000-000000000000/g" -e "s/$serial/1650000000000/g" \
-      -e 's/^\(    GPU PDI  *: \).*/\10x5ca1ab1e00000000/'
-}
 # capture NAME TOOL ARGS...: TOOL's output and exit status, as the modes/ captures hold them.
 capture() {
   local name=$1 tool=$2
