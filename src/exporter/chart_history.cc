@@ -129,14 +129,20 @@ HistoryColumns<float> ChartHistory::columns(double seconds, const std::vector<Me
       std::chrono::duration_cast<MonoClock::duration>(std::chrono::duration<double>(capped));
   std::size_t rows = 0;
   while (rows < count_ && mono_[(newest_ + capacity_ - rows) % capacity_] > from) ++rows;
-  std::size_t values = 0;
+  // The samples per GPU the bounds allow, for the GPUs in the window, each of which may fill
+  // them all; when fewer than the rows, runs of rows that give two samples each (so at least
+  // two: the bounds are expected to leave room for that).
+  std::size_t gpus_in_window = 0;
+  for (const Gpu& g : gpus_) {
+    bool in = false;
+    for (std::size_t i = 0; i < rows && !in; ++i)
+      in = g.present[(newest_ + capacity_ - i) % capacity_];
+    gpus_in_window += in ? 1 : 0;
+  }
   const std::size_t columns_per_row = ids.size() + 1 + (throttled ? 1 : 0);
-  for (const Gpu& g : gpus_)
-    for (std::size_t i = 0; i < rows; ++i)
-      values += g.present[(newest_ + capacity_ - i) % capacity_] * columns_per_row;
-  // The samples per GPU the bounds allow; when fewer than the rows, buckets of rows that give
-  // two samples each (max_points >= 2, or the bound on values leaves room for two).
-  std::size_t samples = rows / history_stride(values, max_values);
+  std::size_t samples = rows;
+  if (max_values > 0 && gpus_in_window > 0)
+    samples = std::min(samples, max_values / (gpus_in_window * columns_per_row));
   if (max_points > 0) samples = std::min(samples, max_points);
   const std::size_t pairs = std::max<std::size_t>(1, samples / 2);
   out.stride = samples >= rows ? 1 : (rows + pairs - 1) / pairs;

@@ -72,6 +72,22 @@ TEST(ChartHistory, HoldsAnHourOfSixtyFourGpusAndDropsTheOldest) {
   EXPECT_DOUBLE_EQ(points.gpus[0].time[1] - points.gpus[0].time[0], 7.0);
 }
 
+TEST(ChartHistory, TheBoundOnValuesHoldsWhenGpusComeAndGo) {
+  // GPU 0 in every row, GPU 1 in every other: each may fill the samples a GPU is allowed.
+  Ticks t(seconds(1));
+  for (unsigned i = 0; i < 1000; ++i) {
+    std::vector<DeviceSample> gpus = {sample(0, i % 100)};
+    if (i % 2 == 0) gpus.push_back(sample(1, i % 100));
+    t.add(seconds(1), std::move(gpus));
+  }
+  const std::size_t bound = 750 * 2;  // columns: util and time
+  const auto c = t.history.columns(1e9, kUtil, false, {}, bound);
+  std::size_t values = 0;
+  for (const auto& g : c.gpus) values += g.time.size() * 2;
+  EXPECT_LE(values, bound);
+  EXPECT_GE(values, bound * 8 / 10) << "and close to it";
+}
+
 TEST(ChartHistory, RunsOfRowsKeepTheirPeakAndDipInTheOrderTheyCame) {
   Ticks t(seconds(1));
   // 12 rows into 2 samples a run of 6 (points=4): a peak then a dip, a dip then a peak.

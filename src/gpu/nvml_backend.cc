@@ -172,13 +172,13 @@ void NvmlBackend::read_static(Device& d) {
     }
   } else {
     d.info.pci_bus_id = Reading<std::string>::missing(Missing::kNotSupported);
+    d.info.pci_device_id = d.info.pci_subsystem_id =
+        Reading<std::uint32_t>::missing(Missing::kNotSupported);
   }
   DeviceSample mem = sample(d.info.index, MetricGroup::kMemory);
   d.info.memory_total_bytes = mem.memory_total_bytes;
 }
 
-// The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
-// ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap. The VBIOS,
 // What nvidia-smi -q shows of the board and nothing else reads: brand, architecture, part
 // numbers, firmware and InfoROM object versions, PCI class, virtualization and addressing.
 void NvmlBackend::read_board_identity(Device& d) {
@@ -230,6 +230,8 @@ void NvmlBackend::read_board_identity(Device& d) {
                                               : Reading<unsigned>::missing(missing_from(rc));
 }
 
+// The static facts that cost milliseconds on an H200 (GetMaxClockInfo ~3 ms each, GetEccMode
+// ~1.8 ms): read only when a caller needs them, so a one-shot query stays cheap. The VBIOS,
 // InfoROM image, compute, MIG, display and accounting modes and the PCIe maxima come with them.
 void NvmlBackend::read_static_details(Device& d) {
   const auto& fn = lib_->fn();

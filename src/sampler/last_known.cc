@@ -19,9 +19,18 @@ void LastKnown::update(const DeviceSample& s, MonoClock::time_point t, MonoClock
   }
   for (const MetricInfo& m : metric_catalog()) {
     if (gone && m.id != MetricId::kLost) continue;  // only `lost` itself is current
-    const std::optional<double> v = metric_value(s, m.id);
-    if (!v || std::isnan(*v)) continue;
     const auto i = static_cast<std::size_t>(m.id);
+    const std::optional<double> v = metric_value(s, m.id);
+    if (!v || std::isnan(*v)) {
+      // A read that failed (not merely not due) breaks the period: the gap to the next good
+      // reading is an outage, not one to hold that reading for.
+      const auto why = metric_missing(s, m.id);
+      if (why && *why != Missing::kNotAvailable) {
+        seen_.reset(i);
+        gap_[i] = MonoClock::duration::zero();
+      }
+      continue;
+    }
     copy_metric(held_, s, m.id);
     if (seen_.test(i) && t > time_[i]) {
       const MonoClock::duration gap = t - time_[i];

@@ -7,7 +7,8 @@
 // The rule, in one place: a reading is held until it is overdue: older than the hold given
 // (hold_time(): max(3 intervals, 10 s)) or, for a metric that comes more rarely, than 1.5
 // times the gap between its last two readings (the sampler stretches a slow task's period with
-// the GPU count: PCIe throughput of 64 GPUs comes every ~26 s). Gaps over kMaxGap are outages,
+// the GPU count: PCIe throughput of 64 GPUs comes every ~26 s). Gaps over kMaxGap, and gaps
+// with a failed read in them (missing for a reason other than not available), are outages,
 // not a period, and are not learned. Tick time, never the wall clock; a lost or stale GPU
 // drops every held reading (its last values would read as current) and the gaps learned.
 // Recordings keep every tick as it came and never use this.

@@ -99,6 +99,19 @@ TEST(LastKnown, AMetricThatComesRarelyIsHeldForOneAndAHalfOfItsGap) {
   EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS)) << "overdue: 1.5 gaps";
 }
 
+TEST(LastKnown, AFailedReadBreaksThePeriod) {
+  DeviceSample pcie;
+  pcie.pcie_tx_bytes_per_s = 1000.0;
+  DeviceSample failed;
+  failed.pcie_tx_bytes_per_s = Reading<double>::missing(Missing::kError);
+  LastKnown k;
+  k.update(pcie, t0, kHold);
+  k.update(failed, t0 + seconds(30), kHold);  // due, and it failed
+  k.update(pcie, t0 + seconds(200), kHold);   // back after an outage: no 200 s period
+  k.expire(t0 + seconds(211), kHold);
+  EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS));
+}
+
 TEST(LastKnown, AnOutageIsNotAPeriodAndALostGpuForgetsTheGaps) {
   DeviceSample pcie;
   pcie.pcie_tx_bytes_per_s = 1000.0;

@@ -1086,6 +1086,13 @@
       }
       delayMs = state.intervalS * 1000;
     } catch (e) {
+      // A history applied before the current readings failed is drawn now, not left blank
+      // until the next good tick.
+      if (state.redrawAll) {
+        state.redrawAll = false;
+        for (const p of state.gpus.values()) redraw(p);
+        redrawOverview(true);
+      }
       state.failures++;
       const delayS = Math.min(MAX_BACKOFF_S, Math.max(1, state.intervalS) * Math.pow(2, state.failures - 1));
       showConnectionLost(e, delayS);
