@@ -44,7 +44,9 @@ GpuState& ExporterState::gpu_locked(unsigned index) {
 void ExporterState::expire_locked(MonoClock::time_point now) {
   for (GpuState& g : gpus_) {
     g.known.expire(now, hold_);
-    if (g.nvlink_prev_kib && now - g.nvlink_prev_time > hold_)
+    // The rate lives as long as the counter it comes from is held (a stretched slow task).
+    if (g.nvlink_prev_kib &&
+        now - g.nvlink_prev_time > g.known.held_for(MetricId::kNvlinkDataTxKib, hold_))
       g.nvlink_mb_per_s.reset(), g.nvlink_prev_kib.reset();
     if (g.has_processes && now - g.processes_time > process_stale_) {
       g.has_processes = false;

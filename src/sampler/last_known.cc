@@ -45,7 +45,11 @@ void LastKnown::update(const DeviceSample& s, MonoClock::time_point t, MonoClock
 
 void LastKnown::expire(MonoClock::time_point now, MonoClock::duration hold) {
   for (std::size_t i = 0; i < kMetricCount; ++i)
-    if (have_.test(i) && now - time_[i] > std::max(hold, gap_[i] * 3 / 2)) have_.reset(i);
+    if (have_.test(i) && now - time_[i] > held_for(static_cast<MetricId>(i), hold)) have_.reset(i);
+}
+
+MonoClock::duration LastKnown::held_for(MetricId id, MonoClock::duration hold) const {
+  return std::max(hold, gap_[static_cast<std::size_t>(id)] * 3 / 2);
 }
 
 std::optional<double> LastKnown::value(MetricId id) const {

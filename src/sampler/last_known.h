@@ -44,6 +44,9 @@ class LastKnown {
   std::optional<double> value(MetricId id) const;
   /// Tick time of the held value of `id` (meaningful only while value(id) has one).
   MonoClock::time_point time(MetricId id) const;
+  /// How long a reading of `id` is held: `hold`, or 1.5 of its learned gap where longer. For
+  /// what is derived from it (a rate between two readings) to live as long.
+  MonoClock::duration held_for(MetricId id, MonoClock::duration hold) const;
   /// Fills every metric `s` lacks from the held readings (as they were read, Missing kinds
   /// and all); `s.lost` and `s.stale` samples are left as they are.
   void fill(DeviceSample& s) const;

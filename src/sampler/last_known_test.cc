@@ -97,6 +97,8 @@ TEST(LastKnown, AMetricThatComesRarelyIsHeldForOneAndAHalfOfItsGap) {
   }
   k.update(tick, t0 + seconds(26 + 40), kHold);
   EXPECT_FALSE(k.value(MetricId::kPcieTxBytesPerS)) << "overdue: 1.5 gaps";
+  EXPECT_EQ(k.held_for(MetricId::kPcieTxBytesPerS, kHold), seconds(39));
+  EXPECT_EQ(k.held_for(MetricId::kTemperatureGpuC, kHold), kHold);
 }
 
 TEST(LastKnown, AFailedReadBreaksThePeriod) {
