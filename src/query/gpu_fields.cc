@@ -13,14 +13,10 @@ using Style = CsvStyle;
 Cell index_of(const S& s) {
   return Cell(Scalar(std::uint64_t{s.device.index}));
 }
-Cell device_id_hex(const S& s) {
-  return to_cell(s.device.pci_device_id,
-                 [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
-}
-
-Cell subsystem_id_hex(const S& s) {
-  return to_cell(s.device.pci_subsystem_id,
-                 [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
+// A PCI id (device or subsystem << 16 | vendor) as nvidia-smi prints it: 0x233510DE.
+template <Reading<std::uint32_t> DeviceStatic::*Member>
+Cell pci_id_hex(const S& s) {
+  return to_cell(s.device.*Member, [](std::uint32_t id) { return fmt::format("0x{:08X}", id); });
 }
 template <Reading<unsigned> DeviceStatic::*Member>
 Cell short_hex(const S& s) {
@@ -91,10 +87,10 @@ std::vector<GpuField> make_gpu_fields() {
      {}, [](const S& s) { return to_cell(s.device.pci_bus_id); }},
     {{"pci.device_id", {}, "", "", Style::kPlain,
       "PCI device id (high 16 bits) and vendor id (low 16 bits), as 0xDDDDVVVV."},
-     {}, device_id_hex},
+     {}, pci_id_hex<&DeviceStatic::pci_device_id>},
     {{"pci.sub_device_id", {}, "", "", Style::kPlain,
       "PCI subsystem id of the board (high 16 bits) and its vendor (low 16 bits), as 0xSSSSVVVV."},
-     {}, subsystem_id_hex},
+     {}, pci_id_hex<&DeviceStatic::pci_subsystem_id>},
     {{"pci.baseClass", {}, "", "", Style::kPlain,
       "PCI base class code in hex: 0x3 is a display controller (read at start).", true},
      G::kStaticDetails, short_hex<&DeviceStatic::pci_base_class>},
