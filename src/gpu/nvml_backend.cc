@@ -19,13 +19,20 @@ std::string from_buffer(const char* buf, std::size_t size) {
   return std::string(buf, strnlen(buf, size));
 }
 
-template <typename Fn>
-Reading<std::string> read_string(Fn fn, nvmlDevice_t h, unsigned size) {
-  if (fn == nullptr) return Reading<std::string>::missing(Missing::kNotSupported);
+// A string NVML writes into a buffer of `size` (at most 1024): `fill(buffer, size)` makes the
+// call; `available` false (the entry point is missing) reads as not supported.
+template <typename Fill>
+Reading<std::string> read_buffer(bool available, unsigned size, Fill fill) {
+  if (!available) return Reading<std::string>::missing(Missing::kNotSupported);
   std::array<char, 1024> buf{};
-  const nvmlReturn_t rc = fn(h, buf.data(), size);
+  const nvmlReturn_t rc = fill(buf.data(), size);
   if (rc != NVML_SUCCESS) return Reading<std::string>::missing(missing_from(rc));
   return from_buffer(buf.data(), size);
+}
+
+template <typename Fn>
+Reading<std::string> read_string(Fn fn, nvmlDevice_t h, unsigned size) {
+  return read_buffer(fn != nullptr, size, [&](char* buf, unsigned n) { return fn(h, buf, n); });
 }
 
 template <typename Fn>
@@ -191,25 +198,16 @@ void NvmlBackend::read_board_identity(Device& d) {
   d.info.multi_gpu_board = multi ? Reading<bool>(*multi != 0) : Reading<bool>::missing(multi.why());
   d.info.board_part_number =
       read_string(fn.device_get_board_part_number, h, nvml::kDevicePartNumberBufferSize);
-  if (fn.device_get_gsp_firmware_version != nullptr) {
-    std::array<char, nvml::kGspFirmwareVersionBufferSize> buf{};
-    const nvmlReturn_t rc = fn.device_get_gsp_firmware_version(h, buf.data());
-    d.info.gsp_firmware_version = rc == NVML_SUCCESS
-                                      ? Reading<std::string>(from_buffer(buf.data(), buf.size()))
-                                      : Reading<std::string>::missing(missing_from(rc));
-  } else {
-    d.info.gsp_firmware_version = Reading<std::string>::missing(Missing::kNotSupported);
-  }
+  d.info.gsp_firmware_version = read_buffer(
+      fn.device_get_gsp_firmware_version != nullptr, nvml::kGspFirmwareVersionBufferSize,
+      [&](char* buf, unsigned) { return fn.device_get_gsp_firmware_version(h, buf); });
   d.info.module_id = read_value<unsigned>(fn.device_get_module_id, h);
   d.info.virtualization_mode = read_value<unsigned>(fn.device_get_virtualization_mode, h);
   d.info.accounting_buffer_size = read_value<unsigned>(fn.device_get_accounting_buffer_size, h);
   const auto inforom = [&](unsigned object) {
-    if (fn.device_get_inforom_version == nullptr)
-      return Reading<std::string>::missing(Missing::kNotSupported);
-    std::array<char, nvml::kDeviceInforomVersionBufferSize> buf{};
-    const nvmlReturn_t rc = fn.device_get_inforom_version(h, object, buf.data(), buf.size());
-    return rc == NVML_SUCCESS ? Reading<std::string>(from_buffer(buf.data(), buf.size()))
-                              : Reading<std::string>::missing(missing_from(rc));
+    return read_buffer(
+        fn.device_get_inforom_version != nullptr, nvml::kDeviceInforomVersionBufferSize,
+        [&](char* buf, unsigned n) { return fn.device_get_inforom_version(h, object, buf, n); });
   };
   d.info.inforom_oem_version = inforom(nvml::kInforomOem);
   d.info.inforom_ecc_version = inforom(nvml::kInforomEcc);
