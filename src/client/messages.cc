@@ -97,7 +97,7 @@ void step_message(const StepFields& s, std::string& out) {
   out += ",\"gpu_step_s\":";
   append_or_null(out, s.gpu_step_s, append_json_double);
   out += ",\"data_wait_s\":";
-  append_json_double(out, s.data_wait_s);
+  append_or_null(out, s.data_wait_s, append_json_double);
   out += ",\"mem\":";
   if (s.mem) {
     append_mem(out, *s.mem);

@@ -40,7 +40,9 @@ struct StepFields {
   double t_start_s = 0;   ///< wall clock, seconds since the epoch
   double cpu_step_s = 0;  ///< t_end = t_start + cpu_step_s
   std::optional<double> gpu_step_s;
-  double data_wait_s = 0;
+  /// nullopt: this process never timed a batch fetch (no wrapped loader, no trainer callback),
+  /// so its wait is unknown; 0 once it has is a step that did not wait.
+  std::optional<double> data_wait_s;
   std::optional<AllocatorStats> mem;  ///< none: "mem":null
 };
 

@@ -50,7 +50,7 @@ TEST(Messages, StepWithAllocatorStatsAndNulls) {
   step_message(f, line);
   EXPECT_EQ(line,
             R"({"type":"step","step":0,"t_start":0,"t_end":0,"cpu_step_s":0,"gpu_step_s":null,)"
-            R"("data_wait_s":0,"mem":{"allocated":1024,"reserved":4096,"active":null,)"
+            R"("data_wait_s":null,"mem":{"allocated":1024,"reserved":4096,"active":null,)"
             R"("inactive_split":null,"allocated_peak":null,"reserved_peak":null,)"
             R"("num_alloc_retries":null,"num_ooms":0}})");
   auto parsed = training::parse_message(line);
@@ -58,6 +58,7 @@ TEST(Messages, StepWithAllocatorStatsAndNulls) {
   const auto& s = std::get<training::Step>(std::get<training::Message>(parsed));
   EXPECT_EQ(s.allocated_bytes, 1024);
   EXPECT_EQ(s.active_bytes, std::nullopt);
+  EXPECT_EQ(s.data_wait_s, std::nullopt);  // not measured: never read as 0
 }
 
 TEST(Messages, NumbersUseADotUnderAGermanLocale) {

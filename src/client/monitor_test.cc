@@ -130,7 +130,7 @@ TEST_F(MonitorWithAgent, PlainStepsAreBoundariesAndCountTheDataWait) {
     const auto& s = steps[i];
     EXPECT_EQ(s.step, i);
     EXPECT_GE(s.data_wait_s, 0.019);
-    EXPECT_GE(s.cpu_step_s, s.data_wait_s + 0.009);
+    EXPECT_GE(s.cpu_step_s, *s.data_wait_s + 0.009);
     EXPECT_LE(s.cpu_step_s, loop.count());
     EXPECT_NEAR(s.t_end_s - s.t_start_s, s.cpu_step_s, 1e-6);  // epoch seconds: ~2e-7 apart
     EXPECT_FALSE(s.gpu_step_s);

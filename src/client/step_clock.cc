@@ -105,12 +105,12 @@ void StepClock::fetch_end() {
   if (!wait_start_) return;
   data_wait_s_ += seconds(now_at() - *wait_start_);
   wait_start_.reset();
-  fetched_ = true;
+  fetched_ = wait_measured_ = true;
 }
 
 void StepClock::add_data_wait(double s) {
   if (std::isfinite(s) && s > 0) data_wait_s_ += s;
-  fetched_ = true;
+  fetched_ = wait_measured_ = true;
 }
 
 void StepClock::set_next_allocator_stats(const AllocatorStats& stats) {
@@ -166,7 +166,7 @@ void StepClock::emit(const Boundary& start, const Boundary& end) {
   f.step = step_;
   f.t_start_s = start.wall;
   f.cpu_step_s = std::max(0.0, seconds(end.at - start.at));  // < 0: a resync between
-  f.data_wait_s = data_wait_s_;
+  if (wait_measured_) f.data_wait_s = data_wait_s_;
   f.mem = read_mem(end.at);
   ++step_;
   // The next step starts where this one ended (contiguous steps), unless the wall clock moved

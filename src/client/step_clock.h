@@ -8,9 +8,10 @@
 // A step costs three reads of steady_clock and a copy of its fields; the wall clock is read
 // about once a second (resync), and a step's wall time is its steady time plus that offset.
 // (Reading the CPU's TSC instead saved 0.4-0.9 µs a step on the H200, under 0.1 % of a 2 ms
-// step: not worth its calibration code; docs/PERFORMANCE.md "The step clock's cost".) The fields wait in an outbox until the owner
-// drains it (drain(), which writes the messages then) and hands them to the agent client; the
-// last `keep_recent` sent steps stay readable for an OOM report (recent()).
+// step: not worth its calibration code; docs/PERFORMANCE.md "The step clock's cost".) The fields
+// wait in an outbox until the owner drains it (drain(), which writes the messages then) and hands
+// them to the agent client; the last `keep_recent` sent steps stay readable for an OOM report
+// (recent()).
 //
 // Exceptions: the callbacks' (allocator_source, GpuTimer) pass through; the clock stays usable.
 // Thread-safety: one thread at a time (the training loop's).
@@ -145,9 +146,10 @@ class StepClock {
   std::optional<double> next_gpu_s_;
   std::optional<int> gpu_begun_;
   bool fetched_ = false;
-  bool timed_ = false;        // options_.gpu_timer is set
-  bool mem_given_ = false;    // next_mem_ is set
-  double wall_offset_s_ = 0;  // the wall clock minus steady_clock, at the last resync
+  bool wait_measured_ = false;  // a fetch was ever timed: data waits are known from then on
+  bool timed_ = false;          // options_.gpu_timer is set
+  bool mem_given_ = false;      // next_mem_ is set
+  double wall_offset_s_ = 0;    // the wall clock minus steady_clock, at the last resync
   std::vector<StepFields> out_;
 
   StepClockOptions options_;

@@ -103,6 +103,22 @@ TEST(StepClock, DataWaitCountsInTheStepAndStartsAgainAfterIt) {
   EXPECT_EQ(out[1]["data_wait_s"].get<double>(), 0.0);
 }
 
+TEST(StepClock, DataWaitIsUnknownUntilAFetchIsTimed) {
+  StepClock clock;
+  clock.step();  // a loop that does not wrap its loader: its wait is unknown, not 0
+  clock.fetch_begin();
+  clock.step();       // a fetch begun and not ended (it raised) times nothing
+  clock.fetch_end();  // the begin above was consumed by nothing: ends it now
+  clock.step();
+  clock.step();  // from the first timed fetch on, a step without one did not wait
+  const auto out = take(clock);
+  ASSERT_EQ(out.size(), 4U);
+  EXPECT_TRUE(out[0]["data_wait_s"].is_null());
+  EXPECT_TRUE(out[1]["data_wait_s"].is_null());
+  EXPECT_TRUE(out[2]["data_wait_s"].is_number());
+  EXPECT_EQ(out[3]["data_wait_s"].get<double>(), 0.0);
+}
+
 TEST(StepClock, AnEpochWithoutABatchRestartsTheStep) {
   StepClock clock;
   std::this_thread::sleep_for(20ms);  // e.g. building the loader: not a step

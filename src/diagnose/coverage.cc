@@ -46,6 +46,16 @@ std::vector<NotJudged> list_not_judged(const RunView& v, const Thresholds& t) {
                        ranks_text(short_ranks),
                    "run too short: fewer than " + std::to_string(t.min_steps) +
                        " steps after the " + std::to_string(t.warmup_steps) + " warm-up steps"});
+  // A rank whose steps never measured their data wait: a loader stall is not seen, and an idle
+  // GPU cannot be told from the loader's.
+  std::vector<const RankSteps*> unmeasured;
+  for (const auto& r : v.ranks)
+    if (static_cast<int>(r.steady.size()) >= t.min_steps &&
+        wait_tally(r.steady).steps < t.min_steps)
+      unmeasured.push_back(&r);
+  if (!unmeasured.empty())
+    out.push_back(
+        {"data_loader_stall, launch_bound on " + ranks_text(unmeasured), kWaitUnmeasured});
   // Host memory and CPU time come from the node's samples of the ranks (process_watcher.h).
   const auto& ps = run.process_samples;
   if (ps.empty()) {

@@ -35,6 +35,33 @@ RunData throttled_gpu_beside(const char* device) {
   return run;
 }
 
+// A loop that never timed a batch fetch: its steps' data wait is unknown. A stall of 40 % of
+// every step is then not seen, the GPU idle 70 % of each step is not called host-bound (it may
+// be the loader), and the diagnosis says both were not judged, and how to judge them.
+TEST(Coverage, ADataWaitNotMeasuredIsNotJudgedNotHealthy) {
+  RunData run;
+  add_gpu(run, 0, 1200);
+  add_rank(run, 10, 0, 1, 1000, 0.05, [](training::Step& s, int) {
+    s.data_wait_s = std::nullopt;
+    s.gpu_step_s = 0.3 * s.cpu_step_s;
+  });
+  const auto d = run_diagnose(run);
+  EXPECT_EQ(find(d, "data_loader_stall"), nullptr);
+  EXPECT_EQ(find(d, "launch_bound"), nullptr);
+  EXPECT_TRUE(lists(d, "data_loader_stall, launch_bound on rank 0", "mon.wrap(loader)"))
+      << warnings(d);
+  // Measured from step 500 on (the loader wrapped later): judged on those steps alone.
+  RunData later;
+  add_gpu(later, 0, 1200);
+  add_rank(later, 10, 0, 1, 1000, 0.05, [](training::Step& s, int i) {
+    if (i < 500) s.data_wait_s = std::nullopt;
+    s.gpu_step_s = 0.3 * s.cpu_step_s;
+  });
+  const auto d2 = run_diagnose(later);
+  EXPECT_NE(find(d2, "launch_bound"), nullptr) << warnings(d2);
+  EXPECT_FALSE(lists(d2, "data_loader_stall", "data wait not measured"));
+}
+
 TEST(Coverage, AGpuNoRankUsesIsTheMachinesStateAndCostsNoPoints) {
   auto cpu = throttled_gpu_beside("cpu");
   const auto d = run_diagnose(cpu);

@@ -205,7 +205,7 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          kGauge, [](const TrainingRank& r) { return r.last_step_seconds; });
   family(w, s, "gpumon_training_data_wait_seconds_total",
          "Time the rank's steps spent blocked waiting for the data loader, seconds", kCounter,
-         [](const TrainingRank& r) { return std::optional<double>(r.data_wait_seconds_sum); });
+         [](const TrainingRank& r) { return r.data_wait_seconds_sum; });
   summary(
       w, s, "gpumon_training_gpu_step_seconds",
       "GPU time of the rank's steps (CUDA events), seconds; only steps that carried one",
@@ -258,7 +258,7 @@ std::string render_training_json(const ExporterView& v) {
     o["last_step_age_seconds"] = or_null(r.last_step_age_s);
     o["last_step_timestamp_seconds"] = or_null(r.last_step_unix_s);
     o["step_seconds_sum"] = r.step_seconds_sum;
-    o["data_wait_seconds_sum"] = r.data_wait_seconds_sum;
+    o["data_wait_seconds_sum"] = or_null(r.data_wait_seconds_sum);
     o["gpu_steps"] = r.gpu_steps;
     o["gpu_step_seconds_sum"] = r.gpu_step_seconds_sum;
     o["last_gpu_step_seconds"] = or_null(r.last_gpu_step_seconds);

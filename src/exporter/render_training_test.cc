@@ -101,7 +101,6 @@ TEST(ExporterStateTrainingRender, ExactText) {
       "# HELP gpumon_training_data_wait_seconds_total Time the rank's steps spent blocked "
       "waiting for the data loader, seconds\n"
       "# TYPE gpumon_training_data_wait_seconds_total counter\n"
-      "gpumon_training_data_wait_seconds_total 0\n"
       "gpumon_training_data_wait_seconds_total{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0.25\n"
       "# HELP gpumon_training_gpu_step_seconds GPU time of the rank's steps (CUDA events), "
       "seconds; only steps that carried one\n"

@@ -69,7 +69,8 @@ void TrainingState::on_step(const training::Step& s) noexcept {
     ++r.step_seconds_buckets[static_cast<std::size_t>(bound - kStepSecondsBuckets.begin())];
     r.last_step_unix_s = static_cast<double>(s.received_ms) / 1000.0;
     r.last_step_seconds = s.cpu_step_s;
-    r.data_wait_seconds_sum += s.data_wait_s;
+    if (s.data_wait_s)
+      r.data_wait_seconds_sum = r.data_wait_seconds_sum.value_or(0) + *s.data_wait_s;
     if (s.gpu_step_s) {
       ++r.gpu_steps;
       r.gpu_step_seconds_sum += *s.gpu_step_s;
@@ -174,13 +175,9 @@ TrainingSnapshot TrainingState::snapshot(const std::vector<DeviceStatic>& device
         const double span = hi->t_end_s - lo->t_end_s;
         if (std::isfinite(span) && span > 0)
           r.steps_per_second = static_cast<double>(e.window.size() - 1) / span;
-        double step = 0;
-        double wait = 0;
-        for (const Arrival& a : e.window) {
-          step += a.step_s;
-          wait += a.data_wait_s;
-        }
-        if (step > 0) r.data_wait_share = std::clamp(wait / step, 0.0, 1.0);
+        training::WaitTally wait;
+        for (const Arrival& a : e.window) wait.add(a.step_s, a.data_wait_s);
+        r.data_wait_share = wait.share();
       }
       out.ranks.push_back(std::move(r));
     }

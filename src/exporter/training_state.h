@@ -54,7 +54,8 @@ struct TrainingRank {
   /// the largest bound.
   std::array<std::uint64_t, kStepSecondsBuckets.size() + 1> step_seconds_buckets{};
   std::optional<double> last_step_seconds;
-  double data_wait_seconds_sum = 0;
+  /// Over the steps that measured their wait; none until one did (training_types.h).
+  std::optional<double> data_wait_seconds_sum;
   std::uint64_t gpu_steps = 0;  ///< steps that carried a GPU time
   double gpu_step_seconds_sum = 0;
   std::optional<double> last_gpu_step_seconds;
@@ -70,7 +71,8 @@ struct TrainingRank {
   std::optional<double> disconnected_for_s;
   /// Over the newest steps (at most kRateWindow): steps per second of the steps' own end
   /// times (not their arrival: clients hand them over in batches), and the share of their CPU
-  /// step time spent waiting for data. None with fewer than two steps (or no time between).
+  /// step time spent waiting for data (of the steps that measured it). None with fewer than two
+  /// steps (or no time between), and a share none where no step of them measured its wait.
   std::optional<double> steps_per_second;
   std::optional<double> data_wait_share;
   // The node's newest sample of the process (node/process_watcher.h); none before one.
@@ -126,7 +128,7 @@ class TrainingState final : public training::StepSink {
   struct Arrival {
     double t_end_s;
     double step_s;
-    double data_wait_s;
+    std::optional<double> data_wait_s;
   };
   struct Entry {
     TrainingRank rank;

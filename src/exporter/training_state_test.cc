@@ -77,7 +77,7 @@ TEST_F(ExporterStateTraining, SumsStepsAndKeepsTheNewestAllocatorFigures) {
   EXPECT_EQ(r.step_seconds_buckets, buckets);
   EXPECT_EQ(r.last_step_unix_s, 1764446401.5);
   EXPECT_EQ(r.last_step_seconds, 0.25);
-  EXPECT_DOUBLE_EQ(r.data_wait_seconds_sum, 0.15000000000000002);
+  EXPECT_DOUBLE_EQ(*r.data_wait_seconds_sum, 0.15000000000000002);
   EXPECT_EQ(r.gpu_steps, 1U);
   EXPECT_EQ(r.last_gpu_step_seconds, 0.4);
   EXPECT_EQ(r.allocated_bytes, 100);

@@ -81,8 +81,8 @@ TEST(RecordingDamage, NamesWhatIsWrongWithFilesThatAreNotRecordings) {
 TEST(RecordingDamage, RefusesANewerSchemaVersion) {
   TempDir dir;
   const std::string path = good_recording(dir);
-  sql(path, "PRAGMA user_version = 4");
-  EXPECT_NE(open_error(path).find("schema version 4 is newer than this gpumon reads (3)"),
+  sql(path, "PRAGMA user_version = 5");
+  EXPECT_NE(open_error(path).find("schema version 5 is newer than this gpumon reads (4)"),
             std::string::npos)
       << open_error(path);
 }

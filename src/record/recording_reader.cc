@@ -197,7 +197,7 @@ ReadResult<std::size_t> RecordingReader::for_each_step(
     r.t_end_s = s.real(8);
     r.cpu_step_s = s.real(9);
     if (!s.is_null(10)) r.gpu_step_s = s.real(10);
-    r.data_wait_s = s.real(11);
+    if (!s.is_null(11)) r.data_wait_s = s.real(11);  // NULL from version 4 on
     r.allocated_bytes = opt_int(s, 12);
     r.reserved_bytes = opt_int(s, 13);
     r.active_bytes = opt_int(s, 14);

@@ -146,7 +146,7 @@ TEST(Recording, StoresRunMetadataDevicesAndProcessLifetimes) {
   auto reader = RecordingReader::open(path, error);
   ASSERT_NE(reader, nullptr) << error;
   EXPECT_EQ(reader->meta("format"), "gpumon-recording");
-  EXPECT_EQ(reader->meta("schema_version"), "3");
+  EXPECT_EQ(reader->meta("schema_version"), "4");
   EXPECT_EQ(reader->meta("hostname"), "testhost");
   EXPECT_EQ(reader->meta("command"), "python3 train.py");
   EXPECT_EQ(reader->meta("driver_version"), "580.159.04");

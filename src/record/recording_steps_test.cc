@@ -42,7 +42,8 @@ training::Step full_step(std::int64_t n) {
   return s;
 }
 
-training::Step bare_step(std::int64_t n) {  // a CPU-only process: no GPU time, no allocator
+// A CPU-only process that times no fetch: no GPU time, no allocator, no data wait (NULL).
+training::Step bare_step(std::int64_t n) {
   training::Step s;
   s.received_ms = 1764446500000;
   s.pid = 99;
@@ -50,7 +51,6 @@ training::Step bare_step(std::int64_t n) {  // a CPU-only process: no GPU time, 
   s.t_start_s = 1764446500.5;
   s.t_end_s = 1764446500.75;
   s.cpu_step_s = 0.25;
-  s.data_wait_s = 0;
   return s;
 }
 
@@ -143,7 +143,7 @@ TEST(RecordingSteps, ExportsCsvAndJsonl) {
       last,
       R"({"timestamp":"2025-11-29T20:01:40.750Z","pid":99,"rank":null,"local_rank":null,"world_size":null,"device":null,)"
       R"("step":1,"t_start_s":1764446500.5,"t_end_s":1764446500.75,"cpu_step_s":0.25,)"
-      R"("gpu_step_s":null,"data_wait_s":0,"allocated_bytes":null,"reserved_bytes":null,)"
+      R"("gpu_step_s":null,"data_wait_s":null,"allocated_bytes":null,"reserved_bytes":null,)"
       R"("active_bytes":null,"inactive_split_bytes":null,"allocated_peak_bytes":null,)"
       R"("reserved_peak_bytes":null,"num_alloc_retries":null,"num_ooms":null})"
       "\n");

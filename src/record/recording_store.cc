@@ -185,7 +185,11 @@ int RecordingStore::put_step(const training::Step& s) {
     q.bind_double(11, *s.gpu_step_s);
   else
     q.bind_null(11);
-  q.bind_double(12, s.data_wait_s).bind(13, s.allocated_bytes).bind(14, s.reserved_bytes);
+  if (s.data_wait_s)
+    q.bind_double(12, *s.data_wait_s);
+  else
+    q.bind_null(12);
+  q.bind(13, s.allocated_bytes).bind(14, s.reserved_bytes);
   q.bind(15, s.active_bytes).bind(16, s.inactive_split_bytes).bind(17, s.allocated_peak_bytes);
   q.bind(18, s.reserved_peak_bytes).bind(19, s.num_alloc_retries).bind(20, s.num_ooms);
   return step_done(q);

@@ -25,7 +25,7 @@ CREATE TABLE processes(id INTEGER PRIMARY KEY, gpu INTEGER NOT NULL, pid INTEGER
 CREATE TABLE steps(id INTEGER PRIMARY KEY, received_ms INTEGER NOT NULL, pid INTEGER NOT NULL,
                    rank INTEGER, local_rank INTEGER, world_size INTEGER, device TEXT,
                    step INTEGER NOT NULL, t_start_s REAL NOT NULL, t_end_s REAL NOT NULL,
-                   cpu_step_s REAL NOT NULL, gpu_step_s REAL, data_wait_s REAL NOT NULL,
+                   cpu_step_s REAL NOT NULL, gpu_step_s REAL, data_wait_s REAL,
                    allocated_bytes INTEGER, reserved_bytes INTEGER, active_bytes INTEGER,
                    inactive_split_bytes INTEGER, allocated_peak_bytes INTEGER,
                    reserved_peak_bytes INTEGER, num_alloc_retries INTEGER, num_ooms INTEGER);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Schema v3 of a gpumon recording (docs/recording.md is the reference for users).
+// Schema v4 of a gpumon recording (docs/recording.md is the reference for users).
 #pragma once
 
 #include <string>
@@ -8,9 +8,9 @@
 
 namespace gpumon::record {
 
-/// 2 added the `steps` and `rank_events` tables, 3 `process_samples`; version-1 and -2 files
-/// are still read.
-inline constexpr int kSchemaVersion = 3;
+/// 2 added the `steps` and `rank_events` tables, 3 `process_samples`, 4 let `steps.data_wait_s`
+/// be NULL (not measured); files of versions 1 to 3 are still read.
+inline constexpr int kSchemaVersion = 4;
 /// meta('format') of every recording: tells a gpumon recording from any other SQLite file.
 inline constexpr const char* kFormatName = "gpumon-recording";
 

@@ -14,7 +14,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool finite(const training::Step& s) {
   return std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
-         std::isfinite(s.data_wait_s);
+         (!s.data_wait_s || std::isfinite(*s.data_wait_s));
 }
 
 // The step axis of one rank: `steps` in time order.
@@ -82,14 +82,14 @@ std::vector<RankSteps> rank_steps(const std::vector<training::Step>& steps,
     for (const auto* s : list) {
       ++r.steps;
       r.cpu_step_s += s->cpu_step_s;
-      r.data_wait_s += s->data_wait_s;
+      r.wait.add(*s);
       r.first_step = std::min(r.first_step, s->step);
       r.last_step = std::max(r.last_step, s->step);
       const auto end_ms = static_cast<std::int64_t>(std::llround(s->t_end_s * 1000));
       if (grid.count == 0 || end_ms < grid.start_ms || end_ms >= grid_end) continue;
       const std::size_t b = grid.bucket(end_ms);
       r.step_time_s.add(b, s->cpu_step_s);
-      r.data_wait_s_series.add(b, s->data_wait_s);
+      if (s->data_wait_s) r.data_wait_s_series.add(b, *s->data_wait_s);
       if (s->allocated_bytes)
         r.allocated_gib.add(b, static_cast<double>(*s->allocated_bytes) / kGiB);
       if (s->reserved_bytes) r.reserved_gib.add(b, static_cast<double>(*s->reserved_bytes) / kGiB);

@@ -26,7 +26,8 @@ struct RankSteps {
   training::RankDevice gpu;           ///< the recorded GPU it maps to, or why none
   std::int64_t steps = 0;             ///< step reports with finite times
   std::int64_t first_step = 0, last_step = 0;
-  double cpu_step_s = 0, data_wait_s = 0;  ///< sums
+  double cpu_step_s = 0;     ///< summed
+  training::WaitTally wait;  ///< of the steps that measured it
   BucketSeries step_time_s, data_wait_s_series, allocated_gib, reserved_gib;
   /// The node's samples of the process's PSS with its workers' (GiB); empty before schema 3.
   BucketSeries host_gib;

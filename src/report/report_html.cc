@@ -161,7 +161,7 @@ void write_steps(std::string& out, const RunReport& run) {
            esc(r.steps ? fixed(1000 * r.cpu_step_s / static_cast<double>(r.steps), 1) + " ms"
                        : "n/a") +
            "</td><td>" +
-           esc(r.cpu_step_s > 0 ? fixed(100 * r.data_wait_s / r.cpu_step_s, 1) + " %" : "n/a") +
+           esc(r.wait.share() ? fixed(100 * *r.wait.share(), 1) + " %" : "not measured") +
            "</td><td>" +
            (r.gpu.gpu ? "GPU " + std::to_string(*r.gpu.gpu) + " (" + esc(r.gpu.why) + ")"
                       : "unmapped: " + esc(r.gpu.why)) +

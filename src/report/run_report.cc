@@ -231,7 +231,7 @@ std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   for (const auto& r : run.ranks) {
     f.records += r.steps;
     f.cpu_step_s += r.cpu_step_s;
-    f.data_wait_s += r.data_wait_s;
+    f.wait.add(r.wait);
   }
   std::map<std::int64_t, std::int64_t> per_pid;
   for (const auto& r : run.ranks) f.steps = std::max(f.steps, per_pid[r.pid] += r.steps);
@@ -392,7 +392,7 @@ RunTotals run_totals(const RunReport& run) {
   if (run.steps.records > 0) {
     t.steps = static_cast<double>(run.steps.steps);
     t.mean_step_s = run.steps.cpu_step_s / static_cast<double>(run.steps.records);
-    if (run.steps.cpu_step_s > 0) t.data_wait_share = run.steps.data_wait_s / run.steps.cpu_step_s;
+    t.data_wait_share = run.steps.wait.share();
     if (t.energy_j && run.steps.steps > 0) t.energy_per_step_j = *t.energy_j / *t.steps;
   }
   if (run.diagnosis && run.diagnosis->scored) t.health_score = run.diagnosis->health_score;

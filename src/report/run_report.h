@@ -85,7 +85,7 @@ struct StepFigures {
   std::int64_t processes = 0;  ///< distinct pids
   std::int64_t steps = 0;      ///< steps of the process that reported the most
   double cpu_step_s = 0;       ///< sum over every row
-  double data_wait_s = 0;      ///< sum over every row
+  training::WaitTally wait;    ///< over every row that measured its wait
 };
 
 struct RunReport {

@@ -69,7 +69,7 @@ Message parse_step(const json& o) {
   if (r.t_end_s < r.t_start_s) throw BadField{"\"t_end\" is before \"t_start\""};
   r.cpu_step_s = req_seconds(o, "cpu_step_s");
   r.gpu_step_s = opt_seconds(o, "gpu_step_s");
-  r.data_wait_s = opt_seconds(o, "data_wait_s").value_or(0);
+  r.data_wait_s = opt_seconds(o, "data_wait_s");
   if (const json* mem = field(o, "mem")) {
     if (!mem->is_object()) throw BadField{"\"mem\" must be an object or null"};
     r.allocated_bytes = opt_int(*mem, "allocated");

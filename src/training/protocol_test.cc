@@ -47,7 +47,7 @@ TEST(AgentProtocol, NullsAreMissing) {
       R"("mem":null})");
   const auto& s = std::get<Step>(m);
   EXPECT_EQ(s.gpu_step_s, std::nullopt);
-  EXPECT_EQ(s.data_wait_s, 0);
+  EXPECT_EQ(s.data_wait_s, std::nullopt);  // absent: not measured, never 0
   EXPECT_EQ(s.allocated_bytes, std::nullopt);
   EXPECT_EQ(s.num_ooms, std::nullopt);
 }

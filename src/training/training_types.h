@@ -8,6 +8,7 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,7 +49,9 @@ struct Step {
   double t_end_s = 0;
   double cpu_step_s = 0;             ///< wall time of the step seen from the CPU
   std::optional<double> gpu_step_s;  ///< CUDA events around the step; nullopt: not measured
-  double data_wait_s = 0;            ///< blocked waiting for the data loader in this step
+  /// Blocked waiting for the data loader in this step; nullopt: not measured (the process
+  /// never timed a fetch), which no consumer may read as 0.
+  std::optional<double> data_wait_s;
   std::optional<std::int64_t> allocated_bytes;       ///< allocated_bytes.all.current
   std::optional<std::int64_t> reserved_bytes;        ///< reserved_bytes.all.current
   std::optional<std::int64_t> active_bytes;          ///< active_bytes.all.current
@@ -57,6 +60,26 @@ struct Step {
   std::optional<std::int64_t> reserved_peak_bytes;   ///< reserved_bytes.all.peak
   std::optional<std::int64_t> num_alloc_retries;
   std::optional<std::int64_t> num_ooms;
+};
+
+/// The data wait of the steps that measured it, and those steps' CPU time: the share of step
+/// time spent waiting is of them alone, as an unmeasured wait is unknown, not 0. Every reader
+/// of a wait share (the exporter, the diagnoses, the report) counts it here.
+struct WaitTally {
+  double wait_s = 0, step_s = 0;
+  std::int64_t steps = 0;  ///< steps that measured their wait
+
+  void add(double cpu_step_s, std::optional<double> data_wait_s) {
+    if (!data_wait_s) return;
+    wait_s += *data_wait_s, step_s += cpu_step_s, ++steps;
+  }
+  void add(const Step& s) { add(s.cpu_step_s, s.data_wait_s); }
+  void add(const WaitTally& o) { wait_s += o.wait_s, step_s += o.step_s, steps += o.steps; }
+  /// Waiting / step time in [0, 1]; nullopt when no step measured its wait (or took no time).
+  std::optional<double> share() const {
+    if (steps == 0 || !(step_s > 0)) return std::nullopt;
+    return std::clamp(wait_s / step_s, 0.0, 1.0);
+  }
 };
 
 /// A training process's hello, bye, out-of-memory report or disconnection, as the agent saw it.

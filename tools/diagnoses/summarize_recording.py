@@ -56,11 +56,14 @@ def summarize_steps(steps):
         by_rank.setdefault((s["rank"], s["pid"], s["device"]), []).append(s)
     for (rank, pid, device), ss in sorted(by_rank.items(), key=lambda x: str(x[0])):
         cpu = sum(s["cpu_step_s"] for s in ss)
-        wait = sum(s["data_wait_s"] for s in ss)
+        waited = [s for s in ss if s["data_wait_s"] is not None]  # null: not measured
+        wait = sum(s["data_wait_s"] for s in waited)
+        wait_cpu = sum(s["cpu_step_s"] for s in waited)
         gpu = [s["gpu_step_s"] for s in ss if s["gpu_step_s"] is not None]
         mem = [s for s in ss if s["allocated_bytes"] is not None]
-        line = "  rank %s pid %s %s: %d steps, mean %.3f s, data wait %.0f%%, gpu/cpu %s" % (
-            rank, pid, device, len(ss), cpu / len(ss), 100 * wait / cpu if cpu else 0,
+        line = "  rank %s pid %s %s: %d steps, mean %.3f s, data wait %s, gpu/cpu %s" % (
+            rank, pid, device, len(ss), cpu / len(ss),
+            "%.0f%%" % (100 * wait / wait_cpu) if wait_cpu else "not measured",
             fmt(sum(gpu) / sum(s["cpu_step_s"] for s in ss if s["gpu_step_s"] is not None)
                 if gpu else None, "%.2f"))
         if mem:

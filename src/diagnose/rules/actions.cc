@@ -58,16 +58,13 @@ void add_action_evidence(Finding& f, const training::Action& a, const std::strin
 // The share of CPU step time waiting for data over the steps of the action's process before
 // it (`before`) or from it on (from_action_on).
 std::optional<double> wait_share(const RunView& v, const RankAction& ra, bool before) {
-  double wait = 0, cpu = 0;
+  training::WaitTally w;
   for (const auto& r : v.ranks) {
     if (r.info->pid != ra.event->pid) continue;
-    for (const auto* s : r.all) {
-      if (from_action_on(*s, ra) == before) continue;
-      wait += s->data_wait_s, cpu += s->cpu_step_s;
-    }
+    for (const auto* s : r.all)
+      if (from_action_on(*s, ra) != before) w.add(*s);
   }
-  if (cpu <= 0) return std::nullopt;
-  return std::min(wait / cpu, 1.0);
+  return w.share();
 }
 
 std::string num(std::optional<std::int64_t> v) {

@@ -24,7 +24,7 @@ using Steps = std::vector<const training::Step*>;
 
 WaitShape wait_shape(const Steps& steps) {
   std::vector<double> waits;
-  for (const auto* s : steps) waits.push_back(s->data_wait_s);
+  for (const auto* s : steps) waits.push_back(s->data_wait_s.value_or(0));
   std::sort(waits.begin(), waits.end(), std::greater<>());
   const std::size_t tail = std::max<std::size_t>(1, waits.size() / 20);
   double total = 0, in_tail = 0;
@@ -37,16 +37,19 @@ WaitShape wait_shape(const Steps& steps) {
   return w;
 }
 
-// The steps judged: where the adaptive loader retuned this process's DataLoader, those after
-// its last retune, when at least `min_steps` are left (the stall is what it reached, not the
-// epochs it measured to get there; loader_tuned tells the before); else every steady step.
+// The steps judged, those whose wait was measured: where the adaptive loader retuned this
+// process's DataLoader, those after its last retune, when at least `min_steps` are left (the
+// stall is what it reached, not the epochs it measured to get there; loader_tuned tells the
+// before); else every steady step.
 Steps judged_steps(const RunView& v, const RankSteps& r, int min_steps) {
-  const RankAction* last = last_action(v, r.info->pid, "loader_retuned");
-  if (!last) return r.steady;
-  Steps after;
+  Steps measured, after;
   for (const auto* s : r.steady)
+    if (s->data_wait_s) measured.push_back(s);
+  const RankAction* last = last_action(v, r.info->pid, "loader_retuned");
+  if (!last) return measured;
+  for (const auto* s : measured)
     if (from_action_on(*s, *last)) after.push_back(s);
-  return static_cast<int>(after.size()) >= min_steps ? after : r.steady;
+  return static_cast<int>(after.size()) >= min_steps ? after : measured;
 }
 
 // How many DataLoader workers would keep up, from the run's own numbers: the worker processes
@@ -112,11 +115,11 @@ void check_data_loader_stall(const RunView& v, const Thresholds& t, std::vector<
   for (const auto& r : v.ranks) {
     if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
     const Steps steps = judged_steps(v, r, t.min_steps);
-    double wait = 0, cpu = 0;
-    for (const auto* s : steps) wait += s->data_wait_s, cpu += s->cpu_step_s;
-    const double n = static_cast<double>(steps.size());
-    if (cpu <= 0) continue;
-    const double share = std::min(wait / cpu, 1.0);
+    if (static_cast<int>(steps.size()) < t.min_steps) continue;  // coverage.cc says why
+    const training::WaitTally tally = wait_tally(steps);
+    const double n = static_cast<double>(tally.steps), wait = tally.wait_s, cpu = tally.step_s;
+    if (!tally.share()) continue;
+    const double share = *tally.share();
     if (share < t.data_wait_share || wait / n < t.data_wait_min_s) continue;
     f.ranks.push_back(r.label);
     if (r.info->gpu) f.gpus.push_back(*r.info->gpu);

@@ -49,7 +49,7 @@ TEST(DataLoaderStall, EveryStepWaitingIsToldFromAFewLongWaits) {
   add_gpu(bursty, 0, 1000);
   add_rank(bursty, 10, 0, 1, 1000, 0.05, [](training::Step& s, int i) {
     s.data_wait_s = i % 50 == 0 ? 1.0 : 0.0;
-    s.cpu_step_s += s.data_wait_s;
+    s.cpu_step_s += *s.data_wait_s;
   });
   const auto d2 = run_diagnose(bursty);
   const auto* g = find(d2, "data_loader_stall");

@@ -13,8 +13,8 @@ namespace {
 
 struct RankRatio {
   const RankSteps* r;
-  double gpu_ratio;  // median gpu_step / cpu_step
-  double wait_share;
+  double gpu_ratio;                  // median gpu_step / cpu_step
+  std::optional<double> wait_share;  // nullopt: not measured on enough steps
   double n;
 };
 
@@ -51,9 +51,10 @@ bool check_idle_while_training(const RunView& v, const Thresholds& t, Finding& f
     if (!util || samples < 10) continue;
     // Any rank keeping its GPU busy: the others wait on it (rank_wait / straggler).
     if (*util >= t.launch_idle_util_pct) return false;
-    double wait = 0, cpu = 0;
-    for (const auto* s : r.steady) wait += s->data_wait_s, cpu += s->cpu_step_s;
-    if (cpu <= 0 || wait / cpu > t.launch_max_data_wait_share) continue;
+    // Only a rank whose steps measurably do not wait for data: with the wait unknown, an idle
+    // GPU may be the loader's (coverage.cc lists the rank as not judged).
+    const training::WaitTally w = wait_tally(r.steady);
+    if (w.steps < t.min_steps || !w.share() || *w.share() > t.launch_max_data_wait_share) continue;
     if (static_cast<double>(t1 - t0) / 1000 < t.launch_idle_min_s) continue;
     const auto sm = mean_between(*g, t0, t1, [](const GpuPoint& p) { return p.sm_active; });
     idle.push_back({&r, *util, samples, static_cast<double>(r.steady.size()), sm, t0, t1});
@@ -90,14 +91,14 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
   for (const auto& r : v.ranks) {
     if (static_cast<int>(r.steady.size()) < t.min_steps) continue;
     std::vector<double> ratio;
-    double wait = 0, cpu = 0;
-    for (const auto* s : r.steady) {
-      wait += s->data_wait_s, cpu += s->cpu_step_s;
+    for (const auto* s : r.steady)
       if (s->gpu_step_s && std::isfinite(*s->gpu_step_s) && s->cpu_step_s > 0)
         ratio.push_back(std::min(*s->gpu_step_s / s->cpu_step_s, 1.0));
-    }
-    if (cpu <= 0 || static_cast<int>(ratio.size()) < t.min_steps) continue;
-    ratios.push_back({&r, *median_of(ratio), wait / cpu, static_cast<double>(ratio.size())});
+    if (static_cast<int>(ratio.size()) < t.min_steps) continue;
+    // A rank whose wait is unknown still counts as busy or not (`best`), but is never named.
+    const training::WaitTally w = wait_tally(r.steady);
+    const std::optional<double> wait_share = w.steps >= t.min_steps ? w.share() : std::nullopt;
+    ratios.push_back({&r, *median_of(ratio), wait_share, static_cast<double>(ratio.size())});
   }
   // Only when no rank keeps its GPU busy: otherwise the low ranks wait on the busy one
   // (rank_wait / straggler).
@@ -108,7 +109,7 @@ void check_launch_bound(const RunView& v, const Thresholds& t, std::vector<Findi
     best = std::max(best, *median_of(a.busiest_share));
   if (!ratios.empty() && best < t.launch_gpu_ratio) {
     for (const auto& rr : ratios) {
-      if (rr.wait_share > t.launch_max_data_wait_share) continue;
+      if (!rr.wait_share || *rr.wait_share > t.launch_max_data_wait_share) continue;
       f.ranks.push_back(rr.r->label);
       if (rr.r->info->gpu) f.gpus.push_back(*rr.r->info->gpu);
       const auto [t0, t1] = step_span_ms(*rr.r);

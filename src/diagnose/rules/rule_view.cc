@@ -35,7 +35,8 @@ RunView make_view(const RunData& run, const Thresholds& t) {
   std::map<std::int64_t, std::vector<const training::Step*>> by_pid;
   for (const auto& s : run.steps)
     if (std::isfinite(s.t_start_s) && std::isfinite(s.t_end_s) && std::isfinite(s.cpu_step_s) &&
-        std::isfinite(s.data_wait_s) && s.cpu_step_s >= 0 && s.data_wait_s >= 0)
+        s.cpu_step_s >= 0 &&
+        (!s.data_wait_s || (std::isfinite(*s.data_wait_s) && *s.data_wait_s >= 0)))
       by_pid[s.pid].push_back(&s);
   for (const auto& info : run.ranks) {
     auto it = by_pid.find(info.pid);
@@ -58,6 +59,12 @@ RunView make_view(const RunData& run, const Thresholds& t) {
     return r.info->device == std::optional<std::string>("cpu");
   });
   return v;
+}
+
+training::WaitTally wait_tally(const std::vector<const training::Step*>& steps) {
+  training::WaitTally w;
+  for (const auto* s : steps) w.add(*s);
+  return w;
 }
 
 std::pair<std::int64_t, std::int64_t> step_span_ms(const RankSteps& r) {

@@ -59,6 +59,13 @@ std::optional<double> mean_between(const GpuSeries& g, std::int64_t t0, std::int
   return n > 0 ? std::optional<double>(sum / n) : std::nullopt;
 }
 
+/// The data wait of `steps`, of those that measured it (training::WaitTally).
+training::WaitTally wait_tally(const std::vector<const training::Step*>& steps);
+/// What a rule says where a rank's data wait was not measured (coverage.cc lists it).
+inline constexpr const char* kWaitUnmeasured =
+    "data wait not measured: the loader was not wrapped (for batch in mon.wrap(loader)) and no "
+    "trainer callback timed the fetch, so the step time includes the wait unseen";
+
 /// The [first step start, last step end] span of a rank in ms.
 std::pair<std::int64_t, std::int64_t> step_span_ms(const RankSteps& r);
 std::string fmt(double v, int decimals = 1);

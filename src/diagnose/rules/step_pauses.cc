@@ -25,6 +25,7 @@ struct Pauses {
   std::vector<std::int64_t> at;                  // the paused steps' numbers
   std::array<double, 3> excess{};                // data wait, step body, between steps
   std::optional<double> period_steps, period_s;  // when the pauses are regular
+  bool wait_unknown = false;                     // a step's data wait was not measured
 };
 
 // The usual spacing of `v` (sorted) when at least `regular_share` of the gaps lie within 10 %
@@ -50,21 +51,26 @@ std::optional<Pauses> pauses_of(const RankSteps& r, const Thresholds& t) {
   const double floor = std::max(t.pause_factor * usual, usual + t.pause_min_s);
   // The usual parts of a step, from which a pause's excess is measured.
   std::vector<double> waits, bodies, betweens;
+  bool wait_unknown = false;
   for (std::size_t i = 1; i < r.steady.size(); ++i) {
     const auto& s = *r.steady[i];
     // A scoped step (`with mon.step():`) starts after its batch was fetched: its data wait
     // lies in the gap before it, not in its body. As much of the wait as the gap holds is
     // counted there.
     const double gap = std::max(s.t_start_s - r.steady[i - 1]->t_end_s, 0.0);
-    const double wait_outside = std::min(s.data_wait_s, gap);
-    waits.push_back(s.data_wait_s);
-    bodies.push_back(std::max(s.cpu_step_s - (s.data_wait_s - wait_outside), 0.0));
+    // An unknown wait counts as none: its time stays in the body (the summary says so).
+    const double wait = s.data_wait_s.value_or(0);
+    const double wait_outside = std::min(wait, gap);
+    waits.push_back(wait);
+    bodies.push_back(std::max(s.cpu_step_s - (wait - wait_outside), 0.0));
+    if (!s.data_wait_s) wait_unknown = true;
     betweens.push_back(gap - wait_outside);
   }
   const std::array<double, 3> usual_part{*median_of(waits), *median_of(bodies),
                                          *median_of(betweens)};
   Pauses out;
   out.rank = &r;
+  out.wait_unknown = wait_unknown;
   out.usual_s = usual;
   std::vector<double> pause_s, pause_t;
   double excess = 0;
@@ -128,10 +134,13 @@ void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Findin
   if (w.period_steps)
     f.summary += ", every " + fmt(*w.period_steps, 0) + " steps" +
                  (w.period_s ? " (every " + fmt(*w.period_s, 1) + " s)" : "");
-  f.summary += std::string(where == 0   ? ", waiting for data"
-                           : where == 1 ? ", inside the step"
-                                        : ", between the timed steps") +
-               "; the usual step takes " + fmt(w.usual_s * 1000, 1) + " ms";
+  f.summary +=
+      std::string(where == 0   ? ", waiting for data"
+                  : where == 1 ? (w.wait_unknown ? ", inside the step (its data wait was not "
+                                                   "measured: the loader's, or the step's own)"
+                                                 : ", inside the step")
+                               : ", between the timed steps") +
+      "; the usual step takes " + fmt(w.usual_s * 1000, 1) + " ms";
   f.add("pause_share", w.share);
   f.add("pauses", static_cast<double>(w.at.size()));
   f.add("median_pause_s", w.median_pause_s);
@@ -151,6 +160,8 @@ void check_step_pauses(const RunView& v, const Thresholds& t, std::vector<Findin
                 "copy the state and write it on a thread), evaluation or logging (less often; "
                 "avoid .item() and printing tensors in the loop), or Python's garbage "
                 "collector (gc.freeze() after setup); py-spy record shows which";
+  if (where == 1 && w.wait_unknown)
+    f.advice += "; or the data loader: iterate it as mon.wrap(loader) so gpumon times the fetch";
   out.push_back(std::move(f));
 }
 

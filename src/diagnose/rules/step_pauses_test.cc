@@ -29,7 +29,7 @@ void in_body(training::Step& s, double p) {
   s.cpu_step_s += p, s.t_end_s += p;
 }
 void in_wait(training::Step& s, double p) {
-  s.cpu_step_s += p, s.data_wait_s += p, s.t_end_s += p;
+  s.cpu_step_s += p, s.data_wait_s = s.data_wait_s.value_or(0) + p, s.t_end_s += p;
 }
 void between(training::Step& s, double p) {
   s.t_start_s += p, s.t_end_s += p;

@@ -161,8 +161,7 @@ std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
           v, t, "gpu_step_s", [](const training::Step& st) { return st.gpu_step_s; }, false))
     return s;
   if (auto s = by_measure(
-          v, t, "data_wait_s",
-          [](const training::Step& st) { return std::optional<double>(st.data_wait_s); }, true))
+          v, t, "data_wait_s", [](const training::Step& st) { return st.data_wait_s; }, true))
     return s;
   if (auto s = by_measure(
           v, t, "cpu_step_s",
