@@ -3,7 +3,10 @@
 // ExporterState filled with an hour of 1 Hz ticks of 64 GPUs, as `gpumon serve` would hold
 // after an hour, then
 //   - the time to render /api/v1/history for the dashboard's metrics over the hour (median of
-//     7, with its size), and
+//     7, with its size),
+//   - as many training ranks as GPUs, each sending 10 steps a second for the hour: the cost of
+//     a step in TrainingState (the agent thread's share) and the time to render
+//     /api/v1/training/history over the hour (median of 7, with its size), and
 //   - with --serve ADDR, serve's real routes (HTTP server, state, dashboard page) on ADDR with
 //     a tick a second, until SIGINT/SIGTERM, for
 //     web/test/test_dashboard_chromium.py --base-url http://ADDR (first render end to end).
@@ -23,6 +26,7 @@
 #include "bench_stats.h"
 #include "cli/serve_routes.h"
 #include "exporter/exporter_state.h"
+#include "exporter/training_state.h"
 #include "gpu/metric_catalog.h"
 #include "http/http_server.h"
 #include "sampler/testing/fake_backend.h"
@@ -100,6 +104,7 @@ int main(int argc, char** argv) {
   Sampler sampler(std::make_unique<testing::FakeBackend>(gpus, fake_clock), config, fake_clock);
   exporter::ExporterOptions options;
   options.version = "bench";
+  options.training = std::make_shared<exporter::TrainingState>(fake_clock);
   auto state = std::make_shared<exporter::ExporterState>(sampler, options);
 
   const auto mono0 = MonoClock::now();
@@ -125,6 +130,42 @@ int main(int argc, char** argv) {
       "7, min %.1f), %.1f MB\n",
       gpus, span_s, metrics.size(), kPoints, bench::median(ms),
       *std::min_element(ms.begin(), ms.end()), static_cast<double>(bytes) / 1e6);
+
+  // The training ranks: a rank per GPU, 10 steps a second, waits measured, the allocator read
+  // every step (the most a client sends).
+  const double wall_now = std::chrono::duration<double>(wall0.time_since_epoch()).count();
+  training::Step step;
+  const auto feed_start = std::chrono::steady_clock::now();
+  std::size_t steps = 0;
+  for (long t = 0; t < span_s * 10; ++t) {
+    for (unsigned r = 0; r < gpus; ++r) {
+      step.pid = 1000 + r, step.rank = r, step.step = t;
+      step.cpu_step_s = 0.1 + 0.01 * std::sin(static_cast<double>(t) / 100 + r);
+      step.t_end_s = wall_now - static_cast<double>(span_s) + static_cast<double>(t) / 10;
+      step.t_start_s = step.t_end_s - step.cpu_step_s;
+      step.data_wait_s = 0.01;
+      step.allocated_bytes = 30'000'000'000 + t;
+      step.reserved_bytes = 40'000'000'000;
+      options.training->on_step(step);
+      ++steps;
+    }
+  }
+  const double feed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - feed_start).count();
+  std::vector<double> training_ms;
+  for (int run = 0; run < 7; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    bytes = state->training_history_json(static_cast<double>(span_s), kPoints).size();
+    training_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::printf(
+      "training: %zu steps of %u ranks in %.2f s (%.2f us a step); history of the %ld s, "
+      "points=%zu: %.1f ms (median of 7, min %.1f), %.1f MB\n",
+      steps, gpus, feed_s, feed_s / static_cast<double>(steps) * 1e6, span_s, kPoints,
+      bench::median(training_ms), *std::min_element(training_ms.begin(), training_ms.end()),
+      static_cast<double>(bytes) / 1e6);
   if (serve.empty()) return 0;
 
   util::ScopedStopSignals signals;

@@ -283,6 +283,13 @@ def test_agent(args, failures):
     body = http_get(serve.base + "/metrics")[2].decode()
     check(metric(body, "gpumon_training_steps_total", 'rank="1",local_rank="1",gpu="3"') == 3,
           "gpumon_training_steps_total of the rank is 3", failures)
+    # The training charts' history: the same steps, in the rows of their seconds.
+    status, _, raw = http_get(serve.base + "/api/v1/training/history?seconds=600&points=100")
+    hist = json.loads(raw) if status == 200 else {}
+    rows = hist.get("ranks", [])
+    check(status == 200 and len(rows) == 1 and rows[0]["rank"] == 1 and rows[0]["time"]
+          and all(abs(v - 0.1) < 1e-6 for v in rows[0]["values"]["step_seconds"]),
+          "/api/v1/training/history has the rank's steps: %s %s" % (status, hist), failures)
 
     # A second serve on the same socket: one warning, then it serves on without it.
     second = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "100"],

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <variant>
 
 #include "exporter/exposition.h"
 #include "exporter/openmetrics.h"
@@ -31,30 +32,49 @@ std::optional<double> parse_seconds(const std::string& text) {
   return value;
 }
 
-Response history(exporter::ExporterState& state, const Request& request) {
+// A history route's `seconds` and `points` (both histories take them alike).
+struct Window {
   double seconds = kDefaultHistorySeconds;
+  std::size_t points = 0;  // 0: no bound
+};
+
+std::variant<Window, Response> window_of(const Request& request) {
+  Window w;
   if (auto it = request.query.find("seconds"); it != request.query.end()) {
     const auto parsed = parse_seconds(it->second);
     if (!parsed) return json_error(400, "seconds must be a number >= 0, not '" + it->second + "'");
-    seconds = *parsed;
+    w.seconds = *parsed;
   }
-  std::size_t points = 0;
   if (auto it = request.query.find("points"); it != request.query.end()) {
     const std::string& text = it->second;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), points);
-    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || points < 2 ||
-        points > kMaxPoints)
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), w.points);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size() || w.points < 2 ||
+        w.points > kMaxPoints)
       return json_error(400, "points must be a whole number from 2 to " +
                                  std::to_string(kMaxPoints) + ", not '" + text + "'");
   }
+  return w;
+}
+
+Response history(exporter::ExporterState& state, const Request& request) {
+  auto window = window_of(request);
+  if (auto* error = std::get_if<Response>(&window)) return std::move(*error);
+  const Window& w = std::get<Window>(window);
   std::vector<std::string> metrics;
   if (auto it = request.query.find("metrics"); it != request.query.end())
     metrics = split_metric_list(it->second);
   try {
-    return Response::text(200, state.history_json(seconds, metrics, points), kJson);
+    return Response::text(200, state.history_json(w.seconds, metrics, w.points), kJson);
   } catch (const std::invalid_argument& e) {
     return json_error(400, e.what());
   }
+}
+
+Response training_history(exporter::ExporterState& state, const Request& request) {
+  auto window = window_of(request);
+  if (auto* error = std::get_if<Response>(&window)) return std::move(*error);
+  const Window& w = std::get<Window>(window);
+  return Response::text(200, state.training_history_json(w.seconds, w.points), kJson);
 }
 
 }  // namespace
@@ -67,6 +87,7 @@ std::vector<std::string> serve_paths() {
           "/api/v1/current",
           "/api/v1/history",
           "/api/v1/training",
+          "/api/v1/training/history",
           "/api/v1/diagnoses"};
 }
 
@@ -144,6 +165,7 @@ Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
     if (path == "/api/v1/devices") return Response::text(200, state->devices_json(), kJson);
     if (path == "/api/v1/history") return history(*state, request);
     if (path == "/api/v1/training") return Response::text(200, state->training_json(), kJson);
+    if (path == "/api/v1/training/history") return training_history(*state, request);
     if (path == "/") {
       Response r;
       r.content_type = "text/html; charset=utf-8";

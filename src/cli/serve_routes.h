@@ -42,10 +42,11 @@ struct RecordingSource {
 std::string recording_metrics_text(const std::string& error);
 
 /// `/metrics`, `/health`, `/api/v1/devices`, `/api/v1/current`, `/api/v1/history`,
-/// `/api/v1/training`, `/api/v1/diagnoses` and `/`.
+/// `/api/v1/training`, `/api/v1/training/history`, `/api/v1/diagnoses` and `/`.
 /// `/api/v1/history?seconds=N&metrics=a,b&points=P`: N a number >= 0 (default 600), metrics
-/// catalog names, P (optional) at most that many samples per GPU, 1 to 1000000; anything else
-/// is a 400 with a JSON `{"error": ...}` body.
+/// catalog names, P (optional) at most that many samples per GPU, 2 to 1000000; anything else
+/// is a 400 with a JSON `{"error": ...}` body. `/api/v1/training/history?seconds=N&points=P`
+/// alike, P per training process.
 Handler make_serve_handler(std::shared_ptr<exporter::ExporterState> state,
                            DiagnosesSource diagnoses = {}, RecordingSource recording = {});
 

@@ -147,6 +147,16 @@ TEST_F(ServeRoutes, TrainingRouteAndMetricsShowTheAttachedRanks) {
             std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("gpumon_training_ranks 1\n"), std::string::npos);
+  // The training charts' hour: the step in its second, the rank named.
+  const Response h =
+      handler_(get("/api/v1/training/history", {{"seconds", "3600"}, {"points", "600"}}));
+  ASSERT_EQ(h.status, 200) << *h.body;
+  EXPECT_EQ(h.content_type, "application/json");
+  const json hist = json::parse(*h.body);
+  ASSERT_EQ(hist["ranks"].size(), 1U);
+  EXPECT_EQ(hist["ranks"][0]["rank"], 1);
+  EXPECT_EQ(hist["ranks"][0]["values"]["data_wait_share"][0], 0.25);
+  EXPECT_EQ(hist["ranks"][0]["values"]["reserved_bytes"][0], 4096);
 }
 
 TEST_F(ServeRoutes, HistoryTakesSecondsAndMetrics) {
@@ -180,10 +190,15 @@ TEST_F(ServeRoutes, HistoryRefusesBadParametersWith400) {
     EXPECT_EQ(r.content_type, "application/json");
     EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("seconds"), std::string::npos);
   }
-  for (const char* points : {"0", "1", "-1", "1.5", "abc", "", "1000001", "99999999999999999999"}) {
-    const Response r = handler_(get("/api/v1/history", {{"points", points}}));
-    EXPECT_EQ(r.status, 400) << points;
-    EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("points"), std::string::npos);
+  for (const char* path : {"/api/v1/history", "/api/v1/training/history"}) {
+    for (const char* points :
+         {"0", "1", "-1", "1.5", "abc", "", "1000001", "99999999999999999999"}) {
+      const Response r = handler_(get(path, {{"points", points}}));
+      EXPECT_EQ(r.status, 400) << path << " " << points;
+      EXPECT_NE(json::parse(*r.body)["error"].get<std::string>().find("points"), std::string::npos);
+    }
+    const Response r = handler_(get(path, {{"seconds", "-1"}}));
+    EXPECT_EQ(r.status, 400) << path;
   }
   const Response r = handler_(get("/api/v1/history", {{"metrics", "power_draw_w,bogus"}}));
   EXPECT_EQ(r.status, 400);
@@ -246,9 +261,10 @@ TEST_F(ServeRoutes, AStoppedRecordingFailsHealthAndShowsInMetrics) {
 
 TEST(ServePaths, EveryRouteIsOnTheAllowList) {
   const auto paths = serve_paths();
-  EXPECT_EQ(paths.size(), 8U);
-  for (const char* p : {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current",
-                        "/api/v1/history", "/api/v1/training", "/api/v1/diagnoses"})
+  EXPECT_EQ(paths.size(), 9U);
+  for (const char* p :
+       {"/", "/metrics", "/health", "/api/v1/devices", "/api/v1/current", "/api/v1/history",
+        "/api/v1/training", "/api/v1/training/history", "/api/v1/diagnoses"})
     EXPECT_NE(std::find(paths.begin(), paths.end(), p), paths.end()) << p;
 }
 

@@ -183,18 +183,8 @@ HistoryColumns<float> ChartHistory::columns(double seconds, const std::vector<Me
       c.time.push_back(time_[present.back()]);
       for (std::size_t m = 0; m < slots.size(); ++m) {
         const float* v = &g.values[slots[m] * capacity_];
-        std::size_t lo = present.front(), hi = lo;
-        bool any = false;
-        for (std::size_t row : present) {
-          if (std::isnan(v[row])) continue;
-          if (!any || v[row] < v[lo]) lo = row;
-          if (!any || v[row] > v[hi]) hi = row;
-          any = true;
-        }
-        const bool lo_first =
-            (lo + capacity_ - oldest) % capacity_ <= (hi + capacity_ - oldest) % capacity_;
-        c.values[m].push_back(any ? v[lo_first ? lo : hi] : kNone);
-        c.values[m].push_back(any ? v[lo_first ? hi : lo] : kNone);
+        const auto two = run_extremes(present.size(), [&](std::size_t i) { return v[present[i]]; });
+        c.values[m].insert(c.values[m].end(), two.begin(), two.end());
       }
       if (throttled) {
         std::int8_t flag = -1;  // 1 when any row was throttled, else 0 when any was judged

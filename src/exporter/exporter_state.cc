@@ -225,6 +225,12 @@ std::string ExporterState::training_json() {
   return render_training_json(make_view());
 }
 
+std::string ExporterState::training_history_json(double seconds, std::size_t max_points) {
+  if (!options_.training)
+    return write_history_json(TrainingHistoryColumns{1, 1, TrainingHistory::metrics(), {}});
+  return write_history_json(options_.training->history().columns(seconds, max_points));
+}
+
 std::string ExporterState::devices_json() {
   return render_devices_json(make_view(), options_);
 }

@@ -66,6 +66,9 @@ class ExporterState final : public SampleSink {
   /// /api/v1/training: the training processes of ExporterOptions::training ({"enabled":
   /// false, "ranks": []} without it).
   std::string training_json();
+  /// /api/v1/training/history: the training processes' last `seconds` (TrainingHistory), at
+  /// most `max_points` samples each (0: no bound); no ranks without ExporterOptions::training.
+  std::string training_history_json(double seconds, std::size_t max_points = 0);
   /// /api/v1/devices: static facts of every GPU and the system.
   std::string devices_json();
   /// ok while the newest tick is younger than 3 intervals + 5 s (before the first tick: while

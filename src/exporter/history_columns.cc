@@ -33,7 +33,8 @@ void write_array(fmt::memory_buffer& out, const std::vector<T>& values) {
   out.push_back(']');
 }
 
-// Names are the catalog's and kThrottledColumn: plain ASCII identifiers, no escaping needed.
+// Names are the catalog's, kThrottledColumn and TrainingHistory's: plain ASCII identifiers, no
+// escaping needed.
 void write_name(fmt::memory_buffer& out, std::string_view name) {
   out.push_back('"');
   out.append(name);
@@ -88,6 +89,41 @@ std::string write(const HistoryColumns<T>& c) {
 }
 
 }  // namespace
+
+std::string write_history_json(const TrainingHistoryColumns& c) {
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{{\"interval_s\":{},\"stride\":{},\"metrics\":[",
+                 c.interval_s, c.stride);
+  for (std::size_t m = 0; m < c.metrics.size(); ++m) {
+    if (m > 0) out.push_back(',');
+    write_name(out, c.metrics[m]);
+  }
+  out.append(std::string_view("],\"ranks\":["));
+  for (std::size_t r = 0; r < c.ranks.size(); ++r) {
+    const HistoryRankColumns& rank = c.ranks[r];
+    if (r > 0) out.push_back(',');
+    fmt::format_to(std::back_inserter(out), "{{\"pid\":{},\"rank\":", rank.pid);
+    if (rank.rank)
+      fmt::format_to(std::back_inserter(out), "{}", *rank.rank);
+    else
+      out.append(std::string_view("null"));
+    out.append(std::string_view(",\"time\":["));
+    for (std::size_t i = 0; i < rank.time.size(); ++i) {
+      if (i > 0) out.push_back(',');
+      fmt::format_to(std::back_inserter(out), "{:.3f}", rank.time[i]);
+    }
+    out.append(std::string_view("],\"values\":{"));
+    for (std::size_t m = 0; m < c.metrics.size(); ++m) {
+      if (m > 0) out.push_back(',');
+      write_name(out, c.metrics[m]);
+      out.push_back(':');
+      write_array(out, rank.values[m]);
+    }
+    out.append(std::string_view("}}"));
+  }
+  out.append(std::string_view("]}"));
+  return fmt::to_string(out);
+}
 
 std::string write_history_json(const HistoryColumns<double>& columns) {
   return write(columns);

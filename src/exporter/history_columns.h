@@ -12,6 +12,8 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -40,8 +42,45 @@ struct HistoryColumns {
   std::vector<HistoryGpuColumns<T>> gpus;
 };
 
+/// One training process's columns (TrainingHistory): one value array per
+/// TrainingHistoryColumns::metrics, as long as `time`.
+struct HistoryRankColumns {
+  std::int64_t pid = 0;
+  std::optional<std::int64_t> rank;
+  std::vector<double> time;  ///< unix seconds (the process's clock), oldest first
+  std::vector<std::vector<float>> values;
+};
+
+struct TrainingHistoryColumns {
+  double interval_s = 0;
+  std::size_t stride = 1;
+  std::vector<std::string> metrics;
+  std::vector<HistoryRankColumns> ranks;
+};
+
 std::string write_history_json(const HistoryColumns<double>& columns);
 std::string write_history_json(const HistoryColumns<float>& columns);
+/// {"interval_s", "stride", "metrics", "ranks": [{"pid", "rank", "time", "values"}]}.
+std::string write_history_json(const TrainingHistoryColumns& columns);
+
+/// The two samples a run of `n` rows gives a chart (ChartHistory, TrainingHistory): the lowest
+/// and the highest of `value(i)` (NaN: none), in the order they came, so a peak or a dip inside
+/// the run is still drawn; NaN twice when the run has none.
+template <typename Get>
+std::array<float, 2> run_extremes(std::size_t n, Get value) {
+  std::size_t lo = 0, hi = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v = value(i);
+    if (std::isnan(v)) continue;
+    if (!any || v < value(lo)) lo = i;
+    if (!any || v > value(hi)) hi = i;
+    any = true;
+  }
+  if (!any) return {std::nanf(""), std::nanf("")};
+  return lo <= hi ? std::array<float, 2>{value(lo), value(hi)}
+                  : std::array<float, 2>{value(hi), value(lo)};
+}
 
 /// The kThrottledColumn's value of one sample (gpu/throttle.h): 1 throttled, 0 not, -1 unknown
 /// (no clock event reasons).

@@ -86,6 +86,11 @@ void TrainingState::on_step(const training::Step& s) noexcept {
     if (e->window.size() > kRateWindow) e->window.pop_front();
     generation_.fetch_add(1, std::memory_order_release);
   } catch (...) {  // an allocation failure loses this step only
+    return;
+  }
+  try {
+    history_.add(s);  // outside mutex_: a history read never holds up the rank's figures
+  } catch (...) {
   }
 }
 
@@ -95,6 +100,7 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
     std::lock_guard lock(mutex_);
     if (ev.kind == "hello") {
       entries_.erase(ev.pid);  // a reused pid starts afresh
+      history_.forget(ev.pid);
       Entry* e = entry_locked(ev.pid, now);
       if (e == nullptr) return;
       e->rank.rank = ev.rank;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "exporter/training_history.h"
 #include "gpu/gpu_types.h"
 #include "sampler/clock.h"
 #include "training/training_types.h"
@@ -121,6 +122,8 @@ class TrainingState final : public training::StepSink {
   TrainingSnapshot snapshot(const std::vector<DeviceStatic>& devices);
   /// Grows with every change (for a renderer's cache).
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  /// The dashboard's training charts' hour (training_history.h).
+  const TrainingHistory& history() const { return history_; }
 
  private:
   // A step of the rate window, with the process's own end time: clients hand steps over in
@@ -147,6 +150,7 @@ class TrainingState final : public training::StepSink {
   std::map<std::int64_t, Entry> entries_;  // by pid
   std::uint64_t untracked_ = 0;
   HostMemoryState host_;
+  TrainingHistory history_;  // its own lock
 };
 
 }  // namespace gpumon::exporter

@@ -692,12 +692,15 @@
 
   // ---------- training ----------
   // The ranks attached to serve's agent socket (/api/v1/training): a row each, and their step
-  // time, data-wait share and allocator memory over the time this page has been open (the API
-  // has no history of them).
+  // time, data-wait share and allocator memory over the window: its history from
+  // /api/v1/training/history (the server's hour, a row per second of steps), then a point per
+  // poll. `field` is the live API's, `history` the history's column.
   const TRAINING_CHARTS = [
-    {key: 'step', title: 'Step time', unit: 's', field: 'last_step_seconds', scale: 1},
-    {key: 'wait', title: 'Data wait', unit: '%', fixed: [0, 100], field: 'data_wait_share', scale: 100},
-    {key: 'alloc', title: 'PyTorch allocated', unit: 'GiB', field: 'allocated_bytes', scale: 1 / GiB},
+    {key: 'step', title: 'Step time', unit: 's', field: 'last_step_seconds', history: 'step_seconds', scale: 1},
+    {key: 'wait', title: 'Data wait', unit: '%', fixed: [0, 100], field: 'data_wait_share',
+     history: 'data_wait_share', scale: 100},
+    {key: 'alloc', title: 'PyTorch allocated', unit: 'GiB', field: 'allocated_bytes', history: 'allocated_bytes',
+     scale: 1 / GiB},
   ];
   const training = {t: [], cols: new Map(), keys: [], charts: []};
   // A running rank's line: "rank N"; two running processes with one rank (two jobs on the
@@ -786,26 +789,60 @@
         training.cols.get(k)[def.key].push(isNum(v) ? v * def.scale : null);
       }
     }
+    if (trimTraining(t) || rebuild || !training.charts.length) {
+      buildTrainingCharts();
+      return;
+    }
+    for (const c of training.charts) c.u.setData(trainingData(c.def));
+  }
+
+  // Drops the points older than the window before `t`, and the lines of ranks gone for the
+  // whole window (restarts would otherwise pile them up); true when a line went.
+  function trimTraining(t) {
     let cut = 0;
     while (cut < training.t.length && training.t[cut] < t - state.windowS) cut++;
     if (cut) {
       training.t.splice(0, cut);
       for (const cols of training.cols.values()) for (const def of TRAINING_CHARTS) cols[def.key].splice(0, cut);
     }
-    // A rank gone for the whole window loses its line (restarts would otherwise pile them up).
+    let dropped = false;
     for (const k of training.keys.slice()) {
       const cols = training.cols.get(k);
       if (TRAINING_CHARTS.every((def) => !cols[def.key].some(isNum))) {
         training.cols.delete(k);
         training.keys.splice(training.keys.indexOf(k), 1);
-        rebuild = true;
+        dropped = true;
       }
     }
-    if (rebuild || !training.charts.length) {
-      buildTrainingCharts();
-      return;
-    }
-    for (const c of training.charts) c.u.setData(trainingData(c.def));
+    return dropped;
+  }
+
+  // The window's history replaces the charts' points: every process of it as a line, on the
+  // union of their times (a rank without a row at a time is undefined there, which uPlot draws
+  // across, so a slower rank is a line, not dots). The live points of the next polls follow.
+  function applyTrainingHistory(h) {
+    const ranks = h && Array.isArray(h.ranks) ? h.ranks.filter((r) => r && Array.isArray(r.time)) : [];
+    const keys = rankKeys(ranks);
+    const tables = ranks.map((r) => {
+      const values = r.values || {};
+      return [r.time].concat(TRAINING_CHARTS.map((def) => {
+        const col = Array.isArray(values[def.history]) ? values[def.history] : [];
+        return r.time.map((_, i) => (isNum(col[i]) ? col[i] * def.scale : null));
+      }));
+    });
+    const joined = tables.length ? uPlot.join(tables) : [[]];
+    training.t = Array.from(joined[0]);
+    training.cols = new Map();
+    training.keys = [];
+    keys.forEach((k, i) => {
+      const cols = {};
+      TRAINING_CHARTS.forEach((def, j) => { cols[def.key] = Array.from(joined[1 + i * TRAINING_CHARTS.length + j]); });
+      training.cols.set(k, cols);
+      training.keys.push(k);
+    });
+    if (training.t.length) trimTraining(training.t[training.t.length - 1]);
+    if (training.keys.length) ui.training.hidden = false;
+    buildTrainingCharts();
   }
 
   // The overview's and the training section's charts follow their grid's width.
@@ -1040,6 +1077,8 @@
       const historyReq = state.needHistory
         ? request('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',') +
                   '&points=' + 2 * chartWidthPx()) : null;
+      const trainingHistoryReq = state.needHistory
+        ? request('training/history?seconds=' + state.windowS + '&points=' + 2 * chartWidthPx()) : null;
       state.needHistory = false;
       const currentReq = request('current');
       if (devicesReq) {
@@ -1073,7 +1112,9 @@
         getJSON('diagnoses').then(applyDiagnoses, () => {}); // not awaited: never holds a tick
       }
       // An exporter without an agent socket answers {"enabled":false}; an older one 404: hidden.
-      getJSON('training').then(applyTraining, () => { ui.training.hidden = true; });
+      // The window's history first, when asked for: the live point then follows it.
+      (trainingHistoryReq ? trainingHistoryReq.then(applyTrainingHistory, () => {}) : Promise.resolve())
+        .then(() => getJSON('training')).then(applyTraining, () => { ui.training.hidden = true; });
       // uPlot draws in a microtask after setData: a task later, the whole tick is done.
       setTimeout(() => { state.lastTickMs = performance.now() - t0; }, 0);
       if (state.failures) state.failures = 0;

@@ -149,6 +149,27 @@ class Fixture:
                       "allocated_bytes": None, "reserved_bytes": None})
         return {"enabled": True, "connected": 2, "ranks": ranks}
 
+    def training_history(self, seconds, points):
+        """The two ranks' hour as /api/v1/training/history gives it: a row per second, rank 1's
+        data wait not measured for its first ten minutes (null, never 0), reduced to `points`
+        by keeping every k-th row (the server keeps each run's extremes; the page is the same)."""
+        t = self.now()
+        seconds = max(1, min(HISTORY_MAX_S, seconds))
+        times = [float(x) for x in range(max(self.t0, t - seconds + 1), t + 1)]
+        stride = max(1, -(-len(times) // max(2, points))) if points else 1
+        times = times[::stride]
+        ranks = []
+        for r in range(2):
+            ranks.append({"pid": 2000 + r, "rank": r, "time": times, "values": {
+                "step_seconds": [0.2 + 0.05 * r + 0.01 * (x % 7) for x in times],
+                "data_wait_share": [None if r == 1 and x < self.t0 + 600 else 0.05 + 0.3 * r
+                                    for x in times],
+                "allocated_bytes": [30e9 + r * 1e9 + (x % 30) * 1e8 for x in times],
+                "reserved_bytes": [40e9 + r * 1e9 for x in times]}})
+        return {"interval_s": 1, "stride": stride,
+                "metrics": ["step_seconds", "data_wait_share", "allocated_bytes", "reserved_bytes"],
+                "ranks": ranks}
+
     def history(self, seconds, metrics):
         t = self.now()
         seconds = max(1, min(HISTORY_MAX_S, seconds))
@@ -213,6 +234,9 @@ class StubServer:
                     obj = {"enabled": False}  # as serve --no-diagnose: findings stay current's
                 elif url.path == "/api/v1/training":
                     obj = fx.training()
+                elif url.path == "/api/v1/training/history":
+                    obj = fx.training_history(int(q.get("seconds", ["600"])[0]),
+                                              int(q.get("points", ["0"])[0]))
                 elif url.path == "/api/v1/history":
                     seconds = int(q.get("seconds", ["600"])[0])
                     metrics = [m for m in q.get("metrics", [""])[0].split(",") if m]

@@ -419,6 +419,11 @@ def run(args):
             charts0 = {c["key"]: c for c in snap[0]["charts_drawn"]}
             util_line = charts0["util"]["series"][0]
             check(util_line["gaps"] > 0, "a missed read is a gap in its line (%d gaps)" % util_line["gaps"])
+            if not snap[1]["drawn"]:  # below the training section: drawn once in view
+                browser.eval("document.querySelectorAll('.gpu-panel')[1].scrollIntoView()")
+                browser.wait_for("window.gpumonDashboard.snapshot()[1].drawn", "GPU 1's charts in view")
+                snap[1] = browser.eval("window.gpumonDashboard.snapshot()[1]")
+                browser.eval("window.scrollTo(0, 0)")
             stretches1 = [c["throttledStretches"] for c in snap[1]["charts_drawn"]]
             check(snap[1]["throttledSamples"] > 0 and snap[1]["drawn"] and all(n > 0 for n in stretches1),
                   "GPU 1's throttled stretches are shaded on each of its charts (%s)" % stretches1)
@@ -493,10 +498,13 @@ def run(args):
               % (layout["view"], layout["page"], layout["clipped"][:3], layout["small"][:3]))
 
         if stub:
-            # The training section: the stub's two ranks and one that left.
+            # The training section: the stub's two ranks and one that left, drawn over the
+            # window from the server's history at once, not from the polls since the page opened.
             browser.wait_for("(() => { const t = window.gpumonDashboard.training();"
                              " return t.shown && t.charts.length === 3 && t.charts[0].points >= 2; })()",
                              "the training section with two polls")
+            tr_points = browser.eval("window.gpumonDashboard.training().charts[0].points")
+            check(tr_points >= 500, "the training charts start with the window's history (%d points)" % tr_points)
             tr = browser.eval("window.gpumonDashboard.training()")
             check([r[:3] for r in tr["rows"]] == [["0", "0", "running"], ["1", "1", "running"], ["–", "–", "gone"]],
                   "training table: rank 0 and 1 running on GPUs 0 and 1, the departed one 'gone' (%s)" % tr["rows"])
@@ -508,6 +516,7 @@ def run(args):
                      " s.dispatchEvent(new Event('change')); })()")
         browser.wait_for("window.gpumonDashboard.windowS() === 300"
                          " && window.gpumonDashboard.snapshot().every((s) => s.points <= 302)"
+                         " && window.gpumonDashboard.training().charts.every((c) => c.points <= 320)"
                          " && location.hash === '#window=5m'", "the 5 min window")
         check(True, "the window selector switches to 5 min and trims the data")
         # The stub's hour of history fills the 5 min; a fresh serve's run spans less.
