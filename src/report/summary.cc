@@ -125,9 +125,11 @@ std::vector<SummaryRow> summary_rows(const RunTotals& t) {
   rows.push_back({"Steps", t.steps ? fixed(*t.steps, 0) : std::string(kNotRecorded)});
   rows.push_back({"Mean step time", t.mean_step_s ? fixed(*t.mean_step_s * 1000, 1) + " ms"
                                                   : std::string(kNotRecorded)});
+  // Steps without a share: their loader was not timed (the ranks table says so too).
   rows.push_back({"Time waiting on data", t.data_wait_share
                                               ? fixed(*t.data_wait_share * 100, 1) + " %"
-                                              : std::string(kNotRecorded)});
+                                          : t.steps ? std::string("not measured")
+                                                    : std::string(kNotRecorded)});
   rows.push_back({"Mean GPU utilization", opt(t.mean_util_pct, 1, " %")});
   rows.push_back({"Mean SM activity", opt(t.mean_sm_active_pct, 1, " %")});
   rows.push_back({"Peak memory used (one GPU)",

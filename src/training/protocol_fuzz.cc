@@ -15,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (auto* s = std::get_if<gpumon::training::Step>(m)) {
       const auto& r = *s;
       if (r.step < 0 || !std::isfinite(r.t_start_s) || !std::isfinite(r.t_end_s) ||
-          r.t_end_s < r.t_start_s || !(r.cpu_step_s >= 0) || !(r.data_wait_s >= 0) ||
-          (r.gpu_step_s && !(*r.gpu_step_s >= 0)))
+          r.t_end_s < r.t_start_s || !(r.cpu_step_s >= 0) ||
+          (r.data_wait_s && !(*r.data_wait_s >= 0)) || (r.gpu_step_s && !(*r.gpu_step_s >= 0)))
         std::abort();
     }
     if (auto* h = std::get_if<gpumon::training::Hello>(m); h && h->pid <= 0) std::abort();
