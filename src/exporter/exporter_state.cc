@@ -48,7 +48,9 @@ void ExporterState::expire_locked(MonoClock::time_point now) {
     if (g.nvlink_prev_kib &&
         now - g.nvlink_prev_time > g.known.held_for(MetricId::kNvlinkDataTxKib, hold_))
       g.nvlink_mb_per_s.reset(), g.nvlink_prev_kib.reset();
-    if (g.has_processes && now - g.processes_time > process_stale_) {
+    // Held as LastKnown holds a reading: the hold, or 1.5 of the period the lists came at.
+    if (g.has_processes &&
+        now - g.processes_time > std::max(process_stale_, g.processes_gap * 3 / 2)) {
       g.has_processes = false;
       g.processes.clear();
     }
@@ -87,7 +89,7 @@ void ExporterState::on_tick(const TickSample& tick) {
     }
     g.known.update(s, tick.mono_time, hold_);
     if (s.lost) {
-      g.has_processes = false;
+      g.has_processes = g.processes_seen = false;
       g.processes.clear();
     }
     note_nvlink(g, s, tick.mono_time);
@@ -118,8 +120,13 @@ void ExporterState::on_processes(const ProcessSnapshot& snapshot) {
   if (snapshot.gpu >= kMaxGpuIndex) return;
   ++generation_;
   GpuState& g = gpu_locked(snapshot.gpu);
-  g.has_processes = true;
-  g.processes_time = have_tick_ ? last_tick_mono_ : created_;
+  const MonoClock::time_point at = have_tick_ ? last_tick_mono_ : created_;
+  // A gap longer than LastKnown's outage bound is not a period.
+  if (g.processes_seen)
+    g.processes_gap = at - g.processes_time <= LastKnown::kMaxGap ? at - g.processes_time
+                                                                  : MonoClock::duration::zero();
+  g.has_processes = g.processes_seen = true;
+  g.processes_time = at;
   g.processes = snapshot.processes;
 }
 

@@ -89,6 +89,36 @@ TEST(ExporterState, WritesPresentValuesInBaseUnitsAndNoMissingOnes) {
   EXPECT_TRUE(current["gpus"][1]["metrics"]["utilization_gpu_pct"].is_null());
 }
 
+// At 64 GPUs the sampler stretches the process task's period (to ~26 s): a list is then held
+// for 1.5 of the period it came at, not dropped 10 s after each read.
+TEST(ExporterState, AProcessListIsHeldForItsStretchedPeriod) {
+  Fixture f;
+  ProcessSnapshot snap;
+  snap.gpu = 0;
+  GpuProcess p;
+  p.pid = 42;
+  p.used_memory_bytes = std::uint64_t{1} << 30;
+  snap.processes = {p};
+  auto listed = [&] {
+    return !json::parse(f.state->current_json())["gpus"][0]["processes"].is_null();
+  };
+  f.tick(seconds(0), {sample(0)});
+  f.state->on_processes(snap);
+  f.tick(seconds(11), {sample(0)});
+  EXPECT_FALSE(listed()) << "one list: held for the hold (10 s) alone";
+  f.tick(seconds(15), {sample(0)});
+  f.state->on_processes(snap);  // 26 s after the first: the period learned
+  f.tick(seconds(19), {sample(0)});
+  EXPECT_TRUE(listed()) << "19 s after a list that comes every 26 s";
+  f.tick(seconds(21), {sample(0)});
+  EXPECT_FALSE(listed()) << "40 s: past 1.5 periods";
+  // An outage is not a period: a list 10 min later is held for the hold again.
+  f.tick(seconds(600), {sample(0)});
+  f.state->on_processes(snap);
+  f.tick(seconds(11), {sample(0)});
+  EXPECT_FALSE(listed());
+}
+
 TEST(ExporterState, KeepsTheLastKnownValueUntilItIsStale) {
   Fixture f;
   DeviceSample with_gpm = sample(0);

@@ -69,6 +69,10 @@ struct GpuState {
   MonoClock::time_point nvlink_prev_time{};
   bool has_processes = false;  ///< a process list was read (and is not stale)
   MonoClock::time_point processes_time{};
+  /// Between the last two lists (none before the second, or after an outage): the sampler
+  /// stretches the process task's period with the GPU count, and a list is held 1.5 of it.
+  MonoClock::duration processes_gap{};
+  bool processes_seen = false;  ///< processes_time holds a list's time (held or since expired)
   std::vector<GpuProcess> processes;
 };
 
