@@ -31,8 +31,11 @@ void TrainingHistory::add(const training::Step& s) {
     if (series_.size() >= kMaxRanks) {
       // Room for the newcomer: the process whose newest step is oldest goes.
       auto oldest = series_.begin();
+      const auto newest_of = [](const Series& x) {  // empty only after a failed allocation
+        return x.count() > 0 ? x.newest().t_end_s : -std::numeric_limits<double>::infinity();
+      };
       for (auto j = series_.begin(); j != series_.end(); ++j)
-        if (j->second.newest().t_end_s < oldest->second.newest().t_end_s) oldest = j;
+        if (newest_of(j->second) < newest_of(oldest->second)) oldest = j;
       series_.erase(oldest);
     }
     it = series_.emplace(s.pid, Series{}).first;
@@ -70,56 +73,76 @@ TrainingHistoryColumns TrainingHistory::columns(double seconds, std::size_t max_
   TrainingHistoryColumns out;
   out.interval_s = 1;
   out.metrics = metrics();
-  std::lock_guard lock(mutex_);
-  if (!(seconds > 0) || series_.empty()) return out;
-  double newest = -std::numeric_limits<double>::infinity();
-  for (const auto& [pid, s] : series_) newest = std::max(newest, s.newest().t_end_s);
-  const double from = newest - std::min(seconds, 1e9);
-  // Each process's rows in the window (the newest ones, oldest first), and one stride for all:
-  // the most rows any of them has.
-  std::vector<std::pair<const Series*, std::size_t>> in_window;  // the series, its first row
-  std::size_t most = 0;
-  for (const auto& [pid, s] : series_) {
-    std::size_t first = s.count();
-    while (first > 0 && s.at(first - 1).t_end_s > from) --first;
-    if (first == s.count()) continue;
-    in_window.emplace_back(&s, first);
-    most = std::max(most, s.count() - first);
+  if (!(seconds > 0)) return out;
+  struct Copy {
+    std::int64_t pid;
+    std::optional<std::int64_t> rank;
+    std::vector<Row> rows;  // in the window, oldest first
+  };
+  std::vector<Copy> copies;
+  double newest = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (series_.empty()) return out;
+    newest = -std::numeric_limits<double>::infinity();
+    for (const auto& [pid, s] : series_)
+      if (s.count() > 0) newest = std::max(newest, s.newest().t_end_s);
+    const double from = std::floor(newest) - std::max(1.0, std::floor(std::min(seconds, 1e9))) + 1;
+    for (const auto& [pid, s] : series_) {
+      std::size_t first = s.count();
+      while (first > 0 && std::floor(s.at(first - 1).t_end_s) >= from) --first;
+      if (first == s.count()) continue;
+      Copy c{pid, s.rank, {}};
+      c.rows.reserve(s.count() - first);
+      for (std::size_t i = first; i < s.count(); ++i) c.rows.push_back(s.at(i));
+      copies.push_back(std::move(c));
+    }
   }
-  const std::size_t samples = max_points > 0 ? std::min(most, max_points) : most;
+  if (copies.empty()) return out;
+  // One grid of whole seconds from the oldest row in the window, for every process.
+  double oldest = std::floor(newest);
+  for (const Copy& c : copies) oldest = std::min(oldest, std::floor(c.rows.front().t_end_s));
+  const auto span = static_cast<std::size_t>(std::floor(newest) - oldest) + 1;
+  const std::size_t samples = max_points > 0 ? std::min(span, max_points) : span;
   const std::size_t pairs = std::max<std::size_t>(1, samples / 2);
-  out.stride = samples >= most ? 1 : (most + pairs - 1) / pairs;
-  std::size_t k = 0;
-  for (const auto& [pid, s] : series_) {
-    if (k == in_window.size() || in_window[k].first != &s) continue;
-    const std::size_t first = in_window[k++].second;
+  out.stride = samples >= span ? 1 : (span + pairs - 1) / pairs;
+  const double stride = static_cast<double>(out.stride);
+  const auto value = [](std::size_t metric, const Row& r) -> float {
+    switch (metric) {
+      case 0: return r.steps > 0 ? r.step_s / static_cast<float>(r.steps) : kNone;
+      case 1:
+        return r.waited_step_s > 0 ? std::clamp(r.wait_s / r.waited_step_s, 0.0F, 1.0F) : kNone;
+      case 2: return r.allocated;
+      default: return r.reserved;
+    }
+  };
+  for (const Copy& copy : copies) {
     HistoryRankColumns c;
-    c.pid = pid;
-    c.rank = s.rank;
+    c.pid = copy.pid;
+    c.rank = copy.rank;
     c.values.resize(out.metrics.size());
-    const auto value = [&](std::size_t metric, const Row& r) -> float {
-      switch (metric) {
-        case 0: return r.steps > 0 ? r.step_s / static_cast<float>(r.steps) : kNone;
-        case 1:
-          return r.waited_step_s > 0 ? std::clamp(r.wait_s / r.waited_step_s, 0.0F, 1.0F) : kNone;
-        case 2: return r.allocated;
-        default: return r.reserved;
-      }
-    };
-    for (std::size_t run = first; run < s.count(); run += out.stride) {
-      const std::size_t n = std::min(s.count() - run, out.stride);
-      if (n == 1) {
-        c.time.push_back(s.at(run).t_end_s);
+    const std::vector<Row>& rows = copy.rows;
+    for (std::size_t first = 0; first < rows.size();) {
+      const double second = std::floor(rows[first].t_end_s);
+      if (out.stride == 1) {
+        c.time.push_back(second);
         for (std::size_t m = 0; m < c.values.size(); ++m)
-          c.values[m].push_back(value(m, s.at(run)));
+          c.values[m].push_back(value(m, rows[first]));
+        ++first;
         continue;
       }
-      c.time.push_back(s.at(run).t_end_s);
-      c.time.push_back(s.at(run + n - 1).t_end_s);
+      // The run of the grid this row is in, and the rows of it.
+      const double start = oldest + std::floor((second - oldest) / stride) * stride;
+      std::size_t end = first + 1;
+      while (end < rows.size() && std::floor(rows[end].t_end_s) < start + stride) ++end;
+      c.time.push_back(start);
+      c.time.push_back(start + stride - 1);
       for (std::size_t m = 0; m < c.values.size(); ++m) {
-        const auto two = run_extremes(n, [&](std::size_t i) { return value(m, s.at(run + i)); });
+        const auto two =
+            run_extremes(end - first, [&](std::size_t i) { return value(m, rows[first + i]); });
         c.values[m].insert(c.values[m].end(), two.begin(), two.end());
       }
+      first = end;
     }
     out.ranks.push_back(std::move(c));
   }

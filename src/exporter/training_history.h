@@ -7,15 +7,19 @@
 // in batches, so arrival times would pile a second's steps into the next), holding the steps'
 // count, their summed CPU step time, their data wait as training::WaitTally counts it (a wait
 // not measured stays unknown), and the newest allocated and reserved bytes. Served per row as
-// the mean step time, the share of it spent waiting, and the bytes, reduced to two samples per
-// run of rows (run_extremes) where the rows outnumber the points asked for.
+// the mean step time, the share of it spent waiting, and the bytes, at the row's second; where
+// the window's seconds outnumber the points asked for, each run of `stride` seconds of one grid
+// for every process gives two samples (run_extremes) at the run's first and last second. Every
+// process's samples so fall on the same times, and the page joins 64 ranks on at most `points`
+// times, not 64 x `points`.
 //
 // Bounds: kRows rows per process (an hour at one step a second or more; a slower run keeps
 // more than an hour in them), at most kMaxRanks processes (a newcomer beyond them replaces the
 // one whose newest step is oldest). 32 bytes a row: 64 processes x 1 h is 7.4 MB.
 //
-// Thread-safety: add() and columns() from any thread at once; its own lock, held while copying
-// the asked-for window out.
+// Thread-safety: add() and columns() from any thread at once; its own lock, held only while
+// copying the asked-for window out (the reduction runs after, so the agent thread's add() waits
+// for a copy at most).
 #pragma once
 
 #include <cstdint>
@@ -43,11 +47,12 @@ class TrainingHistory {
   /// A process starting afresh under a pid seen before (its hello): its rows are dropped.
   void forget(std::int64_t pid);
 
-  /// The rows of the last `seconds` before the newest row of any process (nothing for <= 0),
-  /// processes in (rank, pid) order, with at most `max_points` (0: no bound; else at least 2)
-  /// samples per process. Where a process has more rows, runs of `stride` rows give two
-  /// samples each, at the run's first and last row, each column's lowest and highest in the
-  /// order they came.
+  /// The rows of the last `seconds` (whole seconds, at least 1) up to the newest row of any
+  /// process (nothing for <= 0), processes in (rank, pid) order, with at most `max_points` (0:
+  /// no bound; else at least 2) samples per process. Where the seconds from the oldest row in
+  /// the window to the newest are more, runs of `stride` seconds (one grid from that oldest
+  /// second) give two samples each, at the run's first and last second, each column's lowest
+  /// and highest in the order they came.
   TrainingHistoryColumns columns(double seconds, std::size_t max_points = 0) const;
 
  private:

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 namespace gpumon::exporter {
@@ -42,7 +43,8 @@ TEST(TrainingHistory, OneRowPerSecondOfTheStepsOwnEndTimes) {
   EXPECT_EQ(r.pid, 100);
   EXPECT_EQ(r.rank, 0);
   ASSERT_EQ(r.time.size(), 2U);  // seconds kT0 and kT0 + 1, 4 steps each
-  EXPECT_DOUBLE_EQ(r.time[0], kT0 + 0.85);
+  EXPECT_DOUBLE_EQ(r.time[0], kT0);
+  EXPECT_DOUBLE_EQ(r.time[1], kT0 + 1);
   EXPECT_FLOAT_EQ(r.values[0][0], 0.25F);    // mean step time
   EXPECT_FLOAT_EQ(r.values[1][0], 0.2F);     // 0.05 of 0.25 s waiting
   EXPECT_FLOAT_EQ(r.values[2][0], 1003.0F);  // the row's newest allocated bytes
@@ -85,6 +87,25 @@ TEST(TrainingHistory, RunsOfRowsKeepTheirPeaksInOrderWithinThePoints) {
   EXPECT_TRUE(h.columns(0).ranks.empty());
 }
 
+// Ranks step at their own times and start at their own seconds; reduced, their samples still
+// fall on one grid, so the page joins them on at most `points` times.
+TEST(TrainingHistory, EveryProcessSamplesOnOneGrid) {
+  TrainingHistory h;
+  for (int i = 0; i < 3000; ++i) {
+    h.add(step(100, kT0 + 0.37 * i, 0.37));
+    if (i >= 700) h.add(step(101, kT0 + 0.61 * i + 0.05, 0.61));
+  }
+  const auto c = h.columns(3600, 200);
+  ASSERT_EQ(c.ranks.size(), 2U);
+  std::set<double> times;
+  for (const auto& r : c.ranks) {
+    EXPECT_LE(r.time.size(), 200U);
+    times.insert(r.time.begin(), r.time.end());
+  }
+  EXPECT_LE(times.size(), 200U);  // one grid: rank 101's times are rank 100's, where both ran
+  for (double t : times) EXPECT_EQ(std::fmod(t - kT0, 1.0), 0.0) << t;
+}
+
 TEST(TrainingHistory, BoundedInRowsAndProcesses) {
   TrainingHistory h;
   for (std::size_t i = 0; i < TrainingHistory::kRows + 50; ++i)
@@ -113,7 +134,7 @@ TEST(TrainingHistory, AClockSteppedBackFoldsIntoTheNewestRow) {
   h.add(step(100, std::nan(""), 1.5));  // never a row
   const auto c = h.columns(3600);
   ASSERT_EQ(c.ranks[0].time.size(), 1U);
-  EXPECT_DOUBLE_EQ(c.ranks[0].time[0], kT0 + 10.5);
+  EXPECT_DOUBLE_EQ(c.ranks[0].time[0], kT0 + 10);
   EXPECT_FLOAT_EQ(c.ranks[0].values[0][0], 1.0F);
 }
 

@@ -73,6 +73,7 @@
     latestTime: null, // newest sample time over all GPUs (s since the epoch)
     devicesLoaded: false,
     needHistory: true,
+    needTrainingHistory: false,  // a training history fetched was dropped: ask again
     redrawAll: false, // a history was applied: the next ingestCurrent draws every chart
     running: false,
     timer: null,
@@ -769,7 +770,10 @@
     // The charts: the connected ranks, one point per poll.
     const live = sorted.filter((r) => r.connected !== false);
     const keys = rankKeys(live);
-    const t = Date.now() / 1000;
+    // The server's clock (its newest reading's time), as the history's: the browser's may be
+    // off. Never before the last point: uPlot needs x to grow.
+    const last = training.t.length ? training.t[training.t.length - 1] : -Infinity;
+    const t = Math.max(isNum(state.latestTime) ? state.latestTime : Date.now() / 1000, last + 1e-3);
     let rebuild = false;
     for (const k of keys) {
       if (!training.cols.has(k)) {
@@ -822,7 +826,14 @@
   // across, so a slower rank is a line, not dots). The live points of the next polls follow.
   function applyTrainingHistory(h) {
     const ranks = h && Array.isArray(h.ranks) ? h.ranks.filter((r) => r && Array.isArray(r.time)) : [];
-    const keys = rankKeys(ranks);
+    // A rank restarted within the window has an older process too: the newest one is "rank N",
+    // as the live polls name the running one, and the older ones add their pid.
+    const lastTime = (r) => (r.time.length ? r.time[r.time.length - 1] : -Infinity);
+    const keys = ranks.map((r) => {
+      const base = isNum(r.rank) ? 'rank ' + r.rank : 'pid ' + r.pid;
+      const newer = ranks.some((o) => o !== r && o.rank === r.rank && isNum(r.rank) && lastTime(o) > lastTime(r));
+      return newer ? base + ' pid ' + r.pid : base;
+    });
     const tables = ranks.map((r) => {
       const values = r.values || {};
       return [r.time].concat(TRAINING_CHARTS.map((def) => {
@@ -1064,6 +1075,7 @@
     if (document.hidden) return; // resumed by visibilitychange
     state.running = true;
     let delayMs;
+    let trainingHistoryReq = null;
     try {
       const phase = (name) => { if (state.firstRenderMs === null) state.phases[name] = performance.now(); };
       // The requests go out at once (the server renders the history while the page lays out
@@ -1077,9 +1089,11 @@
       const historyReq = state.needHistory
         ? request('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',') +
                   '&points=' + 2 * chartWidthPx()) : null;
-      const trainingHistoryReq = state.needHistory
+      // The training charts' history goes with the GPUs' (and once more after a tick whose
+      // current readings failed: it is applied only after them).
+      trainingHistoryReq = state.needHistory || state.needTrainingHistory
         ? request('training/history?seconds=' + state.windowS + '&points=' + 2 * chartWidthPx()) : null;
-      state.needHistory = false;
+      state.needHistory = state.needTrainingHistory = false;
       const currentReq = request('current');
       if (devicesReq) {
         try {
@@ -1113,6 +1127,7 @@
       }
       // An exporter without an agent socket answers {"enabled":false}; an older one 404: hidden.
       // The window's history first, when asked for: the live point then follows it.
+      // A failed one is asked for with the next GPU history (a reconnection, a window change).
       (trainingHistoryReq ? trainingHistoryReq.then(applyTrainingHistory, () => {}) : Promise.resolve())
         .then(() => getJSON('training')).then(applyTraining, () => { ui.training.hidden = true; });
       // uPlot draws in a microtask after setData: a task later, the whole tick is done.
@@ -1134,6 +1149,7 @@
         for (const p of state.gpus.values()) redraw(p);
         redrawOverview(true);
       }
+      if (trainingHistoryReq) state.needTrainingHistory = true;
       state.failures++;
       const delayS = Math.min(MAX_BACKOFF_S, Math.max(1, state.intervalS) * Math.pow(2, state.failures - 1));
       showConnectionLost(e, delayS);
