@@ -4,7 +4,8 @@
 // after an hour, then
 //   - the time to render /api/v1/history for the dashboard's metrics over the hour (median of
 //     7, with its size),
-//   - as many training ranks as GPUs, each sending 10 steps a second for the hour: the cost of
+//   - training ranks (as many as GPUs unless --ranks), each sending 10 steps a second for the hour:
+//   the cost of
 //     a step in TrainingState (the agent thread's share) and the time to render
 //     /api/v1/training/history over the hour (median of 7, with its size), and
 //   - with --serve ADDR, serve's real routes (HTTP server, state, dashboard page) on ADDR with
@@ -13,13 +14,15 @@
 // The sampler is not started: it gives the fake GPUs' static facts; the ticks are synthetic,
 // stamped back from now so the page's window holds them.
 //
-// usage: gpumon_bench_dashboard_history [--gpus N] [--seconds S] [--serve HOST:PORT]
+// usage: gpumon_bench_dashboard_history [--gpus N] [--ranks R] [--seconds S] [--serve HOST:PORT]
+// (R training ranks, default N; 0: none, the page then has no training section)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,19 +80,22 @@ TickSample tick(unsigned gpus, long t, MonoClock::time_point mono, WallClock::ti
 
 int main(int argc, char** argv) {
   unsigned gpus = 64;
+  std::optional<unsigned> ranks;
   long span_s = 3600;
   std::string serve;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (std::strcmp(argv[i], "--gpus") == 0 && has_value) {
       gpus = static_cast<unsigned>(std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--ranks") == 0 && has_value) {
+      ranks = static_cast<unsigned>(std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--seconds") == 0 && has_value) {
       span_s = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--serve") == 0 && has_value) {
       serve = argv[++i];
     } else {
       std::fprintf(stderr,
-                   "usage: gpumon_bench_dashboard_history [--gpus N] [--seconds S] "
+                   "usage: gpumon_bench_dashboard_history [--gpus N] [--ranks R] [--seconds S] "
                    "[--serve HOST:PORT]\n");
       return 2;
     }
@@ -137,8 +143,9 @@ int main(int argc, char** argv) {
   training::Step step;
   const auto feed_start = std::chrono::steady_clock::now();
   std::size_t steps = 0;
-  for (long t = 0; t < span_s * 10; ++t) {
-    for (unsigned r = 0; r < gpus; ++r) {
+  const unsigned rank_count = ranks.value_or(gpus);
+  for (long t = 0; t < span_s * 10 && rank_count > 0; ++t) {
+    for (unsigned r = 0; r < rank_count; ++r) {
       step.pid = 1000 + r, step.rank = r, step.step = t;
       step.cpu_step_s = 0.1 + 0.01 * std::sin(static_cast<double>(t) / 100 + r);
       step.t_end_s = wall_now - static_cast<double>(span_s) + static_cast<double>(t) / 10;
@@ -163,7 +170,8 @@ int main(int argc, char** argv) {
   std::printf(
       "training: %zu steps of %u ranks in %.2f s (%.2f us a step); history of the %ld s, "
       "points=%zu: %.1f ms (median of 7, min %.1f), %.1f MB\n",
-      steps, gpus, feed_s, feed_s / static_cast<double>(steps) * 1e6, span_s, kPoints,
+      steps, rank_count, feed_s,
+      feed_s / static_cast<double>(std::max<std::size_t>(steps, 1)) * 1e6, span_s, kPoints,
       bench::median(training_ms), *std::min_element(training_ms.begin(), training_ms.end()),
       static_cast<double>(bytes) / 1e6);
   if (serve.empty()) return 0;

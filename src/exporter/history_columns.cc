@@ -33,6 +33,16 @@ void write_array(fmt::memory_buffer& out, const std::vector<T>& values) {
   out.push_back(']');
 }
 
+// `"time":[...],"values":{` of one series: unix seconds to the millisecond.
+void write_times(fmt::memory_buffer& out, const std::vector<double>& time) {
+  out.append(std::string_view("\"time\":["));
+  for (std::size_t i = 0; i < time.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    fmt::format_to(std::back_inserter(out), "{:.3f}", time[i]);
+  }
+  out.append(std::string_view("],\"values\":{"));
+}
+
 // Names are the catalog's, kThrottledColumn and TrainingHistory's: plain ASCII identifiers, no
 // escaping needed.
 void write_name(fmt::memory_buffer& out, std::string_view name) {
@@ -58,12 +68,8 @@ std::string write(const HistoryColumns<T>& c) {
   for (std::size_t g = 0; g < c.gpus.size(); ++g) {
     const HistoryGpuColumns<T>& gpu = c.gpus[g];
     if (g > 0) out.push_back(',');
-    fmt::format_to(std::back_inserter(out), "{{\"gpu\":{},\"time\":[", gpu.gpu);
-    for (std::size_t i = 0; i < gpu.time.size(); ++i) {
-      if (i > 0) out.push_back(',');
-      fmt::format_to(std::back_inserter(out), "{:.3f}", gpu.time[i]);
-    }
-    out.append(std::string_view("],\"values\":{"));
+    fmt::format_to(std::back_inserter(out), "{{\"gpu\":{},", gpu.gpu);
+    write_times(out, gpu.time);
     for (std::size_t m = 0; m < c.metrics.size(); ++m) {
       if (m > 0) out.push_back(',');
       write_name(out, metric_info(c.metrics[m]).name);
@@ -107,12 +113,8 @@ std::string write_history_json(const TrainingHistoryColumns& c) {
       fmt::format_to(std::back_inserter(out), "{}", *rank.rank);
     else
       out.append(std::string_view("null"));
-    out.append(std::string_view(",\"time\":["));
-    for (std::size_t i = 0; i < rank.time.size(); ++i) {
-      if (i > 0) out.push_back(',');
-      fmt::format_to(std::back_inserter(out), "{:.3f}", rank.time[i]);
-    }
-    out.append(std::string_view("],\"values\":{"));
+    out.push_back(',');
+    write_times(out, rank.time);
     for (std::size_t m = 0; m < c.metrics.size(); ++m) {
       if (m > 0) out.push_back(',');
       write_name(out, c.metrics[m]);

@@ -597,64 +597,71 @@
     return out;
   }
 
+  // A chart with a line per GPU or rank (the overview's and the training section's), in
+  // `parent`: a legend up to OVERVIEW_LEGEND_MAX lines; with more, no legend (64 entries would
+  // push the page below it out of view) and the line under the pointer is named in the title.
+  // `data(width)` gives its columns for its plot's width; `x` its x scale.
+  function lineChart(parent, cls, def, labels, data, x) {
+    const legend = labels.length <= OVERVIEW_LEGEND_MAX;
+    const box = el('div', 'chart ' + cls);
+    const head = el('h3', null, def.title + ' (' + def.unit + ')');
+    const focusText = el('span', 'overview-focus', '');
+    head.append(focusText);
+    box.append(head);
+    const plot = el('div', 'plot');
+    box.append(plot);
+    parent.append(box);
+    let focused = null;
+    const showFocus = (u) => {
+      const i = u.cursor.idx;
+      if (legend || focused === null || i === null || i === undefined) {
+        setText(focusText, '');
+        return;
+      }
+      const v = u.data[focused][i];
+      setText(focusText, ' · ' + u.series[focused].label + ': ' +
+              (isNum(v) ? fmt(v) + ' ' + def.unit : '–'));
+    };
+    const series = [{}].concat(labels.map((label, i) => ({
+      label,
+      stroke: gpuColor(i),
+      width: 1.25,
+      spanGaps: false,
+      points: {show: false},
+      value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
+    })));
+    const y = yAxis(def);
+    const u = new uPlot({
+      width: Math.max(200, plot.clientWidth || 360),
+      height: CHART_HEIGHT,
+      cursor: {drag: {x: false, y: false, setScale: false}, focus: {prox: 16}},
+      focus: {alpha: 0.25},
+      legend: {show: legend, live: legend},
+      scales: {x, y: {range: y.range}},
+      axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
+      series,
+      hooks: {
+        setSeries: [(u, sidx, opts) => {
+          if (opts && opts.focus !== undefined) focused = opts.focus && sidx ? sidx : null;
+          showFocus(u);
+        }],
+        setCursor: [showFocus],
+      },
+    }, data(plot.clientWidth || 360), plot);
+    return {def, u, container: plot};
+  }
+
   function buildOverview() {
     for (const c of overview.charts) c.u.destroy();
     overview.charts = [];
     ui.overviewCharts.textContent = '';
     const panels = Array.from(state.gpus.values()).sort((a, b) => a.gpu - b.gpu);
     overview.gpus = panels.map((p) => p.gpu);
-    const legend = panels.length <= OVERVIEW_LEGEND_MAX;
+    const labels = panels.map((p) => 'GPU ' + p.gpu);
     for (const def of OVERVIEW) {
-      const box = el('div', 'chart chart-' + def.key);
-      const head = el('h3', null, def.title + ' (' + def.unit + ')');
-      // Without a legend (many GPUs), the line under the pointer is named here.
-      const focusText = el('span', 'overview-focus', '');
-      head.append(focusText);
-      box.append(head);
-      const plot = el('div', 'plot');
-      box.append(plot);
-      ui.overviewCharts.append(box);
-      let focused = null;
-      const showFocus = (u) => {
-        const i = u.cursor.idx;
-        if (legend || focused === null || i === null || i === undefined) {
-          setText(focusText, '');
-          return;
-        }
-        const v = u.data[focused][i];
-        setText(focusText, ' · ' + u.series[focused].label + ': ' +
-                (isNum(v) ? fmt(v) + ' ' + def.unit : '–'));
-      };
-      const series = [{}].concat(panels.map((p, i) => ({
-        label: 'GPU ' + p.gpu,
-        stroke: gpuColor(i),
-        width: 1.25,
-        spanGaps: false,
-        points: {show: false},
-        value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
-      })));
-      const y = yAxis(def);
-      const u = new uPlot({
-        width: Math.max(200, plot.clientWidth || 360),
-        height: CHART_HEIGHT,
-        cursor: {drag: {x: false, y: false, setScale: false}, focus: {prox: 16}},
-        focus: {alpha: 0.25},
-        legend: {show: legend, live: legend},
-        scales: {
-          x: {time: true, range: windowRange},
-          y: {range: y.range},
-        },
-        axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
-        series,
-        hooks: {
-          setSeries: [(u, sidx, opts) => {
-            if (opts && opts.focus !== undefined) focused = opts.focus && sidx ? sidx : null;
-            showFocus(u);
-          }],
-          setCursor: [showFocus],
-        },
-      }, overviewData(panels, def.metric, plot.clientWidth || 360), plot);
-      overview.charts.push({def, u, container: plot});
+      overview.charts.push(lineChart(ui.overviewCharts, 'chart-' + def.key, def, labels,
+                                     (width) => overviewData(panels, def.metric, width),
+                                     {time: true, range: windowRange}));
     }
   }
 
@@ -703,7 +710,9 @@
     {key: 'alloc', title: 'PyTorch allocated', unit: 'GiB', field: 'allocated_bytes', history: 'allocated_bytes',
      scale: 1 / GiB},
   ];
-  const training = {t: [], cols: new Map(), keys: [], charts: []};
+  // drawnAt: the newest time drawn (the charts are redrawn once the data moves them by a pixel,
+  // as the overview is); visible/dirty: off-screen charts wait to be drawn.
+  const training = {t: [], cols: new Map(), keys: [], charts: [], drawnAt: null, visible: true, dirty: false};
   // A running rank's line: "rank N"; two running processes with one rank (two jobs on the
   // node) are told apart by pid.
   function rankKeys(live) {
@@ -716,27 +725,10 @@
     training.charts = [];
     ui.trainingCharts.textContent = '';
     for (const def of TRAINING_CHARTS) {
-      const box = el('div', 'chart chart-training-' + def.key);
-      box.append(el('h3', null, def.title + ' (' + def.unit + ')'));
-      const plot = el('div', 'plot');
-      box.append(plot);
-      ui.trainingCharts.append(box);
-      const y = yAxis(def);
-      const series = [{}].concat(training.keys.map((k, i) => ({
-        label: k, stroke: gpuColor(i), width: 1.5, spanGaps: false, points: {show: false},
-        value: (u, v) => (v === null || v === undefined ? '–' : fmt(v) + ' ' + def.unit),
-      })));
-      const u = new uPlot({
-        width: Math.max(200, plot.clientWidth || 360),
-        height: CHART_HEIGHT,
-        cursor: {drag: {x: false, y: false, setScale: false}},
-        legend: {show: true, live: true},
-        scales: {x: {time: true}, y: {range: y.range}},
-        axes: [{space: 60, size: 30}, {size: 48, splits: y.splits, values: y.values}],
-        series,
-      }, trainingData(def), plot);
-      training.charts.push({def, u, container: plot});
+      training.charts.push(lineChart(ui.trainingCharts, 'chart-training-' + def.key, def, training.keys,
+                                     () => trainingData(def), {time: true}));
     }
+    training.drawnAt = training.t.length ? training.t[training.t.length - 1] : null;
   }
 
   function trainingData(def) {
@@ -797,7 +789,28 @@
       buildTrainingCharts();
       return;
     }
+    redrawTraining(false);
+  }
+
+  function redrawTraining(force) {
+    if (!training.charts.length || !training.t.length) return;
+    if (!training.visible && !force) {
+      training.dirty = true;
+      return;
+    }
+    training.dirty = false;
+    const last = training.t[training.t.length - 1];
+    const width = Math.max(50, training.charts[0].u.width);
+    const pixelS = Math.min(state.windowS, Math.max(MIN_SPAN_S, last - training.t[0])) / width;
+    if (!force && isNum(training.drawnAt) && last - training.drawnAt < pixelS) return;
+    training.drawnAt = last;
     for (const c of training.charts) c.u.setData(trainingData(c.def));
+  }
+  if (typeof IntersectionObserver === 'function') {
+    new IntersectionObserver((entries) => {
+      for (const e of entries) training.visible = e.isIntersecting;
+      if (training.visible && training.dirty) redrawTraining(true);
+    }, {rootMargin: '300px 0px'}).observe(ui.trainingCharts);
   }
 
   // Drops the points older than the window before `t`, and the lines of ranks gone for the
@@ -1070,12 +1083,17 @@
     schedule(0);
   }
 
+  // Resolves once the next frame was painted (a task after its requestAnimationFrame).
+  function afterPaint() {
+    return new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  }
+
   async function step() {
     state.timer = null;
     if (document.hidden) return; // resumed by visibilitychange
     state.running = true;
     let delayMs;
-    let trainingHistoryReq = null;
+    let wantTrainingHistory = false;
     try {
       const phase = (name) => { if (state.firstRenderMs === null) state.phases[name] = performance.now(); };
       // The requests go out at once (the server renders the history while the page lays out
@@ -1090,9 +1108,8 @@
         ? request('history?seconds=' + state.windowS + '&metrics=' + METRICS.join(',') +
                   '&points=' + 2 * chartWidthPx()) : null;
       // The training charts' history goes with the GPUs' (and once more after a tick whose
-      // current readings failed: it is applied only after them).
-      trainingHistoryReq = state.needHistory || state.needTrainingHistory
-        ? request('training/history?seconds=' + state.windowS + '&points=' + 2 * chartWidthPx()) : null;
+      // current readings failed), asked for once their frame is painted (below).
+      wantTrainingHistory = state.needHistory || state.needTrainingHistory;
       state.needHistory = state.needTrainingHistory = false;
       const currentReq = request('current');
       if (devicesReq) {
@@ -1127,8 +1144,13 @@
       }
       // An exporter without an agent socket answers {"enabled":false}; an older one 404: hidden.
       // The window's history first, when asked for: the live point then follows it.
+      // The training history once the GPU charts' frame is painted: the section is below them,
+      // and fetching, parsing and drawing the hour of 64 ranks would hold up their first paint.
       // A failed one is asked for with the next GPU history (a reconnection, a window change).
-      (trainingHistoryReq ? trainingHistoryReq.then(applyTrainingHistory, () => {}) : Promise.resolve())
+      const trainingHistoryPath = wantTrainingHistory
+        ? 'training/history?seconds=' + state.windowS + '&points=' + 2 * chartWidthPx() : null;
+      afterPaint()
+        .then(() => (trainingHistoryPath ? getJSON(trainingHistoryPath).then(applyTrainingHistory, () => {}) : null))
         .then(() => getJSON('training')).then(applyTraining, () => { ui.training.hidden = true; });
       // uPlot draws in a microtask after setData: a task later, the whole tick is done.
       setTimeout(() => { state.lastTickMs = performance.now() - t0; }, 0);
@@ -1149,7 +1171,7 @@
         for (const p of state.gpus.values()) redraw(p);
         redrawOverview(true);
       }
-      if (trainingHistoryReq) state.needTrainingHistory = true;
+      if (wantTrainingHistory) state.needTrainingHistory = true;
       state.failures++;
       const delayS = Math.min(MAX_BACKOFF_S, Math.max(1, state.intervalS) * Math.pow(2, state.failures - 1));
       showConnectionLost(e, delayS);
