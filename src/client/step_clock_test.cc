@@ -107,8 +107,8 @@ TEST(StepClock, DataWaitIsUnknownUntilAFetchIsTimed) {
   StepClock clock;
   clock.step();  // a loop that does not wrap its loader: its wait is unknown, not 0
   clock.fetch_begin();
-  clock.step();       // a fetch begun and not ended (it raised) times nothing
-  clock.fetch_end();  // the begin above was consumed by nothing: ends it now
+  clock.step();       // a fetch begun and not yet ended has timed nothing
+  clock.fetch_end();  // it ends in the next step, which it counts in
   clock.step();
   clock.step();  // from the first timed fetch on, a step without one did not wait
   const auto out = take(clock);
