@@ -49,8 +49,7 @@ void ExporterState::expire_locked(MonoClock::time_point now) {
         now - g.nvlink_prev_time > g.known.held_for(MetricId::kNvlinkDataTxKib, hold_))
       g.nvlink_mb_per_s.reset(), g.nvlink_prev_kib.reset();
     // Held as LastKnown holds a reading: the hold, or 1.5 of the period the lists came at.
-    if (g.has_processes &&
-        now - g.processes_time > std::max(process_stale_, g.processes_gap * 3 / 2)) {
+    if (g.has_processes && now - g.processes_time > held_for_gap(process_stale_, g.processes_gap)) {
       g.has_processes = false;
       g.processes.clear();
     }

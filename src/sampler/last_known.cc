@@ -48,8 +48,12 @@ void LastKnown::expire(MonoClock::time_point now, MonoClock::duration hold) {
     if (have_.test(i) && now - time_[i] > held_for(static_cast<MetricId>(i), hold)) have_.reset(i);
 }
 
+MonoClock::duration held_for_gap(MonoClock::duration hold, MonoClock::duration gap) {
+  return std::max(hold, gap * 3 / 2);
+}
+
 MonoClock::duration LastKnown::held_for(MetricId id, MonoClock::duration hold) const {
-  return std::max(hold, gap_[static_cast<std::size_t>(id)] * 3 / 2);
+  return held_for_gap(hold, gap_[static_cast<std::size_t>(id)]);
 }
 
 std::optional<double> LastKnown::value(MetricId id) const {

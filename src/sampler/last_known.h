@@ -28,6 +28,9 @@ namespace gpumon {
 
 /// How long a reading is held when newer ticks lack it: max(3 intervals, 10 s).
 MonoClock::duration hold_time(std::chrono::milliseconds interval);
+/// How long something that comes every `gap` is held: `hold`, or 1.5 gaps where longer (the
+/// rule for readings here, and for the exporter's process lists).
+MonoClock::duration held_for_gap(MonoClock::duration hold, MonoClock::duration gap);
 
 class LastKnown {
  public:
