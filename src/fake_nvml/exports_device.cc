@@ -78,9 +78,18 @@ nvmlReturn_t clock_field(unsigned int type, Field* f) {
     case NVML_CLOCK_GRAPHICS: *f = Field::kGraphicsClockMhz; return NVML_SUCCESS;
     case NVML_CLOCK_SM: *f = Field::kSmClockMhz; return NVML_SUCCESS;
     case NVML_CLOCK_MEM: *f = Field::kMemClockMhz; return NVML_SUCCESS;
-    case NVML_CLOCK_VIDEO: return NVML_ERROR_NOT_SUPPORTED;  // not modelled
+    case NVML_CLOCK_VIDEO: return NVML_ERROR_NOT_SUPPORTED;  // see video_clock()
   }
   return NVML_ERROR_INVALID_ARGUMENT;
+}
+
+// The video clock, static: only nvidia-smi -q shows it (fact kReportDetails).
+nvmlReturn_t video_clock(DeviceState& d, double t, unsigned int* clock, bool max) {
+  if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  const nvmlReturn_t rc =
+      d.check(Field::kReportDetails, GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), t);
+  if (rc == NVML_SUCCESS) *clock = max ? d.spec->max_video_clock_mhz : d.spec->video_clock_mhz;
+  return rc;
 }
 
 nvmlReturn_t clock_reasons(int symbol, nvmlDevice_t device, unsigned long long* reasons) {
@@ -431,6 +440,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsi
                                                        unsigned int* clock) {
   return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), device,
                      [&](DeviceState& d, double t) {
+                       if (type == NVML_CLOCK_VIDEO) return video_clock(d, t, clock, false);
                        Field f{};
                        const nvmlReturn_t rc = clock_field(type, &f);
                        return rc != NVML_SUCCESS ? rc : read_field(d, f, t, clock);
@@ -441,6 +451,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, u
                                                           unsigned int* clock) {
   const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMaxClockInfo);
   return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (type == NVML_CLOCK_VIDEO) return video_clock(d, t, clock, true);
     Field f{};
     nvmlReturn_t rc = clock_field(type, &f);
     if (rc == NVML_SUCCESS && clock == nullptr) rc = NVML_ERROR_INVALID_ARGUMENT;

@@ -134,6 +134,29 @@ constexpr FakeTlimit kFakeTlimits[] = {
     {gpumon::nvml::kFiDevTemperatureGpuMaxTlimit, &gpumon::fake::DeviceSpec::tlimit_gpu_max_c},
 };
 
+// The field values only nvidia-smi -q reads (fact kReportDetails): PCIe replay rollovers (0),
+// the recovery action, and power at the memory scope (average only, as on the H200). Other
+// scopes of the power fields than the GPU's are NOT_SUPPORTED. False when `v` is none of these.
+bool report_field(DeviceState& d, double t, nvmlFieldValue_t& v) {
+  const bool power = v.fieldId == gpumon::nvml::kFiDevPowerAverage ||
+                     v.fieldId == gpumon::nvml::kFiDevPowerInstant;
+  if (power && v.scopeId == 0) return false;
+  if (!power && v.fieldId != gpumon::nvml::kFiDevPcieReplayRolloverCounter &&
+      v.fieldId != gpumon::nvml::kFiDevGpuRecoveryAction)
+    return false;
+  v.nvmlReturn = d.check(Field::kReportDetails, GPUMON_FAKE_SYM(nvmlDeviceGetFieldValues), t);
+  if (v.nvmlReturn != NVML_SUCCESS) return true;
+  if (v.fieldId == gpumon::nvml::kFiDevGpuRecoveryAction) {
+    v.value.uiVal = d.spec->recovery_action;
+  } else if (v.fieldId == gpumon::nvml::kFiDevPowerAverage &&
+             v.scopeId == gpumon::nvml::kPowerScopeMemory) {
+    v.value.uiVal = d.spec->memory_power_mw;
+  } else if (power) {
+    v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+  }
+  return true;
+}
+
 }  // namespace
 
 // kFakeFields; any other id is NOT_SUPPORTED. Each value has its own nvmlReturn.
@@ -150,6 +173,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, in
           v.valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
           v.value.ullVal = 0;
           v.nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+          if (report_field(d, t, v)) continue;
           for (const FakeField& f : kFakeFields) {
             if (f.id != v.fieldId) continue;
             double value = 0;

@@ -79,6 +79,7 @@ constexpr std::array<std::string_view, kFieldCount> kFieldNames = {
     "pci_class",
     "accounting_buffer_size",
     "inforom_objects",
+    "report_details",
 };
 
 }  // namespace

@@ -98,6 +98,10 @@ enum class Field : std::uint8_t {
   kPciClass,  ///< nvmlDeviceGetPciInfoExt (its ids are pci_info's)
   kAccountingBufferSize,
   kInforomObjects,  ///< nvmlDeviceGetInforomVersion (an empty version: NOT_SUPPORTED)
+  /// What only nvidia-smi -q shows: video and customer-boost clocks, encoder and FBC sessions,
+  /// the SRAM/DRAM ECC split, repair status, remapped rows v2 and their histogram, C2C mode,
+  /// protected memory, capabilities, and field values 95, 230 and memory power.
+  kReportDetails,
   kCount,
 };
 inline constexpr std::size_t kSeriesCount = static_cast<std::size_t>(Field::kGrEngineActivePct) + 1;
@@ -222,6 +226,15 @@ struct DeviceSpec {
   unsigned pci_base_class = 3, pci_sub_class = 2;
   unsigned accounting_buffer_size = 4000;
   std::string inforom_oem_version = "2.1", inforom_ecc_version = "7.16", inforom_power_version;
+  // What only nvidia-smi -q shows (fact kReportDetails), as an idle H200 answers on driver 580;
+  // the counts, sessions and flags not listed are 0 and the histogram's other bins empty.
+  unsigned video_clock_mhz = 765, max_video_clock_mhz = 1545, customer_boost_max_mhz = 1980;
+  unsigned remap_banks_max = 3072;
+  unsigned recovery_action = 0;  ///< nvmlDeviceGpuRecoveryAction_t: 0 none ... 4 drain and reset
+  bool c2c_enabled = false;
+  /// The memory's average power (field 185 at the memory scope); its instantaneous power is
+  /// NOT_SUPPORTED, as on the H200.
+  unsigned memory_power_mw = 39240;
 
   std::vector<Series> series = std::vector<Series>(kSeriesCount);
   bool energy_from_power = true;  ///< energy_mj is energy_at_start_mj + the integral of power

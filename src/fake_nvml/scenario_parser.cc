@@ -110,6 +110,9 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
                    "pci_base_class",
                    "pci_sub_class",
                    "accounting_buffer_size",
+                   "recovery_action",
+                   "c2c_enabled",
+                   "memory_power_mw",
                    "inforom_oem_version",
                    "inforom_ecc_version",
                    "inforom_power_version",
@@ -186,9 +189,12 @@ DeviceSpec parse_device(const Node& n, unsigned index, ParseContext& ctx) {
         std::tuple{"addressing_mode", &DeviceSpec::addressing_mode, 255ULL},
         std::tuple{"pci_base_class", &DeviceSpec::pci_base_class, 255ULL},
         std::tuple{"pci_sub_class", &DeviceSpec::pci_sub_class, 255ULL},
-        std::tuple{"accounting_buffer_size", &DeviceSpec::accounting_buffer_size, 0xffffffffULL}})
+        std::tuple{"accounting_buffer_size", &DeviceSpec::accounting_buffer_size, 0xffffffffULL},
+        std::tuple{"recovery_action", &DeviceSpec::recovery_action, 255ULL},
+        std::tuple{"memory_power_mw", &DeviceSpec::memory_power_mw, 100000000ULL}})
     if (auto v = n.get(key)) d.*member = static_cast<unsigned>(v->uint(max));
   if (auto v = n.get("multi_gpu_board")) d.multi_gpu_board = v->boolean();
+  if (auto v = n.get("c2c_enabled")) d.c2c_enabled = v->boolean();
   if (auto v = n.get("board_part_number")) d.board_part_number = v->string(79);
   if (auto v = n.get("gsp_firmware_version")) d.gsp_firmware_version = v->string(63);
   for (auto [key, member] :

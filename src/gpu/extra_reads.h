@@ -57,4 +57,62 @@ struct PcieThroughput {
   Reading<double> rx_bytes_per_s;  ///< from the host to the GPU
 };
 
+/// Encoder or frame-buffer-capture sessions and their averages.
+struct CodecSessions {
+  Reading<unsigned> count;
+  Reading<unsigned> average_fps;
+  Reading<unsigned> average_latency_us;
+};
+
+/// ECC error counts of one scope (since the driver loaded, or over the board's life), split
+/// as nvidia-smi -q splits them: on-chip SRAM and the DRAM.
+struct EccSplit {
+  Reading<std::uint64_t> sram_corrected;
+  Reading<std::uint64_t> sram_uncorrected_parity;
+  Reading<std::uint64_t> sram_uncorrected_secded;
+  Reading<std::uint64_t> dram_corrected;
+  Reading<std::uint64_t> dram_uncorrected;
+};
+
+/// Where the board's uncorrectable SRAM errors happened, over its life.
+struct SramErrorSources {
+  std::uint64_t l2 = 0, sm = 0, microcontroller = 0, pcie = 0, other = 0;
+};
+
+/// Memory banks by the spare rows they have left (nvmlDeviceGetRowRemapperHistogram).
+struct RemapHistogram {
+  unsigned max = 0, high = 0, partial = 0, low = 0, none = 0;
+};
+
+/// What only nvidia-smi -q's report shows and nothing else in gpumon uses. Read when a report
+/// asks (about 20 NVML calls, a few ms), never by the sampler.
+struct ReportDetails {
+  Reading<unsigned> video_clock_mhz;
+  Reading<unsigned> max_video_clock_mhz;
+  Reading<unsigned> customer_boost_max_graphics_mhz;
+  CodecSessions encoder;
+  CodecSessions fbc;
+  Reading<unsigned> pcie_replay_rollovers;
+  Reading<bool> c2c_enabled;
+  /// nvmlDeviceGpuRecoveryAction_t: 0 none, 1 reset, 2 reboot, 3 drain P2P, 4 drain and reset.
+  Reading<unsigned> recovery_action;
+  EccSplit ecc_volatile, ecc_aggregate;
+  Reading<bool> sram_threshold_exceeded;
+  Reading<SramErrorSources> sram_sources;
+  Reading<bool> channel_repair_pending, tpc_repair_pending;
+  Reading<bool> unrepairable_memory;
+  /// Rows remapped whose remap is not in use yet (nvmlDeviceGetRemappedRows_v2).
+  Reading<unsigned> remapped_rows_correctable_inactive, remapped_rows_uncorrectable_inactive;
+  Reading<RemapHistogram> remap_histogram;
+  /// The memory's share of the board's power (power fields at the memory scope).
+  Reading<double> memory_power_average_w, memory_power_instant_w;
+  /// Memory set aside for confidential computing.
+  Reading<std::uint64_t> protected_memory_total_bytes, protected_memory_used_bytes,
+      protected_memory_free_bytes;
+  Reading<bool> egm_enabled;  ///< extended GPU memory (nvmlDeviceGetCapabilities)
+};
+
+/// A ReportDetails whose every value is missing for `why`.
+ReportDetails report_details_missing(Missing why);
+
 }  // namespace gpumon

@@ -94,6 +94,9 @@ class GpuBackend {
   /// may read to name a call that has not returned. `slot` must outlive the thread's calls.
   /// The default notes nothing.
   virtual void note_calls_in(std::atomic<const char*>* slot) { (void)slot; }
+  /// What only nvidia-smi -q's report shows (ReportDetails). The default reads nothing: every
+  /// value kNotSupported.
+  virtual ReportDetails report_details(unsigned index);
   /// PCIe TX and RX. Slow: two calls of about 20 ms each; call only when asked for.
   virtual PcieThroughput pcie_throughput(unsigned index) {
     (void)index;

@@ -50,6 +50,7 @@ class NvmlBackend final : public GpuBackend {
   Reading<DriverSamples> read_driver_samples(unsigned index, DriverBuffer which) override;
   Reading<std::vector<ProcessUtilization>> process_utilization(unsigned index) override;
   PcieThroughput pcie_throughput(unsigned index) override;
+  ReportDetails report_details(unsigned index) override;  ///< nvml_report_details.cc
   void note_calls_in(std::atomic<const char*>* slot) override { nvml::t_call_slot = slot; }
   /// An EventWatcher over this backend's library (event_watcher.h); the backend must outlive it.
   std::unique_ptr<EventStream> watch_events(std::function<void(const GpuEvent&)> on_event) override;

@@ -137,6 +137,76 @@ typedef struct nvmlMarginTemperature_v1_st {
   int marginTemperature;
 } nvmlMarginTemperature_t;
 
+// What only nvidia-smi -q's report shows (layouts from nvml.h of CUDA 13.2, the version words
+// checked against what nvidia-smi 580.159 passes on an H200:
+// docs/results/h200-2026-12-04-nvml-trace).
+
+/// nvmlDeviceGetFBCStats: frame-buffer-capture sessions. No version field.
+typedef struct nvmlFBCStats_st {
+  unsigned int sessionsCount;
+  unsigned int averageFPS;
+  unsigned int averageLatency;  ///< us
+} nvmlFBCStats_t;
+
+/// nvmlDeviceGetRowRemapperHistogram: memory banks by how many spare rows they have left.
+typedef struct nvmlRowRemapperHistogramValues_st {
+  unsigned int max;
+  unsigned int high;
+  unsigned int partial;
+  unsigned int low;
+  unsigned int none;
+} nvmlRowRemapperHistogramValues_t;
+
+/// nvmlDeviceGetRemappedRows_v2: rows remapped, active and inactive. No version field.
+typedef struct nvmlRemappedRowsInfo_v2_st {
+  unsigned int corrActiveRemaps;
+  unsigned int corrInactiveRemaps;
+  unsigned int uncActiveRemaps;
+  unsigned int uncInactiveRemaps;
+  unsigned int bPending;
+  unsigned int bFailureOccurred;
+} nvmlRemappedRowsInfo_v2_t;
+
+/// nvmlDeviceGetC2cModeInfoV: no version field despite the name.
+typedef struct nvmlC2cModeInfo_v1_st {
+  unsigned int isC2cEnabled;
+} nvmlC2cModeInfo_v1_t;
+
+/// nvmlDeviceGetSramEccErrorStatus (Ampere and newer; root only).
+typedef struct nvmlEccSramErrorStatus_v1_st {
+  unsigned int version;  ///< kEccSramErrorStatusV1
+  unsigned long long aggregateUncParity;
+  unsigned long long aggregateUncSecDed;
+  unsigned long long aggregateCor;
+  unsigned long long volatileUncParity;
+  unsigned long long volatileUncSecDed;
+  unsigned long long volatileCor;
+  unsigned long long aggregateUncBucketL2;
+  unsigned long long aggregateUncBucketSm;
+  unsigned long long aggregateUncBucketPcie;
+  unsigned long long aggregateUncBucketMcu;
+  unsigned long long aggregateUncBucketOther;
+  unsigned int bThresholdExceeded;
+} nvmlEccSramErrorStatus_v1_t;
+
+/// nvmlDeviceGetRepairStatus (driver 580 and newer).
+typedef struct nvmlRepairStatus_v1_st {
+  unsigned int version;  ///< kRepairStatusV1
+  unsigned int bChannelRepairPending;
+  unsigned int bTpcRepairPending;
+} nvmlRepairStatus_v1_t;
+
+/// nvmlDeviceGetUnrepairableMemoryFlag_v1: no version field.
+typedef struct nvmlUnrepairableMemoryStatus_v1_st {
+  unsigned int bUnrepairableMemory;
+} nvmlUnrepairableMemoryStatus_v1_t;
+
+/// nvmlDeviceGetCapabilities: capMask's bit 0 is EGM (extended GPU memory).
+typedef struct nvmlDeviceCapabilities_v1_st {
+  unsigned int version;  ///< kDeviceCapabilitiesV1
+  unsigned int capMask;
+} nvmlDeviceCapabilities_v1_t;
+
 #define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
 #define GPUMON_NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
 
@@ -287,6 +357,11 @@ inline constexpr unsigned int kStructVersion(std::size_t size, unsigned int vers
 inline constexpr unsigned int kMemoryV2Version = kStructVersion(sizeof(nvmlMemory_v2_t), 2);
 inline constexpr unsigned int kMarginTemperatureV1Version =
     kStructVersion(sizeof(nvmlMarginTemperature_t), 1);
+inline constexpr unsigned int kEccSramErrorStatusV1 =
+    kStructVersion(sizeof(nvmlEccSramErrorStatus_v1_t), 1);  // 0x1000068
+inline constexpr unsigned int kRepairStatusV1 = kStructVersion(sizeof(nvmlRepairStatus_v1_t), 1);
+inline constexpr unsigned int kDeviceCapabilitiesV1 =
+    kStructVersion(sizeof(nvmlDeviceCapabilities_v1_t), 1);
 // GPM structs carry plain version numbers, not NVML_STRUCT_VERSION.
 inline constexpr unsigned int kGpmMetricsGetVersion = 1;
 inline constexpr unsigned int kGpmSupportVersion = 1;
@@ -347,6 +422,18 @@ inline constexpr unsigned kFiDevTemperatureShutdownTlimit = 193;
 inline constexpr unsigned kFiDevTemperatureSlowdownTlimit = 194;
 inline constexpr unsigned kFiDevTemperatureMemMaxTlimit = 195;
 inline constexpr unsigned kFiDevTemperatureGpuMaxTlimit = 196;
+/// PCIe replay-counter rollovers (unsigned int) and the action the driver asks for to recover
+/// the GPU (unsigned int, kRecoveryAction*), as nvidia-smi 580 reads them for -q.
+inline constexpr unsigned kFiDevPcieReplayRolloverCounter = 95;
+inline constexpr unsigned kFiDevGpuRecoveryAction = 230;
+/// scopeId of the power fields (185, 186) for the memory's share (NVML_POWER_SCOPE_MEMORY).
+inline constexpr unsigned kPowerScopeMemory = 2;
+/// nvmlDeviceGetClock's clockId for the highest clock the board's vendor allows.
+inline constexpr unsigned kClockIdCustomerBoostMax = 3;
+/// nvmlMemoryLocation_t of nvmlDeviceGetMemoryErrorCounter.
+inline constexpr unsigned kMemoryLocationDram = 2;
+inline constexpr unsigned kMemoryLocationSram = 7;
+inline constexpr unsigned kDevCapEgm = 1U << 0;
 /// scopeId for per-link fields: the sum over every link.
 inline constexpr unsigned kFiScopeAllLinks = 0xFFFFFFFFU;
 
@@ -382,6 +469,15 @@ static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
 static_assert(sizeof(nvmlProcessInfo_v3_t) == 32);
 static_assert(sizeof(nvmlFieldValue_t) == 40);
+static_assert(sizeof(nvmlFBCStats_t) == 12);
+static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20);
+static_assert(sizeof(nvmlRemappedRowsInfo_v2_t) == 24);
+static_assert(sizeof(nvmlEccSramErrorStatus_v1_t) == 104);
+static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, aggregateUncParity) == 8);
+static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, bThresholdExceeded) == 96);
+static_assert(kEccSramErrorStatusV1 == 0x1000068);
+static_assert(kRepairStatusV1 == 0x100000C);
+static_assert(kDeviceCapabilitiesV1 == 0x1000008);
 static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlSample_t) == 16);
 static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);

@@ -65,7 +65,8 @@ struct Row {
   std::string_view field;   // kField: the field's name
   std::string_view suffix;  // kField: appended to a value
   std::string (*custom)(const RowSource&) = nullptr;
-  MetricSet needs;  // kCustom: what it reads
+  MetricSet needs;       // kCustom: what it reads
+  bool details = false;  // kCustom: reads QGpu::details
   Buffer buffer = Buffer::kNone;
 };
 
@@ -95,6 +96,13 @@ Row custom(unsigned s, std::uint8_t d, std::string_view label, std::string (*fn)
   Row r = row(s, d, label, Kind::kCustom);
   r.custom = fn;
   r.needs = needs;
+  return r;
+}
+// A value of ReportDetails (what only this report shows).
+Row detail(unsigned s, std::uint8_t d, std::string_view label,
+           std::string (*fn)(const RowSource&)) {
+  Row r = custom(s, d, label, fn);
+  r.details = true;
   return r;
 }
 constexpr Row samples(unsigned s, std::string_view label, Buffer b) {
@@ -254,6 +262,62 @@ std::string remap_failure(const RowSource& s) {
   return yes_no(s.gpu.sample.remapped_rows_failure);
 }
 
+// --- what only this report shows (ReportDetails): N/A where the GPU has no such thing ------
+
+template <typename T>
+std::string number_text(const Reading<T>& r, std::string_view unit = {}) {
+  return identity(r, [&](T v) { return fmt::format("{}{}", v, unit); });
+}
+std::string flag_text(const Reading<bool>& r, std::string_view yes, std::string_view no) {
+  return identity(r, [&](bool on) { return std::string(on ? yes : no); });
+}
+std::string mib_of(const Reading<std::uint64_t>& bytes) {
+  return identity(bytes, [](std::uint64_t b) { return fmt::format("{} MiB", b >> 20); });
+}
+std::string watts_text(const Reading<double>& w) {
+  return identity(w, [](double v) { return fmt::format("{:.2f} W", v); });
+}
+const ReportDetails& details(const RowSource& s) {
+  return s.gpu.details;
+}
+
+// nvidia-smi 580's words for nvmlDeviceGpuRecoveryAction_t 0-4 (a table in its binary).
+std::string recovery_action(const RowSource& s) {
+  return identity(details(s).recovery_action, [](unsigned a) {
+    static constexpr std::array<std::string_view, 5> kWords = {"None", "Reset", "Reboot",
+                                                               "Drain P2P", "Drain and Reset"};
+    return std::string(a < kWords.size() ? kWords[a] : "Unknown");
+  });
+}
+
+// The SRAM sources and the remap histogram: one struct per call, one line per member.
+template <std::uint64_t SramErrorSources::*Member>
+std::string sram_source(const RowSource& s) {
+  return identity(details(s).sram_sources,
+                  [](const SramErrorSources& v) { return std::to_string(v.*Member); });
+}
+template <unsigned RemapHistogram::*Member>
+std::string banks(const RowSource& s) {
+  return identity(details(s).remap_histogram,
+                  [](const RemapHistogram& v) { return fmt::format("{} bank(s)", v.*Member); });
+}
+template <Reading<std::uint64_t> EccSplit::*Member>
+std::string ecc_volatile(const RowSource& s) {
+  return number_text(details(s).ecc_volatile.*Member);
+}
+template <Reading<std::uint64_t> EccSplit::*Member>
+std::string ecc_aggregate(const RowSource& s) {
+  return number_text(details(s).ecc_aggregate.*Member);
+}
+template <Reading<unsigned> CodecSessions::*Member>
+std::string encoder(const RowSource& s) {
+  return number_text(details(s).encoder.*Member);
+}
+template <Reading<unsigned> CodecSessions::*Member>
+std::string fbc(const RowSource& s) {
+  return number_text(details(s).fbc.*Member);
+}
+
 // nvidia-smi -q's order of lines for one GPU, and which -d section each belongs to. Lines of
 // sections -d cannot choose (product, PCI, encoder stats, retired pages, fabric ...) are kept
 // in the whole report so that its shape is nvidia-smi's.
@@ -307,12 +371,15 @@ std::vector<Row> make_layout() {
       heading(W, 1, "GPU Operation Mode"),
       not_read(W, 2, "Current"),
       not_read(W, 2, "Pending"),
-      not_read(W, 1, "GPU C2C Mode"),
+      detail(W, 1, "GPU C2C Mode",
+             [](const RowSource& s) {
+               return flag_text(details(s).c2c_enabled, "Enabled", "Disabled");
+             }),
       heading(W, 1, "GPU Virtualization Mode"),
       custom(W, 2, "Virtualization Mode", virtualization_mode, G::kStaticDetails),
       not_read(W, 2, "Host VGPU Mode"),
       not_read(W, 2, "vGPU Heterogeneous Mode"),
-      not_read(W, 1, "GPU Recovery Action"),
+      detail(W, 1, "GPU Recovery Action", recovery_action),
       custom(W, 1, "GSP Firmware Version", gsp_firmware_version, G::kStaticDetails),
       heading(W, 1, "IBMNPU"),
       not_read(W, 2, "Relaxed Ordering Mode"),
@@ -339,7 +406,8 @@ std::vector<Row> make_layout() {
       not_read(W, 3, "Type"),
       not_read(W, 3, "Firmware"),
       custom(W, 2, "Replays Since Reset", replays, G::kPcieReplay),
-      not_read(W, 2, "Replay Number Rollovers"),
+      detail(W, 2, "Replay Number Rollovers",
+             [](const RowSource& s) { return number_text(details(s).pcie_replay_rollovers); }),
       custom(W, 2, "Tx Throughput", pcie_tx),
       custom(W, 2, "Rx Throughput", pcie_rx),
       not_read(W, 2, "Atomic Caps Outbound"),
@@ -374,9 +442,12 @@ std::vector<Row> make_layout() {
       custom(MEM, 2, "Used", bar1_used, G::kBar1Memory),
       custom(MEM, 2, "Free", bar1_free, G::kBar1Memory),
       heading(MEM, 1, "Conf Compute Protected Memory Usage"),
-      not_read(MEM, 2, "Total"),
-      not_read(MEM, 2, "Used"),
-      not_read(MEM, 2, "Free"),
+      detail(MEM, 2, "Total",
+             [](const RowSource& s) { return mib_of(details(s).protected_memory_total_bytes); }),
+      detail(MEM, 2, "Used",
+             [](const RowSource& s) { return mib_of(details(s).protected_memory_used_bytes); }),
+      detail(MEM, 2, "Free",
+             [](const RowSource& s) { return mib_of(details(s).protected_memory_free_bytes); }),
       field(kQCompute, 1, "Compute Mode", "compute_mode"),
       heading(UTIL, 1, "Utilization"),
       field(UTIL, 2, "GPU", "utilization.gpu"),
@@ -392,13 +463,13 @@ std::vector<Row> make_layout() {
       samples(UTIL, "JPG Utilization Samples", Buffer::kNone),
       samples(UTIL, "OFA Utilization Samples", Buffer::kNone),
       heading(W, 1, "Encoder Stats"),
-      not_read(W, 2, "Active Sessions"),
-      not_read(W, 2, "Average FPS"),
-      not_read(W, 2, "Average Latency"),
+      detail(W, 2, "Active Sessions", encoder<&CodecSessions::count>),
+      detail(W, 2, "Average FPS", encoder<&CodecSessions::average_fps>),
+      detail(W, 2, "Average Latency", encoder<&CodecSessions::average_latency_us>),
       heading(W, 1, "FBC Stats"),
-      not_read(W, 2, "Active Sessions"),
-      not_read(W, 2, "Average FPS"),
-      not_read(W, 2, "Average Latency"),
+      detail(W, 2, "Active Sessions", fbc<&CodecSessions::count>),
+      detail(W, 2, "Average FPS", fbc<&CodecSessions::average_fps>),
+      detail(W, 2, "Average Latency", fbc<&CodecSessions::average_latency_us>),
       heading(W, 1, "DRAM Encryption Mode"),
       not_read(W, 2, "Current"),
       not_read(W, 2, "Pending"),
@@ -407,44 +478,64 @@ std::vector<Row> make_layout() {
       field(ECC, 2, "Pending", "ecc.mode.pending"),
       heading(ECC, 1, "ECC Errors"),
       heading(ECC, 2, "Volatile"),
-      not_read(ECC, 3, "SRAM Correctable"),
-      not_read(ECC, 3, "SRAM Uncorrectable Parity"),
-      not_read(ECC, 3, "SRAM Uncorrectable SEC-DED"),
-      not_read(ECC, 3, "DRAM Correctable"),
-      not_read(ECC, 3, "DRAM Uncorrectable"),
+      detail(ECC, 3, "SRAM Correctable", ecc_volatile<&EccSplit::sram_corrected>),
+      detail(ECC, 3, "SRAM Uncorrectable Parity", ecc_volatile<&EccSplit::sram_uncorrected_parity>),
+      detail(ECC, 3, "SRAM Uncorrectable SEC-DED",
+             ecc_volatile<&EccSplit::sram_uncorrected_secded>),
+      detail(ECC, 3, "DRAM Correctable", ecc_volatile<&EccSplit::dram_corrected>),
+      detail(ECC, 3, "DRAM Uncorrectable", ecc_volatile<&EccSplit::dram_uncorrected>),
       heading(ECC, 2, "Aggregate"),
-      not_read(ECC, 3, "SRAM Correctable"),
-      not_read(ECC, 3, "SRAM Uncorrectable Parity"),
-      not_read(ECC, 3, "SRAM Uncorrectable SEC-DED"),
-      not_read(ECC, 3, "DRAM Correctable"),
-      not_read(ECC, 3, "DRAM Uncorrectable"),
-      not_read(ECC, 3, "SRAM Threshold Exceeded"),
+      detail(ECC, 3, "SRAM Correctable", ecc_aggregate<&EccSplit::sram_corrected>),
+      detail(ECC, 3, "SRAM Uncorrectable Parity",
+             ecc_aggregate<&EccSplit::sram_uncorrected_parity>),
+      detail(ECC, 3, "SRAM Uncorrectable SEC-DED",
+             ecc_aggregate<&EccSplit::sram_uncorrected_secded>),
+      detail(ECC, 3, "DRAM Correctable", ecc_aggregate<&EccSplit::dram_corrected>),
+      detail(ECC, 3, "DRAM Uncorrectable", ecc_aggregate<&EccSplit::dram_uncorrected>),
+      detail(ECC, 3, "SRAM Threshold Exceeded",
+             [](const RowSource& s) {
+               return flag_text(details(s).sram_threshold_exceeded, "Yes", "No");
+             }),
       heading(ECC, 2, "Aggregate Uncorrectable SRAM Sources"),
-      not_read(ECC, 3, "SRAM L2"),
-      not_read(ECC, 3, "SRAM SM"),
-      not_read(ECC, 3, "SRAM Microcontroller"),
-      not_read(ECC, 3, "SRAM PCIE"),
-      not_read(ECC, 3, "SRAM Other"),
-      not_read(ECC, 2, "Channel Repair Pending"),
-      not_read(ECC, 2, "TPC Repair Pending"),
-      not_read(ECC, 2, "Unrepairable Memory"),
+      detail(ECC, 3, "SRAM L2", sram_source<&SramErrorSources::l2>),
+      detail(ECC, 3, "SRAM SM", sram_source<&SramErrorSources::sm>),
+      detail(ECC, 3, "SRAM Microcontroller", sram_source<&SramErrorSources::microcontroller>),
+      detail(ECC, 3, "SRAM PCIE", sram_source<&SramErrorSources::pcie>),
+      detail(ECC, 3, "SRAM Other", sram_source<&SramErrorSources::other>),
+      detail(ECC, 2, "Channel Repair Pending",
+             [](const RowSource& s) {
+               return flag_text(details(s).channel_repair_pending, "Yes", "No");
+             }),
+      detail(
+          ECC, 2, "TPC Repair Pending",
+          [](const RowSource& s) { return flag_text(details(s).tpc_repair_pending, "Yes", "No"); }),
+      detail(ECC, 2, "Unrepairable Memory",
+             [](const RowSource& s) {
+               return flag_text(details(s).unrepairable_memory, "Yes", "No");
+             }),
       heading(W, 1, "Retired Pages"),
       not_read(W, 2, "Single Bit ECC"),
       not_read(W, 2, "Double Bit ECC"),
       not_read(W, 2, "Pending Page Blacklist"),
       heading(REMAP, 1, "Remapped Rows"),
       custom(REMAP, 2, "Correctable Error", remapped_correctable, G::kRemappedRows),
-      not_read(REMAP, 2, "Inactive Correctable Error"),
+      detail(REMAP, 2, "Inactive Correctable Error",
+             [](const RowSource& s) {
+               return number_text(details(s).remapped_rows_correctable_inactive);
+             }),
       custom(REMAP, 2, "Uncorrectable Error", remapped_uncorrectable, G::kRemappedRows),
-      not_read(REMAP, 2, "Inactive Uncorrectable Error"),
+      detail(REMAP, 2, "Inactive Uncorrectable Error",
+             [](const RowSource& s) {
+               return number_text(details(s).remapped_rows_uncorrectable_inactive);
+             }),
       custom(REMAP, 2, "Pending", remap_pending, G::kRemappedRows),
       custom(REMAP, 2, "Remapping Failure Occurred", remap_failure, G::kRemappedRows),
       heading(REMAP, 2, "Bank Remap Availability Histogram"),
-      not_read(REMAP, 3, "Max"),
-      not_read(REMAP, 3, "High"),
-      not_read(REMAP, 3, "Partial"),
-      not_read(REMAP, 3, "Low"),
-      not_read(REMAP, 3, "None"),
+      detail(REMAP, 3, "Max", banks<&RemapHistogram::max>),
+      detail(REMAP, 3, "High", banks<&RemapHistogram::high>),
+      detail(REMAP, 3, "Partial", banks<&RemapHistogram::partial>),
+      detail(REMAP, 3, "Low", banks<&RemapHistogram::low>),
+      detail(REMAP, 3, "None", banks<&RemapHistogram::none>),
       heading(TEMP, 1, "Temperature"),
       field(TEMP, 2, "GPU Current Temp", "temperature.gpu", " C"),
       field(TEMP, 2, "GPU T.Limit Temp", "temperature.gpu.tlimit", " C"),
@@ -468,8 +559,10 @@ std::vector<Row> make_layout() {
       field(POW, 2, "Max Power Limit", "power.max_limit"),
       samples(POW, "Power Samples", Buffer::kPower),
       heading(POW, 1, "GPU Memory Power Readings "),  // nvidia-smi's trailing space
-      not_read(POW, 2, "Average Power Draw"),
-      not_read(POW, 2, "Instantaneous Power Draw"),
+      detail(POW, 2, "Average Power Draw",
+             [](const RowSource& s) { return watts_text(details(s).memory_power_average_w); }),
+      detail(POW, 2, "Instantaneous Power Draw",
+             [](const RowSource& s) { return watts_text(details(s).memory_power_instant_w); }),
       heading(POW, 1, "Module Power Readings"),
       not_read(POW, 2, "Average Power Draw"),
       not_read(POW, 2, "Instantaneous Power Draw"),
@@ -486,7 +579,8 @@ std::vector<Row> make_layout() {
       field(CLK, 2, "Graphics", "clocks.current.graphics"),
       field(CLK, 2, "SM", "clocks.current.sm"),
       field(CLK, 2, "Memory", "clocks.current.memory"),
-      not_read(CLK, 2, "Video"),
+      detail(CLK, 2, "Video",
+             [](const RowSource& s) { return number_text(details(s).video_clock_mhz, " MHz"); }),
       heading(CLK, 1, "Applications Clocks"),
       field(CLK, 2, "Graphics", "clocks.applications.graphics"),
       field(CLK, 2, "Memory", "clocks.applications.memory"),
@@ -499,9 +593,14 @@ std::vector<Row> make_layout() {
       field(CLK, 2, "Graphics", "clocks.max.graphics"),
       field(CLK, 2, "SM", "clocks.max.sm"),
       field(CLK, 2, "Memory", "clocks.max.memory"),
-      not_read(CLK, 2, "Video"),
+      detail(
+          CLK, 2, "Video",
+          [](const RowSource& s) { return number_text(details(s).max_video_clock_mhz, " MHz"); }),
       heading(CLK, 1, "Max Customer Boost Clocks"),
-      not_read(CLK, 2, "Graphics"),
+      detail(CLK, 2, "Graphics",
+             [](const RowSource& s) {
+               return number_text(details(s).customer_boost_max_graphics_mhz, " MHz");
+             }),
       samples(CLK, "SM Clock Samples", Buffer::kNone),
       samples(CLK, "Memory Clock Samples", Buffer::kNone),
       heading(CLK, 1, "Clock Policy"),
@@ -522,7 +621,10 @@ std::vector<Row> make_layout() {
       not_read(W, 3, "Partition Assigned"),
       row(kQPids, 1, "Processes", Kind::kProcesses),
       heading(W, 1, "Capabilities"),
-      not_read(W, 2, "EGM"),
+      detail(W, 2, "EGM",
+             [](const RowSource& s) {
+               return flag_text(details(s).egm_enabled, "enabled", "disabled");
+             }),
   };
 }
 
@@ -698,6 +800,11 @@ bool q_needs_pcie(unsigned display) {
 }
 bool q_needs_processes(unsigned display) {
   return display == 0 || (display & kQPids) != 0;
+}
+bool q_needs_report_details(unsigned display) {
+  const auto& rows = layout();
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const Row& row) { return row.details && shows(row, display); });
 }
 bool q_needs_utilization_samples(unsigned display) {
   return (display & kQUtilization) != 0;

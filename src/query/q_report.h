@@ -49,6 +49,7 @@ struct QGpu {
   const DeviceStatic* device = nullptr;
   DeviceSample sample;
   PcieThroughput pcie;
+  ReportDetails details;  ///< read when q_needs_report_details()
   Reading<std::vector<GpuProcess>> processes =
       Reading<std::vector<GpuProcess>>::missing(Missing::kNotAvailable);
   std::optional<DriverSamples> gpu_util_samples;
@@ -69,6 +70,8 @@ MetricSet q_metrics(unsigned display);
 /// and the driver's utilization and power sample buffers.
 bool q_needs_pcie(unsigned display);
 bool q_needs_processes(unsigned display);
+/// Whether it shows anything of ReportDetails (the whole report, ECC, remapped rows, power ...).
+bool q_needs_report_details(unsigned display);
 bool q_needs_utilization_samples(unsigned display);
 bool q_needs_power_samples(unsigned display);
 

@@ -32,36 +32,8 @@ std::string capture(const std::string& name) {
 
 // The lines nvidia-smi fills that gpumon does not read, by their heading path.
 const std::set<std::string> kNotRead = {
-    "GPU PDI", "GPU Part Number", "GPU C2C Mode", "GPU Recovery Action",
-    "PCI/Replay Number Rollovers", "Sparse Operation Mode",
-    "Conf Compute Protected Memory Usage/Total", "Conf Compute Protected Memory Usage/Used",
-    "Conf Compute Protected Memory Usage/Free", "Encoder Stats/Active Sessions",
-    "Encoder Stats/Average FPS", "Encoder Stats/Average Latency", "FBC Stats/Active Sessions",
-    "FBC Stats/Average FPS", "FBC Stats/Average Latency",
-    // The SRAM/DRAM split of ECC counts (gpumon reads the volatile totals)
-    "ECC Errors/Volatile/SRAM Correctable", "ECC Errors/Volatile/SRAM Uncorrectable Parity",
-    "ECC Errors/Volatile/SRAM Uncorrectable SEC-DED", "ECC Errors/Volatile/DRAM Correctable",
-    "ECC Errors/Volatile/DRAM Uncorrectable", "ECC Errors/Aggregate/SRAM Correctable",
-    "ECC Errors/Aggregate/SRAM Uncorrectable Parity",
-    "ECC Errors/Aggregate/SRAM Uncorrectable SEC-DED", "ECC Errors/Aggregate/DRAM Correctable",
-    "ECC Errors/Aggregate/DRAM Uncorrectable", "ECC Errors/Aggregate/SRAM Threshold Exceeded",
-    "ECC Errors/Aggregate Uncorrectable SRAM Sources/SRAM L2",
-    "ECC Errors/Aggregate Uncorrectable SRAM Sources/SRAM SM",
-    "ECC Errors/Aggregate Uncorrectable SRAM Sources/SRAM Microcontroller",
-    "ECC Errors/Aggregate Uncorrectable SRAM Sources/SRAM PCIE",
-    "ECC Errors/Aggregate Uncorrectable SRAM Sources/SRAM Other",
-    "ECC Errors/Channel Repair Pending", "ECC Errors/TPC Repair Pending",
-    "ECC Errors/Unrepairable Memory", "Remapped Rows/Inactive Correctable Error",
-    "Remapped Rows/Inactive Uncorrectable Error",
-    "Remapped Rows/Bank Remap Availability Histogram/Max",
-    "Remapped Rows/Bank Remap Availability Histogram/High",
-    "Remapped Rows/Bank Remap Availability Histogram/Partial",
-    "Remapped Rows/Bank Remap Availability Histogram/Low",
-    "Remapped Rows/Bank Remap Availability Histogram/None",
-    // Power limits other than the current and requested ones
-    "GPU Memory Power Readings /Average Power Draw",
-    // Video and boost clocks
-    "Clocks/Video", "Max Clocks/Video", "Max Customer Boost Clocks/Graphics",
+    // No public NVML call gives these (nvidia-smi reads them through a private table).
+    "GPU PDI", "GPU Part Number", "Sparse Operation Mode",
     // Samples of buffers gpumon does not read (encoder, decoder, JPEG, OFA, clocks)
     "ENC Utilization Samples/Duration", "ENC Utilization Samples/Number of Samples",
     "ENC Utilization Samples/Max", "ENC Utilization Samples/Min", "ENC Utilization Samples/Avg",
@@ -74,7 +46,7 @@ const std::set<std::string> kNotRead = {
     "SM Clock Samples/Duration", "SM Clock Samples/Number of Samples", "SM Clock Samples/Max",
     "SM Clock Samples/Min", "SM Clock Samples/Avg", "Memory Clock Samples/Duration",
     "Memory Clock Samples/Number of Samples", "Memory Clock Samples/Max",
-    "Memory Clock Samples/Min", "Memory Clock Samples/Avg", "Capabilities/EGM"};
+    "Memory Clock Samples/Min", "Memory Clock Samples/Avg"};
 
 // Compares line by line: headings and labels byte for byte; a value may differ only where
 // gpumon says N/A of a line in kNotRead.
@@ -144,6 +116,7 @@ struct Fixture {
     gpu.pcie.tx_bytes_per_s = 1057.0 * 1024;
     gpu.pcie.rx_bytes_per_s = 619.0 * 1024;
     gpu.processes = std::vector<GpuProcess>{};
+    gpu.details = testing::h200_report_details();
     header.local.tm_year = 2026 - 1900;
     header.local.tm_mon = 11;
     header.local.tm_mday = 3;
@@ -184,6 +157,7 @@ TEST(QReport, PowerShowsTheDriversPowerSamples) {
   Fixture f;
   f.gpu.sample.power_draw_average_w = 78.00;
   f.gpu.sample.power_draw_instant_w = 78.13;
+  f.gpu.details.memory_power_average_w = 39.28;
   // 119 samples 20 ms apart: 2.36 s, 79.15 W and 77.15 W at the ends, mean 78.02 W.
   f.gpu.power_samples = buffer(119, 20'000, (78.02 * 119 - 79.15 - 77.15) / 117, {79.15, 77.15});
   expect_matches(f.report(kQPower), capture("q-d-POWER.txt"));
@@ -263,9 +237,9 @@ TEST(QReport, TheCommandPrintsTheReportOfTheChosenGpus) {
                      "        Used                                           : 1 MiB\n"
                      "        Free                                           : 262143 MiB\n"
                      "    Conf Compute Protected Memory Usage\n"
-                     "        Total                                          : N/A\n"
-                     "        Used                                           : N/A\n"
-                     "        Free                                           : N/A\n\n"))
+                     "        Total                                          : 0 MiB\n"
+                     "        Used                                           : 0 MiB\n"
+                     "        Free                                           : 0 MiB\n\n"))
       << text;
 
   std::ostringstream out2, err2;

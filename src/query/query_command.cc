@@ -76,6 +76,7 @@ std::string read_report(unsigned display, GpuBackend& backend,
     g.sample = backend.sample(i, metrics);
     if (q_needs_pcie(display)) g.pcie = backend.pcie_throughput(i);
     if (q_needs_processes(display)) g.processes = backend.processes(i);
+    if (q_needs_report_details(display)) g.details = backend.report_details(i);
     auto buffer = [&](DriverBuffer which) -> std::optional<DriverSamples> {
       auto r = backend.read_driver_samples(i, which);
       if (!r) return std::nullopt;

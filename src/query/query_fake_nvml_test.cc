@@ -433,6 +433,67 @@ TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
       << r.out;
 }
 
+// What only -q shows comes from the calls nvidia-smi makes for it: an H200's answers, a
+// recovery action and C2C read as nvidia-smi words them, N/A where the GPU has no such thing,
+// and a refused SRAM status (it needs root) said so without hiding the DRAM counts.
+TEST_F(FakeNvml, WhatOnlyTheReportShowsIsReadFromTheDriver) {
+  play(R"({"name": "query-report-details", "description": "H200, GH200-like, none, no root",
+           "devices": [{},
+                       {"recovery_action": 2, "c2c_enabled": true, "memory_power_mw": 41250},
+                       {"unsupported": ["report_details"]},
+                       {"errors": [{"call": "nvmlDeviceGetSramEccErrorStatus",
+                                    "error": "NO_PERMISSION"}]}]})");
+  auto lines_of = [&](const std::string& gpu) {
+    Result r = query({"-q", "-i", gpu});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return r.out;
+  };
+  auto expect_lines = [](const std::string& out, std::initializer_list<const char*> lines) {
+    for (const char* line : lines) EXPECT_NE(out.find(line), std::string::npos) << line << out;
+  };
+  expect_lines(lines_of("0"),
+               {"    GPU C2C Mode                                       : Disabled\n",
+                "    GPU Recovery Action                                : None\n",
+                "        Replay Number Rollovers                        : 0\n",
+                "    Encoder Stats\n"
+                "        Active Sessions                                : 0\n"
+                "        Average FPS                                    : 0\n"
+                "        Average Latency                                : 0\n",
+                "            DRAM Uncorrectable                         : 0\n"
+                "            SRAM Threshold Exceeded                    : No\n",
+                "        Unrepairable Memory                            : No\n",
+                "        Inactive Uncorrectable Error                   : 0\n",
+                "            Max                                        : 3072 bank(s)\n"
+                "            High                                       : 0 bank(s)\n",
+                "    GPU Memory Power Readings \n"
+                "        Average Power Draw                             : 39.24 W\n"
+                "        Instantaneous Power Draw                       : N/A\n",
+                "        Video                                          : 765 MHz\n",
+                "        Video                                          : 1545 MHz\n"
+                "    Max Customer Boost Clocks\n"
+                "        Graphics                                       : 1980 MHz\n",
+                "        EGM                                            : disabled\n"});
+  expect_lines(lines_of("1"),
+               {"    GPU C2C Mode                                       : Enabled\n",
+                "    GPU Recovery Action                                : Reboot\n",
+                "        Average Power Draw                             : 41.25 W\n"});
+  const std::string none = lines_of("2");
+  expect_lines(none, {"    GPU C2C Mode                                       : N/A\n",
+                      "    GPU Recovery Action                                : N/A\n",
+                      "            SRAM L2                                    : N/A\n",
+                      "            Max                                        : N/A\n",
+                      "        Video                                          : N/A\n",
+                      "        EGM                                            : N/A\n"});
+  EXPECT_EQ(none.find("Not Supported"), std::string::npos) << none;
+  expect_lines(
+      lines_of("3"),
+      {"            SRAM Correctable                           : 0\n"
+       "            SRAM Uncorrectable Parity                  : Insufficient Permissions\n"
+       "            SRAM Uncorrectable SEC-DED                 : Insufficient Permissions\n"
+       "            DRAM Correctable                           : 0\n",
+       "            SRAM Threshold Exceeded                    : Insufficient Permissions\n"});
+}
+
 TEST_F(FakeNvml, JsonIsFlaggedSimulated) {
   play(kH200);
   const Result r =

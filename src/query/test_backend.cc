@@ -41,6 +41,7 @@ class Forwarding final : public GpuBackend {
   const DeviceStatic& device(unsigned i) const override { return b_->device(i); }
   DeviceSample sample(unsigned i, MetricSet what) override { return b_->sample(i, what); }
   Reading<std::vector<GpuProcess>> processes(unsigned i) override { return b_->processes(i); }
+  ReportDetails report_details(unsigned i) override { return b_->report_details(i); }
 
  private:
   std::shared_ptr<TestBackend> b_;
@@ -53,6 +54,10 @@ DeviceSample TestBackend::sample(unsigned index, MetricSet what) {
   if (on_sample) on_sample(index);
   const DeviceSample& full = samples.at(index);
   return lost.at(index) ? lost_sample(full) : only(full, what);
+}
+
+ReportDetails TestBackend::report_details(unsigned index) {
+  return lost.at(index) ? report_details_missing(Missing::kGpuLost) : details;
 }
 
 Reading<std::vector<GpuProcess>> TestBackend::processes(unsigned index) {
@@ -135,6 +140,30 @@ DeviceStatic h200_static() {
   d.tlimit_shutdown_c = -8, d.tlimit_slowdown_c = -2, d.tlimit_mem_max_c = 0,
   d.tlimit_gpu_max_c = 0;
   return d;
+}
+
+ReportDetails h200_report_details() {
+  ReportDetails r;
+  r.video_clock_mhz = 765U;
+  r.max_video_clock_mhz = 1545U;
+  r.customer_boost_max_graphics_mhz = 1980U;
+  r.encoder = r.fbc = {0U, 0U, 0U};
+  r.pcie_replay_rollovers = 0U;
+  r.c2c_enabled = false;
+  r.recovery_action = 0U;
+  r.ecc_volatile = r.ecc_aggregate = {std::uint64_t{0}, std::uint64_t{0}, std::uint64_t{0},
+                                      std::uint64_t{0}, std::uint64_t{0}};
+  r.sram_threshold_exceeded = false;
+  r.sram_sources = SramErrorSources{};
+  r.channel_repair_pending = r.tpc_repair_pending = r.unrepairable_memory = false;
+  r.remapped_rows_correctable_inactive = r.remapped_rows_uncorrectable_inactive = 0U;
+  r.remap_histogram = RemapHistogram{3072, 0, 0, 0, 0};
+  r.memory_power_average_w = 39.24;
+  r.memory_power_instant_w = Reading<double>::missing(Missing::kNotSupported);
+  r.protected_memory_total_bytes = r.protected_memory_used_bytes = r.protected_memory_free_bytes =
+      std::uint64_t{0};
+  r.egm_enabled = false;
+  return r;
 }
 
 DeviceSample h200_idle_sample() {

@@ -14,6 +14,9 @@
 
 namespace gpumon::query::testing {
 
+/// What the captured H200's -q shows beyond the sample (testdata/nvidia-smi/h200/modes/q.txt).
+ReportDetails h200_report_details();
+
 /// A GpuBackend over plain values. sample() fills only the groups asked for (the others stay
 /// kNotAvailable), so tests see whether a query asks for what it prints.
 class TestBackend final : public GpuBackend {
@@ -25,12 +28,14 @@ class TestBackend final : public GpuBackend {
   std::vector<bool> lost;                                       ///< per GPU
   std::vector<MetricSet> requests;                              ///< every sample() call's set
   std::function<void(unsigned index)> on_sample;  ///< runs at the start of each sample()
+  ReportDetails details = h200_report_details();  ///< every GPU's (kGpuLost when lost)
 
   const SystemInfo& system() const override { return system_info; }
   unsigned device_count() const override { return static_cast<unsigned>(statics.size()); }
   const DeviceStatic& device(unsigned index) const override { return statics.at(index); }
   DeviceSample sample(unsigned index, MetricSet what) override;
   Reading<std::vector<GpuProcess>> processes(unsigned index) override;
+  ReportDetails report_details(unsigned index) override;
 
   /// Adds a GPU; returns its index.
   unsigned add(const DeviceStatic& info, const DeviceSample& state);
