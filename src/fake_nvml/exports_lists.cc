@@ -28,9 +28,13 @@ bool sample_buffer(unsigned int type, SampleBuffer* out) {
     case NVML_MEMORY_UTILIZATION_SAMPLES:
       *out = {Field::kUtilizationMemoryPct, 0.2, 70};
       return true;
+    case NVML_ENC_UTILIZATION_SAMPLES: *out = {Field::kEncoderUtilPct, 0.2, 70}; return true;
+    case NVML_DEC_UTILIZATION_SAMPLES: *out = {Field::kDecoderUtilPct, 0.2, 70}; return true;
+    case NVML_JPG_UTILIZATION_SAMPLES: *out = {Field::kJpegUtilPct, 0.2, 70}; return true;
+    case NVML_OFA_UTILIZATION_SAMPLES: *out = {Field::kOfaUtilPct, 0.2, 70}; return true;
     case NVML_PROCESSOR_CLK_SAMPLES: *out = {Field::kSmClockMhz, 0.2, 70}; return true;
     case NVML_MEMORY_CLK_SAMPLES: *out = {Field::kMemClockMhz, 0.2, 70}; return true;
-    default: return false;  // encoder/decoder: not modelled
+    default: return false;  // module power: not modelled
   }
 }
 

@@ -220,7 +220,12 @@ TEST_F(FakeNvml, SampleBuffersFollowTheDriverGridAndLastSeen) {
             NVML_SUCCESS);
   EXPECT_EQ(count, 70U);
   EXPECT_NEAR(static_cast<double>(s[1].timeStamp - s[0].timeStamp), 200000, 2);
+  count = 120;
   EXPECT_EQ(fn().device_get_samples(h, NVML_ENC_UTILIZATION_SAMPLES, 0, &type, &count, s.data()),
+            NVML_SUCCESS);
+  EXPECT_EQ(count, 70U);
+  constexpr auto kModulePowerSamples = static_cast<nvmlSamplingType_t>(7);  // not modelled
+  EXPECT_EQ(fn().device_get_samples(h, kModulePowerSamples, 0, &type, &count, s.data()),
             NVML_ERROR_NOT_SUPPORTED);
 }
 

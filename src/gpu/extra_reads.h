@@ -22,13 +22,20 @@ struct GpmReading {
   double window_s = 0;  ///< time between the two samples, >= 0.1 s
 };
 
-/// The driver's sample buffers that nvmlDeviceGetSamples reads.
+/// The driver's sample buffers that nvmlDeviceGetSamples reads. The sampler reads power and GPU
+/// utilization; -q's report shows them all.
 enum class DriverBuffer : std::uint8_t {
-  kPower,              ///< total board power, W (every 20 ms on an H200, ~2.4 s kept)
-  kGpuUtilization,     ///< kernel-active %, every 200 ms (~14 s kept)
-  kMemoryUtilization,  ///< memory-controller busy %, every 200 ms
+  kPower,               ///< total board power, W (every 20 ms on an H200, ~2.4 s kept)
+  kGpuUtilization,      ///< kernel-active %, every 200 ms (~14 s kept)
+  kMemoryUtilization,   ///< memory-controller busy %, every 200 ms
+  kEncoderUtilization,  ///< %, every 200 ms
+  kDecoderUtilization,
+  kJpegUtilization,
+  kOfaUtilization,
+  kSmClock,      ///< MHz; an idle H200 keeps none (NOT_FOUND)
+  kMemoryClock,  ///< MHz
 };
-inline constexpr unsigned kDriverBufferCount = 3;
+inline constexpr unsigned kDriverBufferCount = 9;
 
 struct DriverSample {
   std::uint64_t timestamp_us = 0;  ///< CPU time of the sample, us since 1970

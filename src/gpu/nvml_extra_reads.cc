@@ -153,10 +153,12 @@ Reading<DriverSamples> NvmlBackend::read_driver_samples(unsigned index, DriverBu
   if (fn == nullptr || x.buffer_unsupported.at(slot))
     return Result::missing(Missing::kNotSupported);
   if (const auto why = unavailable(d)) return Result::missing(*why);
-  const nvmlSamplingType_t type = which == DriverBuffer::kPower ? NVML_TOTAL_POWER_SAMPLES
-                                  : which == DriverBuffer::kGpuUtilization
-                                      ? NVML_GPU_UTILIZATION_SAMPLES
-                                      : NVML_MEMORY_UTILIZATION_SAMPLES;
+  // NVML's nvmlSamplingType_t, in DriverBuffer's order.
+  static constexpr std::array<nvmlSamplingType_t, kDriverBufferCount> kTypes = {
+      NVML_TOTAL_POWER_SAMPLES,     NVML_GPU_UTILIZATION_SAMPLES, NVML_MEMORY_UTILIZATION_SAMPLES,
+      NVML_ENC_UTILIZATION_SAMPLES, NVML_DEC_UTILIZATION_SAMPLES, NVML_JPG_UTILIZATION_SAMPLES,
+      NVML_OFA_UTILIZATION_SAMPLES, NVML_PROCESSOR_CLK_SAMPLES,   NVML_MEMORY_CLK_SAMPLES};
+  const nvmlSamplingType_t type = kTypes.at(slot);
   unsigned long long& last_seen = x.buffer_last_seen_us[slot];
   nvmlValueType_t value_type = NVML_VALUE_TYPE_UNSIGNED_INT;
   // The first read asks for the capacity (no buffer); later reads go straight into the kept

@@ -55,8 +55,6 @@ enum class Kind : std::uint8_t {
   kProcesses,  // the process list (or "Processes : None")
 };
 
-enum class Buffer : std::uint8_t { kNone, kGpuUtil, kMemUtil, kPower };
-
 struct Row {
   unsigned section = 0;
   std::uint8_t depth = 0;
@@ -65,9 +63,9 @@ struct Row {
   std::string_view field;   // kField: the field's name
   std::string_view suffix;  // kField: appended to a value
   std::string (*custom)(const RowSource&) = nullptr;
-  MetricSet needs;       // kCustom: what it reads
-  bool details = false;  // kCustom: reads QGpu::details
-  Buffer buffer = Buffer::kNone;
+  MetricSet needs;                             // kCustom: what it reads
+  bool details = false;                        // kCustom: reads QGpu::details
+  DriverBuffer buffer = DriverBuffer::kPower;  // kSamples: which
 };
 
 constexpr Row row(unsigned section, std::uint8_t depth, std::string_view label, Kind kind) {
@@ -105,7 +103,7 @@ Row detail(unsigned s, std::uint8_t d, std::string_view label,
   r.details = true;
   return r;
 }
-constexpr Row samples(unsigned s, std::string_view label, Buffer b) {
+constexpr Row samples(unsigned s, std::string_view label, DriverBuffer b) {
   Row r = row(s, 1, label, Kind::kSamples);
   r.buffer = b;
   return r;
@@ -456,12 +454,12 @@ std::vector<Row> make_layout() {
       field(UTIL, 2, "Decoder", "utilization.decoder"),
       field(UTIL, 2, "JPEG", "utilization.jpeg"),
       field(UTIL, 2, "OFA", "utilization.ofa"),
-      samples(UTIL, "GPU Utilization Samples", Buffer::kGpuUtil),
-      samples(UTIL, "Memory Utilization Samples", Buffer::kMemUtil),
-      samples(UTIL, "ENC Utilization Samples", Buffer::kNone),
-      samples(UTIL, "DEC Utilization Samples", Buffer::kNone),
-      samples(UTIL, "JPG Utilization Samples", Buffer::kNone),
-      samples(UTIL, "OFA Utilization Samples", Buffer::kNone),
+      samples(UTIL, "GPU Utilization Samples", DriverBuffer::kGpuUtilization),
+      samples(UTIL, "Memory Utilization Samples", DriverBuffer::kMemoryUtilization),
+      samples(UTIL, "ENC Utilization Samples", DriverBuffer::kEncoderUtilization),
+      samples(UTIL, "DEC Utilization Samples", DriverBuffer::kDecoderUtilization),
+      samples(UTIL, "JPG Utilization Samples", DriverBuffer::kJpegUtilization),
+      samples(UTIL, "OFA Utilization Samples", DriverBuffer::kOfaUtilization),
       heading(W, 1, "Encoder Stats"),
       detail(W, 2, "Active Sessions", encoder<&CodecSessions::count>),
       detail(W, 2, "Average FPS", encoder<&CodecSessions::average_fps>),
@@ -557,7 +555,7 @@ std::vector<Row> make_layout() {
       field(POW, 2, "Default Power Limit", "power.default_limit"),
       field(POW, 2, "Min Power Limit", "power.min_limit"),
       field(POW, 2, "Max Power Limit", "power.max_limit"),
-      samples(POW, "Power Samples", Buffer::kPower),
+      samples(POW, "Power Samples", DriverBuffer::kPower),
       heading(POW, 1, "GPU Memory Power Readings "),  // nvidia-smi's trailing space
       detail(POW, 2, "Average Power Draw",
              [](const RowSource& s) { return watts_text(details(s).memory_power_average_w); }),
@@ -601,8 +599,8 @@ std::vector<Row> make_layout() {
              [](const RowSource& s) {
                return number_text(details(s).customer_boost_max_graphics_mhz, " MHz");
              }),
-      samples(CLK, "SM Clock Samples", Buffer::kNone),
-      samples(CLK, "Memory Clock Samples", Buffer::kNone),
+      samples(CLK, "SM Clock Samples", DriverBuffer::kSmClock),
+      samples(CLK, "Memory Clock Samples", DriverBuffer::kMemoryClock),
       heading(CLK, 1, "Clock Policy"),
       not_read(CLK, 2, "Auto Boost"),
       not_read(CLK, 2, "Auto Boost Default"),
@@ -674,23 +672,21 @@ std::string field_value(const Row& row, const RowSource& s) {
   return csv_cell(cell, f.info, true) + std::string(row.suffix);
 }
 
-// Duration, count, max, min and mean of one of the driver's buffers, as nvidia-smi prints them.
+// Duration, count, max, min and mean of one of the driver's buffers, as nvidia-smi prints them:
+// N/A where the GPU has no such buffer, and NVML's "Not Found" where the buffer holds no sample
+// (an idle H200's clock buffers), or none newer than the previous report's under -l.
 void put_samples(std::string& out, const Row& row, const QGpu& gpu) {
   put_heading(out, 1, row.label);
-  const std::optional<DriverSamples>* buffer = nullptr;
-  switch (row.buffer) {
-    case Buffer::kGpuUtil: buffer = &gpu.gpu_util_samples; break;
-    case Buffer::kMemUtil: buffer = &gpu.mem_util_samples; break;
-    case Buffer::kPower: buffer = &gpu.power_samples; break;
-    case Buffer::kNone: break;
-  }
+  const Reading<DriverSamples>& buffer = gpu.buffers.at(static_cast<std::size_t>(row.buffer));
   static constexpr std::array<std::string_view, 5> kLabels = {"Duration", "Number of Samples",
                                                               "Max", "Min", "Avg"};
-  if (buffer == nullptr || !buffer->has_value() || (*buffer)->samples.empty()) {
-    for (std::string_view label : kLabels) put_line(out, 2, label, "N/A");
+  if (!buffer || buffer->samples.empty()) {
+    std::string text = "Not Found";
+    if (!buffer) text = buffer.why() == Missing::kNotSupported ? "N/A" : missing_text(buffer.why());
+    for (std::string_view label : kLabels) put_line(out, 2, label, text);
     return;
   }
-  const std::vector<DriverSample>& v = (*buffer)->samples;
+  const std::vector<DriverSample>& v = buffer->samples;
   double lo = v.front().value, hi = lo, sum = 0;
   for (const DriverSample& x : v) {
     lo = std::min(lo, x.value);
@@ -699,11 +695,13 @@ void put_samples(std::string& out, const Row& row, const QGpu& gpu) {
   }
   const double mean = sum / static_cast<double>(v.size());
   const double seconds = static_cast<double>(v.back().timestamp_us - v.front().timestamp_us) / 1e6;
-  const bool watts = row.buffer == Buffer::kPower;
+  const bool watts = row.buffer == DriverBuffer::kPower;
+  const bool mhz = row.buffer == DriverBuffer::kSmClock || row.buffer == DriverBuffer::kMemoryClock;
   // Utilization is whole percent; nvidia-smi's average is the integer mean.
   auto value = [&](double x, bool mean_of_integers) {
-    return watts ? fmt::format("{:.2f} W", x)
-                 : fmt::format("{} %", mean_of_integers ? std::floor(x) : std::round(x));
+    if (watts) return fmt::format("{:.2f} W", x);
+    return fmt::format("{} {}", mean_of_integers ? std::floor(x) : std::round(x),
+                       mhz ? "MHz" : "%");
   };
   put_line(out, 2, kLabels[0], fmt::format("{:.2f} sec", seconds));
   put_line(out, 2, kLabels[1], std::to_string(v.size()));
@@ -806,11 +804,12 @@ bool q_needs_report_details(unsigned display) {
   return std::any_of(rows.begin(), rows.end(),
                      [&](const Row& row) { return row.details && shows(row, display); });
 }
-bool q_needs_utilization_samples(unsigned display) {
-  return (display & kQUtilization) != 0;
-}
-bool q_needs_power_samples(unsigned display) {
-  return (display & kQPower) != 0;
+std::vector<DriverBuffer> q_buffers(unsigned display) {
+  std::vector<DriverBuffer> out;
+  for (const Row& row : layout()) {
+    if (row.kind == Kind::kSamples && shows(row, display)) out.push_back(row.buffer);
+  }
+  return out;
 }
 
 std::string q_report(const QHeader& header, const std::vector<QGpu>& gpus, unsigned display) {

@@ -12,6 +12,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <array>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -52,9 +53,9 @@ struct QGpu {
   ReportDetails details;  ///< read when q_needs_report_details()
   Reading<std::vector<GpuProcess>> processes =
       Reading<std::vector<GpuProcess>>::missing(Missing::kNotAvailable);
-  std::optional<DriverSamples> gpu_util_samples;
-  std::optional<DriverSamples> mem_util_samples;
-  std::optional<DriverSamples> power_samples;
+  /// The driver's sample buffers, by DriverBuffer; read when q_buffers() lists them.
+  std::array<Reading<DriverSamples>, kDriverBufferCount> buffers;
+  Reading<DriverSamples>& buffer(DriverBuffer b) { return buffers.at(static_cast<std::size_t>(b)); }
 };
 
 /// The report's head: when it was taken (local time), the driver, and how many GPUs there are.
@@ -66,14 +67,14 @@ struct QHeader {
 
 /// The metric groups the report with `display` needs from the backend.
 MetricSet q_metrics(unsigned display);
-/// Which extra reads it needs: PCIe throughput (the whole report's PCI section), the process list,
-/// and the driver's utilization and power sample buffers.
+/// Which extra reads it needs: PCIe throughput (the whole report's PCI section) and the process
+/// list.
 bool q_needs_pcie(unsigned display);
 bool q_needs_processes(unsigned display);
 /// Whether it shows anything of ReportDetails (the whole report, ECC, remapped rows, power ...).
 bool q_needs_report_details(unsigned display);
-bool q_needs_utilization_samples(unsigned display);
-bool q_needs_power_samples(unsigned display);
+/// The driver's sample buffers it shows (those of UTILIZATION, POWER and CLOCK under -d).
+std::vector<DriverBuffer> q_buffers(unsigned display);
 
 /// The whole report (`display` 0) or the chosen sections, for `gpus` in order.
 std::string q_report(const QHeader& header, const std::vector<QGpu>& gpus, unsigned display);

@@ -34,19 +34,7 @@ std::string capture(const std::string& name) {
 const std::set<std::string> kNotRead = {
     // No public NVML call gives these (nvidia-smi reads them through a private table).
     "GPU PDI", "GPU Part Number", "Sparse Operation Mode",
-    // Samples of buffers gpumon does not read (encoder, decoder, JPEG, OFA, clocks)
-    "ENC Utilization Samples/Duration", "ENC Utilization Samples/Number of Samples",
-    "ENC Utilization Samples/Max", "ENC Utilization Samples/Min", "ENC Utilization Samples/Avg",
-    "DEC Utilization Samples/Duration", "DEC Utilization Samples/Number of Samples",
-    "DEC Utilization Samples/Max", "DEC Utilization Samples/Min", "DEC Utilization Samples/Avg",
-    "JPG Utilization Samples/Duration", "JPG Utilization Samples/Number of Samples",
-    "JPG Utilization Samples/Max", "JPG Utilization Samples/Min", "JPG Utilization Samples/Avg",
-    "OFA Utilization Samples/Duration", "OFA Utilization Samples/Number of Samples",
-    "OFA Utilization Samples/Max", "OFA Utilization Samples/Min", "OFA Utilization Samples/Avg",
-    "SM Clock Samples/Duration", "SM Clock Samples/Number of Samples", "SM Clock Samples/Max",
-    "SM Clock Samples/Min", "SM Clock Samples/Avg", "Memory Clock Samples/Duration",
-    "Memory Clock Samples/Number of Samples", "Memory Clock Samples/Max",
-    "Memory Clock Samples/Min", "Memory Clock Samples/Avg"};
+};
 
 // Compares line by line: headings and labels byte for byte; a value may differ only where
 // gpumon says N/A of a line in kNotRead.
@@ -130,8 +118,13 @@ struct Fixture {
   std::string report(unsigned display) const { return q_report(header, {gpu}, display); }
   void read_buffers() {
     // 71 samples over 14 s: one at 100 % and one at 113 % of the rest, mean 3.0 -> "3 %".
-    gpu.gpu_util_samples = buffer(71, 200'000, 0, {100, 100, 13});
-    gpu.mem_util_samples = buffer(71, 200'000, 0, {31});
+    gpu.buffer(DriverBuffer::kGpuUtilization) = buffer(71, 200'000, 0, {100, 100, 13});
+    gpu.buffer(DriverBuffer::kMemoryUtilization) = buffer(71, 200'000, 0, {31});
+    for (DriverBuffer b : {DriverBuffer::kEncoderUtilization, DriverBuffer::kDecoderUtilization,
+                           DriverBuffer::kJpegUtilization, DriverBuffer::kOfaUtilization})
+      gpu.buffer(b) = buffer(71, 200'000, 0, {});
+    // An idle H200 keeps no clock sample: NVML answers NOT_FOUND, read as an empty buffer.
+    gpu.buffer(DriverBuffer::kSmClock) = gpu.buffer(DriverBuffer::kMemoryClock) = DriverSamples{};
   }
 };
 
@@ -145,10 +138,10 @@ TEST(QReport, EachSectionIsNvidiaSmis) {
   expect_matches(f.report(kQMemory), capture("q-d-MEMORY.txt"));
   expect_matches(f.report(kQTemperature), capture("q-d-TEMPERATURE.txt"));
   expect_matches(f.report(kQPerformance), capture("q-d-PERFORMANCE.txt"));
-  expect_matches(f.report(kQClock), capture("q-d-CLOCK.txt"));
   expect_matches(f.report(kQEcc), capture("q-d-ECC.txt"));
   expect_matches(f.report(kQPids), capture("q-d-PIDS.txt"));
   f.read_buffers();
+  expect_matches(f.report(kQClock), capture("q-d-CLOCK.txt"));
   expect_matches(f.report(kQUtilization), capture("q-d-UTILIZATION.txt"));
   expect_matches(f.report(kQMemory | kQUtilization), capture("q-d-MEMORY,UTILIZATION.txt"));
 }
@@ -159,7 +152,8 @@ TEST(QReport, PowerShowsTheDriversPowerSamples) {
   f.gpu.sample.power_draw_instant_w = 78.13;
   f.gpu.details.memory_power_average_w = 39.28;
   // 119 samples 20 ms apart: 2.36 s, 79.15 W and 77.15 W at the ends, mean 78.02 W.
-  f.gpu.power_samples = buffer(119, 20'000, (78.02 * 119 - 79.15 - 77.15) / 117, {79.15, 77.15});
+  f.gpu.buffer(DriverBuffer::kPower) =
+      buffer(119, 20'000, (78.02 * 119 - 79.15 - 77.15) / 117, {79.15, 77.15});
   expect_matches(f.report(kQPower), capture("q-d-POWER.txt"));
 }
 
@@ -211,7 +205,8 @@ TEST(QReport, ReadsOnlyWhatTheSectionsShow) {
   EXPECT_TRUE(q_metrics(0).has(MetricGroup::kRemappedRows));
   EXPECT_FALSE(q_needs_processes(kQMemory));
   EXPECT_TRUE(q_needs_processes(0));
-  EXPECT_FALSE(q_needs_utilization_samples(0));
+  EXPECT_TRUE(q_buffers(0).empty());
+  EXPECT_EQ(q_buffers(kQClock), (std::vector{DriverBuffer::kSmClock, DriverBuffer::kMemoryClock}));
 }
 
 TEST(QReport, TheCommandPrintsTheReportOfTheChosenGpus) {

@@ -77,16 +77,7 @@ std::string read_report(unsigned display, GpuBackend& backend,
     if (q_needs_pcie(display)) g.pcie = backend.pcie_throughput(i);
     if (q_needs_processes(display)) g.processes = backend.processes(i);
     if (q_needs_report_details(display)) g.details = backend.report_details(i);
-    auto buffer = [&](DriverBuffer which) -> std::optional<DriverSamples> {
-      auto r = backend.read_driver_samples(i, which);
-      if (!r) return std::nullopt;
-      return *r;
-    };
-    if (q_needs_utilization_samples(display)) {
-      g.gpu_util_samples = buffer(DriverBuffer::kGpuUtilization);
-      g.mem_util_samples = buffer(DriverBuffer::kMemoryUtilization);
-    }
-    if (q_needs_power_samples(display)) g.power_samples = buffer(DriverBuffer::kPower);
+    for (DriverBuffer b : q_buffers(display)) g.buffer(b) = backend.read_driver_samples(i, b);
   }
   return q_report(header, gpus, display);
 }

@@ -41,6 +41,7 @@ log "busy"
 pair busy-whole
 pair busy-UTILIZATION -d UTILIZATION
 pair busy-POWER -d POWER
+pair busy-CLOCK -d CLOCK
 pair busy-PIDS -d PIDS
 kill "$busy" 2>/dev/null; wait "$busy" 2>/dev/null
 cat "$res/compare.txt"
