@@ -2,6 +2,7 @@
 // C exports: what only nvidia-smi -q shows (fact kReportDetails). Static answers of an idle
 // H200 (DeviceSpec); field values 95 and 230 and the memory's power are in exports_lists.cc.
 #include <cstring>
+#include <type_traits>
 
 #include "fake_nvml/runtime.h"
 
@@ -11,14 +12,34 @@ using gpumon::fake::Field;
 
 namespace {
 
-// Checks the fact, then lets `fill` write the answer.
+// Checks the fact, then lets `fill` write the answer (and return a status, if it has one).
 template <typename Fill>
 nvmlReturn_t report_call(int symbol, nvmlDevice_t device, const void* out, Fill fill) {
   return device_call(symbol, device, [&](DeviceState& d, double t) {
     if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     const nvmlReturn_t rc = d.check(Field::kReportDetails, symbol, t);
-    if (rc == NVML_SUCCESS) fill(*d.spec);
-    return rc;
+    if (rc != NVML_SUCCESS) return rc;
+    if constexpr (std::is_void_v<decltype(fill(*d.spec))>) {
+      fill(*d.spec);
+      return NVML_SUCCESS;
+    } else {
+      return fill(*d.spec);
+    }
+  });
+}
+
+// report_call for a struct with a version word: a version other than `version` is refused.
+template <typename Out, typename Fill>
+nvmlReturn_t versioned_call(int symbol, nvmlDevice_t device, Out* out, unsigned version,
+                            Fill fill) {
+  return report_call(symbol, device, out, [&](const auto& spec) {
+    if (out->version != version) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if constexpr (std::is_void_v<decltype(fill(spec))>) {
+      fill(spec);
+      return NVML_SUCCESS;
+    } else {
+      return fill(spec);
+    }
   });
 }
 
@@ -48,13 +69,20 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlF
                      [&](const auto&) { *out = nvmlFBCStats_t{}; });
 }
 
+// A GPU without row remapping (its remapped-rows series unsupported) has no histogram either.
 GPUMON_FAKE_EXPORT nvmlReturn_t
 nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device, nvmlRowRemapperHistogramValues_t* out) {
-  return report_call(GPUMON_FAKE_SYM(nvmlDeviceGetRowRemapperHistogram), device, out,
-                     [&](const auto& s) {
-                       *out = nvmlRowRemapperHistogramValues_t{};
-                       out->max = s.remap_banks_max;
-                     });
+  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetRowRemapperHistogram);
+  return device_call(symbol, device, [&](DeviceState& d, double t) {
+    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+    nvmlReturn_t rc = d.check(Field::kReportDetails, symbol, t);
+    double remapped = 0;
+    if (rc == NVML_SUCCESS) rc = d.read(Field::kRemappedRowsCorrectable, t, &remapped);
+    if (rc != NVML_SUCCESS) return rc;
+    *out = nvmlRowRemapperHistogramValues_t{};
+    out->max = d.spec->remap_banks_max;
+    return NVML_SUCCESS;
+  });
 }
 
 // The active counts and flags are the scenario's remapped-rows series, as field values 142-145
@@ -88,19 +116,13 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device,
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetSramEccErrorStatus(nvmlDevice_t device,
                                                                 nvmlEccSramErrorStatus_v1_t* out) {
-  if (out != nullptr && out->version != gpumon::nvml::kEccSramErrorStatusV1) {
-    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  }
-  const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetSramEccErrorStatus);
-  return device_call(symbol, device, [&](DeviceState& d, double t) {
-    if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    nvmlReturn_t rc = d.check(Field::kReportDetails, symbol, t);
-    if (rc == NVML_SUCCESS && !d.spec->ecc_enabled) rc = NVML_ERROR_NOT_SUPPORTED;
-    if (rc != NVML_SUCCESS) return rc;
-    *out = nvmlEccSramErrorStatus_v1_t{};  // no SRAM error
-    out->version = gpumon::nvml::kEccSramErrorStatusV1;
-    return NVML_SUCCESS;
-  });
+  return versioned_call(GPUMON_FAKE_SYM(nvmlDeviceGetSramEccErrorStatus), device, out,
+                        gpumon::nvml::kEccSramErrorStatusV1, [&](const auto& spec) {
+                          if (!spec.ecc_enabled) return NVML_ERROR_NOT_SUPPORTED;
+                          *out = nvmlEccSramErrorStatus_v1_t{};  // no SRAM error
+                          out->version = gpumon::nvml::kEccSramErrorStatusV1;
+                          return NVML_SUCCESS;
+                        });
 }
 
 // The DRAM's counts are the scenario's ECC series, which nvmlDeviceGetTotalEccErrors answers
@@ -134,11 +156,9 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t dev
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device,
                                                           nvmlRepairStatus_v1_t* out) {
-  if (out != nullptr && out->version != gpumon::nvml::kRepairStatusV1) {
-    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  }
-  return report_call(GPUMON_FAKE_SYM(nvmlDeviceGetRepairStatus), device, out,
-                     [&](const auto&) { out->bChannelRepairPending = out->bTpcRepairPending = 0; });
+  return versioned_call(
+      GPUMON_FAKE_SYM(nvmlDeviceGetRepairStatus), device, out, gpumon::nvml::kRepairStatusV1,
+      [&](const auto&) { out->bChannelRepairPending = out->bTpcRepairPending = 0; });
 }
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(
@@ -155,9 +175,7 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvm
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCapabilities(nvmlDevice_t device,
                                                           nvmlDeviceCapabilities_v1_t* out) {
-  if (out != nullptr && out->version != gpumon::nvml::kDeviceCapabilitiesV1) {
-    return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-  }
-  return report_call(GPUMON_FAKE_SYM(nvmlDeviceGetCapabilities), device, out,
-                     [&](const auto&) { out->capMask = 0; });
+  return versioned_call(GPUMON_FAKE_SYM(nvmlDeviceGetCapabilities), device, out,
+                        gpumon::nvml::kDeviceCapabilitiesV1,
+                        [&](const auto&) { out->capMask = 0; });
 }

@@ -92,7 +92,8 @@ struct RemapHistogram {
 };
 
 /// What only nvidia-smi -q's report shows and nothing else in gpumon uses. Read when a report
-/// asks (about 20 NVML calls, a few ms), never by the sampler.
+/// asks (about 20 NVML calls, a few ms), never by the sampler. A new member goes into
+/// report_details_missing() too.
 struct ReportDetails {
   Reading<unsigned> video_clock_mhz;
   Reading<unsigned> max_video_clock_mhz;

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "gpu/metric_catalog.h"
+#include "gpu/nvml_values.h"
 
 namespace gpumon {
 namespace {
@@ -602,27 +603,6 @@ constexpr std::array kFieldReads{
               MetricId::kClockEventHwPowerBrakeS, 1e9},
 };
 
-double field_number(const nvmlFieldValue_t& v) {
-  switch (v.valueType) {
-    case NVML_VALUE_TYPE_DOUBLE: return v.value.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.value.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.value.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.value.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.value.sllVal);
-    case NVML_VALUE_TYPE_SIGNED_INT: return v.value.siVal;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.value.usVal;
-  }
-  return 0.0;
-}
-
-// One field's outcome in a batched nvmlDeviceGetFieldValues: the call's error when the call
-// failed, else the field's own status. A driver that does not know a field id answers
-// INVALID_ARGUMENT in that field's status: it is NOT_SUPPORTED there.
-nvmlReturn_t field_status(nvmlReturn_t call_rc, const nvmlFieldValue_t& v) {
-  if (call_rc != NVML_SUCCESS) return call_rc;
-  return v.nvmlReturn == NVML_ERROR_INVALID_ARGUMENT ? NVML_ERROR_NOT_SUPPORTED : v.nvmlReturn;
-}
-
 }  // namespace
 
 // Every kFieldReads group asked for comes from one batched nvmlDeviceGetFieldValues. Each field
@@ -653,7 +633,8 @@ void NvmlBackend::read_field_values(Device& d, MetricSet what, DeviceSample& s) 
     const FieldRead& f = kFieldReads[k];
     const nvmlReturn_t r = field_status(rc, values[i]);
     if (r == NVML_SUCCESS) {
-      set_metric_value(s, f.metric, field_number(values[i]) / f.per_catalog_unit);
+      set_metric_value(s, f.metric,
+                       nvml_number(values[i].valueType, values[i].value) / f.per_catalog_unit);
       continue;
     }
     if (missing_from(r) != Missing::kNotSupported) {
@@ -689,8 +670,10 @@ void NvmlBackend::read_tlimits(Device& d) {
   const nvmlReturn_t rc = fn(d.handle, static_cast<int>(v.size()), v.data());
   for (std::size_t i = 0; i < v.size(); ++i) {
     const nvmlReturn_t r = field_status(rc, v[i]);
-    *out[i] = r == NVML_SUCCESS ? Reading<int>(static_cast<int>(std::lround(field_number(v[i]))))
-                                : Reading<int>::missing(missing_from(r));
+    *out[i] =
+        r == NVML_SUCCESS
+            ? Reading<int>(static_cast<int>(std::lround(nvml_number(v[i].valueType, v[i].value))))
+            : Reading<int>::missing(missing_from(r));
   }
 }
 

@@ -6,22 +6,10 @@
 
 #include "gpu/event_watcher.h"
 #include "gpu/nvml_backend.h"
+#include "gpu/nvml_values.h"
 
 namespace gpumon {
 namespace {
-
-double value_of(nvmlValueType_t type, const nvmlValue_t& v) {
-  switch (type) {
-    case NVML_VALUE_TYPE_DOUBLE: return v.dVal;
-    case NVML_VALUE_TYPE_UNSIGNED_INT: return v.uiVal;
-    case NVML_VALUE_TYPE_UNSIGNED_LONG: return static_cast<double>(v.ulVal);
-    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: return static_cast<double>(v.ullVal);
-    case NVML_VALUE_TYPE_SIGNED_LONG_LONG: return static_cast<double>(v.sllVal);
-    case NVML_VALUE_TYPE_SIGNED_INT: return v.siVal;
-    case NVML_VALUE_TYPE_UNSIGNED_SHORT: return v.usVal;
-  }
-  return v.uiVal;
-}
 
 std::uint64_t wall_now_us() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -187,7 +175,7 @@ Reading<DriverSamples> NvmlBackend::read_driver_samples(unsigned index, DriverBu
   const double scale = which == DriverBuffer::kPower ? 1e-3 : 1.0;  // mW -> W
   for (unsigned i = 0; i < count && i < buf.size(); ++i) {
     if (buf[i].timeStamp <= last_seen) continue;
-    out.samples.push_back({buf[i].timeStamp, value_of(value_type, buf[i].sampleValue) * scale});
+    out.samples.push_back({buf[i].timeStamp, nvml_number(value_type, buf[i].sampleValue) * scale});
   }
   std::sort(
       out.samples.begin(), out.samples.end(),

@@ -200,6 +200,50 @@ TEST(NvmlExtraReads, AnEmptyBufferIsNoneNotAnError) {
   EXPECT_EQ(second->max.why(), Missing::kNotAvailable);
 }
 
+// Each buffer asks NVML for its own sampling type: every series here has a value of its own.
+TEST(NvmlExtraReads, EachDriverBufferIsItsOwnSeries) {
+  TempScenario sc(R"({"devices": [{"fields": {
+      "power_instant_mw": 321000, "utilization_gpu_pct": 11, "utilization_memory_pct": 12,
+      "encoder_util_pct": 13, "decoder_util_pct": 14, "jpeg_util_pct": 15,
+      "ofa_util_pct": 16, "sm_clock_mhz": 1410, "mem_clock_mhz": 2619}}]})");
+  FakeScenario env(sc.path(), 1, kTimeStandsStill);
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const std::pair<DriverBuffer, double> expected[] = {
+      {DriverBuffer::kPower, 321.0},           {DriverBuffer::kGpuUtilization, 11},
+      {DriverBuffer::kMemoryUtilization, 12},  {DriverBuffer::kEncoderUtilization, 13},
+      {DriverBuffer::kDecoderUtilization, 14}, {DriverBuffer::kJpegUtilization, 15},
+      {DriverBuffer::kOfaUtilization, 16},     {DriverBuffer::kSmClock, 1410},
+      {DriverBuffer::kMemoryClock, 2619}};
+  static_assert(std::size(expected) == kDriverBufferCount);
+  for (const auto& [buffer, value] : expected) {
+    const auto r = b->read_driver_samples(0, buffer);
+    ASSERT_TRUE(r.has_value()) << static_cast<int>(buffer);
+    EXPECT_DOUBLE_EQ(r->max.value_or(-1), value) << static_cast<int>(buffer);
+  }
+}
+
+// The report's details on a GPU lost partway through: every value says so, the GPU is marked
+// lost (the next sample re-probes it), and no further call is made.
+TEST(NvmlExtraReads, ReportDetailsOfAGpuLostPartway) {
+  TempScenario sc(R"({"devices": [
+      {"errors": [{"call": "nvmlDeviceGetRepairStatus", "error": "GPU_IS_LOST"}]},
+      {"unsupported": ["report_details"]}]})");
+  FakeScenario env(sc.path(), 0, kTimeStandsStill);
+  auto b = open_backend();
+  ASSERT_TRUE(b);
+  const ReportDetails lost = b->report_details(0);
+  EXPECT_EQ(lost.video_clock_mhz.why(), Missing::kGpuLost);
+  EXPECT_EQ(lost.egm_enabled.why(), Missing::kGpuLost);
+  EXPECT_EQ(lost.ecc_aggregate.dram_uncorrected.why(), Missing::kGpuLost);
+  EXPECT_TRUE(b->sample(0, MetricGroup::kTemperature).lost);
+  const ReportDetails none = b->report_details(1);
+  EXPECT_EQ(none.c2c_enabled.why(), Missing::kNotSupported);
+  EXPECT_EQ(none.recovery_action.why(), Missing::kNotSupported);
+  EXPECT_EQ(none.memory_power_average_w.why(), Missing::kNotSupported);
+  EXPECT_TRUE(b->report_details(1).remap_histogram.why() == Missing::kNotSupported);
+}
+
 TEST(NvmlExtraReads, ProcessUtilizationIsFreshAndNeverOver100) {
   TempScenario sc(R"({"devices": [{"processes": [
       {"pid": 100, "name": "python3", "sm_util_pct": 61, "mem_util_pct": 23},

@@ -2,6 +2,7 @@
 // NvmlBackend::report_details: the values only nvidia-smi -q shows, read with the calls
 // nvidia-smi 580 makes for them (traced on an H200: docs/results/h200-2026-12-04-nvml-trace).
 #include "gpu/nvml_backend.h"
+#include "gpu/nvml_values.h"
 
 namespace gpumon {
 
@@ -113,17 +114,12 @@ ReportDetails NvmlBackend::report_details(unsigned index) {
   fields[3].scopeId = nvml::kPowerScopeMemory;
   rc = ask(fn.device_get_field_values, static_cast<int>(fields.size()), fields.data());
   auto field = [&](std::size_t i) -> Reading<unsigned> {
-    if (rc != NVML_SUCCESS) return Reading<unsigned>::missing(missing_from(rc));
-    const nvmlFieldValue_t& v = fields[i];
-    // A driver that does not know the id answers INVALID_ARGUMENT for it.
-    if (v.nvmlReturn == NVML_ERROR_INVALID_ARGUMENT) {
-      return Reading<unsigned>::missing(Missing::kNotSupported);
+    const nvmlReturn_t status = field_status(rc, fields[i]);
+    if (status != NVML_SUCCESS) {
+      if (rc == NVML_SUCCESS) extra_failure(d, status);  // a lost GPU said in the field
+      return Reading<unsigned>::missing(missing_from(status));
     }
-    if (v.nvmlReturn != NVML_SUCCESS) return Reading<unsigned>::missing(missing_from(v.nvmlReturn));
-    if (v.valueType == NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) {
-      return static_cast<unsigned>(v.value.ullVal);
-    }
-    return v.value.uiVal;  // every one of these answers unsigned int on driver 580
+    return static_cast<unsigned>(nvml_number(fields[i].valueType, fields[i].value));
   };
   r.pcie_replay_rollovers = field(0);
   r.recovery_action = field(1);

@@ -172,7 +172,8 @@ typedef struct nvmlC2cModeInfo_v1_st {
   unsigned int isC2cEnabled;
 } nvmlC2cModeInfo_v1_t;
 
-/// nvmlDeviceGetSramEccErrorStatus (Ampere and newer; root only).
+/// nvmlDeviceGetSramEccErrorStatus (Ampere and newer). NVML documents it as root only; driver
+/// 580.159 answers an unprivileged user too.
 typedef struct nvmlEccSramErrorStatus_v1_st {
   unsigned int version;  ///< kEccSramErrorStatusV1
   unsigned long long aggregateUncParity;
@@ -474,6 +475,8 @@ static_assert(sizeof(nvmlFieldValue_t) == 40);
 static_assert(sizeof(nvmlFBCStats_t) == 12);
 static_assert(sizeof(nvmlRowRemapperHistogramValues_t) == 20);
 static_assert(sizeof(nvmlRemappedRowsInfo_v2_t) == 24);
+static_assert(sizeof(nvmlC2cModeInfo_v1_t) == 4);
+static_assert(sizeof(nvmlUnrepairableMemoryStatus_v1_t) == 4);
 static_assert(sizeof(nvmlEccSramErrorStatus_v1_t) == 104);
 static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, aggregateUncParity) == 8);
 static_assert(offsetof(nvmlEccSramErrorStatus_v1_t, bThresholdExceeded) == 96);

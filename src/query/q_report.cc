@@ -40,10 +40,12 @@ std::string shown(const Reading<T>& r, Show show) {
 
 // The board's identity lines: nvidia-smi shows what the GPU does not have as N/A (GSP
 // Firmware Version on a GPU without GSP).
+std::string na_or_why(Missing why) {
+  return why == Missing::kNotSupported ? "N/A" : missing_text(why);
+}
 template <typename T, typename Show>
 std::string identity(const Reading<T>& r, Show show) {
-  if (!r.has_value() && r.why() == Missing::kNotSupported) return "N/A";
-  return shown(r, show);
+  return r.has_value() ? show(*r) : na_or_why(r.why());
 }
 
 enum class Kind : std::uint8_t {
@@ -289,8 +291,14 @@ std::string recovery_action(const RowSource& s) {
 }
 
 // The SRAM sources and the remap histogram: one struct per call, one line per member.
+// With ECC off nvidia-smi shows every ECC count as N/A (a driver-550 capture); the driver may
+// still answer the calls, with zeros.
+bool ecc_off(const RowSource& s) {
+  return s.gpu.device->ecc_enabled.has_value() && !*s.gpu.device->ecc_enabled;
+}
 template <std::uint64_t SramErrorSources::*Member>
 std::string sram_source(const RowSource& s) {
+  if (ecc_off(s)) return "N/A";
   return identity(details(s).sram_sources,
                   [](const SramErrorSources& v) { return std::to_string(v.*Member); });
 }
@@ -299,21 +307,14 @@ std::string banks(const RowSource& s) {
   return identity(details(s).remap_histogram,
                   [](const RemapHistogram& v) { return fmt::format("{} bank(s)", v.*Member); });
 }
-template <Reading<std::uint64_t> EccSplit::*Member>
-std::string ecc_volatile(const RowSource& s) {
-  return number_text(details(s).ecc_volatile.*Member);
+// A count of one of ReportDetails' groups (ECC split, encoder or FBC sessions).
+template <auto Group, auto Member>
+std::string group_count(const RowSource& s) {
+  return number_text(details(s).*Group.*Member);
 }
-template <Reading<std::uint64_t> EccSplit::*Member>
-std::string ecc_aggregate(const RowSource& s) {
-  return number_text(details(s).ecc_aggregate.*Member);
-}
-template <Reading<unsigned> CodecSessions::*Member>
-std::string encoder(const RowSource& s) {
-  return number_text(details(s).encoder.*Member);
-}
-template <Reading<unsigned> CodecSessions::*Member>
-std::string fbc(const RowSource& s) {
-  return number_text(details(s).fbc.*Member);
+template <auto Scope, auto Member>
+std::string ecc_count(const RowSource& s) {
+  return ecc_off(s) ? "N/A" : group_count<Scope, Member>(s);
 }
 
 // nvidia-smi -q's order of lines for one GPU, and which -d section each belongs to. Lines of
@@ -461,13 +462,16 @@ std::vector<Row> make_layout() {
       samples(UTIL, "JPG Utilization Samples", DriverBuffer::kJpegUtilization),
       samples(UTIL, "OFA Utilization Samples", DriverBuffer::kOfaUtilization),
       heading(W, 1, "Encoder Stats"),
-      detail(W, 2, "Active Sessions", encoder<&CodecSessions::count>),
-      detail(W, 2, "Average FPS", encoder<&CodecSessions::average_fps>),
-      detail(W, 2, "Average Latency", encoder<&CodecSessions::average_latency_us>),
+      detail(W, 2, "Active Sessions", group_count<&ReportDetails::encoder, &CodecSessions::count>),
+      detail(W, 2, "Average FPS",
+             group_count<&ReportDetails::encoder, &CodecSessions::average_fps>),
+      detail(W, 2, "Average Latency",
+             group_count<&ReportDetails::encoder, &CodecSessions::average_latency_us>),
       heading(W, 1, "FBC Stats"),
-      detail(W, 2, "Active Sessions", fbc<&CodecSessions::count>),
-      detail(W, 2, "Average FPS", fbc<&CodecSessions::average_fps>),
-      detail(W, 2, "Average Latency", fbc<&CodecSessions::average_latency_us>),
+      detail(W, 2, "Active Sessions", group_count<&ReportDetails::fbc, &CodecSessions::count>),
+      detail(W, 2, "Average FPS", group_count<&ReportDetails::fbc, &CodecSessions::average_fps>),
+      detail(W, 2, "Average Latency",
+             group_count<&ReportDetails::fbc, &CodecSessions::average_latency_us>),
       heading(W, 1, "DRAM Encryption Mode"),
       not_read(W, 2, "Current"),
       not_read(W, 2, "Pending"),
@@ -476,23 +480,31 @@ std::vector<Row> make_layout() {
       field(ECC, 2, "Pending", "ecc.mode.pending"),
       heading(ECC, 1, "ECC Errors"),
       heading(ECC, 2, "Volatile"),
-      detail(ECC, 3, "SRAM Correctable", ecc_volatile<&EccSplit::sram_corrected>),
-      detail(ECC, 3, "SRAM Uncorrectable Parity", ecc_volatile<&EccSplit::sram_uncorrected_parity>),
-      detail(ECC, 3, "SRAM Uncorrectable SEC-DED",
-             ecc_volatile<&EccSplit::sram_uncorrected_secded>),
-      detail(ECC, 3, "DRAM Correctable", ecc_volatile<&EccSplit::dram_corrected>),
-      detail(ECC, 3, "DRAM Uncorrectable", ecc_volatile<&EccSplit::dram_uncorrected>),
-      heading(ECC, 2, "Aggregate"),
-      detail(ECC, 3, "SRAM Correctable", ecc_aggregate<&EccSplit::sram_corrected>),
+      detail(ECC, 3, "SRAM Correctable",
+             ecc_count<&ReportDetails::ecc_volatile, &EccSplit::sram_corrected>),
       detail(ECC, 3, "SRAM Uncorrectable Parity",
-             ecc_aggregate<&EccSplit::sram_uncorrected_parity>),
+             ecc_count<&ReportDetails::ecc_volatile, &EccSplit::sram_uncorrected_parity>),
       detail(ECC, 3, "SRAM Uncorrectable SEC-DED",
-             ecc_aggregate<&EccSplit::sram_uncorrected_secded>),
-      detail(ECC, 3, "DRAM Correctable", ecc_aggregate<&EccSplit::dram_corrected>),
-      detail(ECC, 3, "DRAM Uncorrectable", ecc_aggregate<&EccSplit::dram_uncorrected>),
+             ecc_count<&ReportDetails::ecc_volatile, &EccSplit::sram_uncorrected_secded>),
+      detail(ECC, 3, "DRAM Correctable",
+             ecc_count<&ReportDetails::ecc_volatile, &EccSplit::dram_corrected>),
+      detail(ECC, 3, "DRAM Uncorrectable",
+             ecc_count<&ReportDetails::ecc_volatile, &EccSplit::dram_uncorrected>),
+      heading(ECC, 2, "Aggregate"),
+      detail(ECC, 3, "SRAM Correctable",
+             ecc_count<&ReportDetails::ecc_aggregate, &EccSplit::sram_corrected>),
+      detail(ECC, 3, "SRAM Uncorrectable Parity",
+             ecc_count<&ReportDetails::ecc_aggregate, &EccSplit::sram_uncorrected_parity>),
+      detail(ECC, 3, "SRAM Uncorrectable SEC-DED",
+             ecc_count<&ReportDetails::ecc_aggregate, &EccSplit::sram_uncorrected_secded>),
+      detail(ECC, 3, "DRAM Correctable",
+             ecc_count<&ReportDetails::ecc_aggregate, &EccSplit::dram_corrected>),
+      detail(ECC, 3, "DRAM Uncorrectable",
+             ecc_count<&ReportDetails::ecc_aggregate, &EccSplit::dram_uncorrected>),
       detail(ECC, 3, "SRAM Threshold Exceeded",
              [](const RowSource& s) {
-               return flag_text(details(s).sram_threshold_exceeded, "Yes", "No");
+               return ecc_off(s) ? "N/A"
+                                 : flag_text(details(s).sram_threshold_exceeded, "Yes", "No");
              }),
       heading(ECC, 2, "Aggregate Uncorrectable SRAM Sources"),
       detail(ECC, 3, "SRAM L2", sram_source<&SramErrorSources::l2>),
@@ -677,12 +689,11 @@ std::string field_value(const Row& row, const RowSource& s) {
 // (an idle H200's clock buffers), or none newer than the previous report's under -l.
 void put_samples(std::string& out, const Row& row, const QGpu& gpu) {
   put_heading(out, 1, row.label);
-  const Reading<DriverSamples>& buffer = gpu.buffers.at(static_cast<std::size_t>(row.buffer));
+  const Reading<DriverSamples>& buffer = gpu.buffer(row.buffer);
   static constexpr std::array<std::string_view, 5> kLabels = {"Duration", "Number of Samples",
                                                               "Max", "Min", "Avg"};
   if (!buffer || buffer->samples.empty()) {
-    std::string text = "Not Found";
-    if (!buffer) text = buffer.why() == Missing::kNotSupported ? "N/A" : missing_text(buffer.why());
+    const std::string text = buffer ? "Not Found" : na_or_why(buffer.why());
     for (std::string_view label : kLabels) put_line(out, 2, label, text);
     return;
   }

@@ -56,6 +56,9 @@ struct QGpu {
   /// The driver's sample buffers, by DriverBuffer; read when q_buffers() lists them.
   std::array<Reading<DriverSamples>, kDriverBufferCount> buffers;
   Reading<DriverSamples>& buffer(DriverBuffer b) { return buffers.at(static_cast<std::size_t>(b)); }
+  const Reading<DriverSamples>& buffer(DriverBuffer b) const {
+    return buffers.at(static_cast<std::size_t>(b));
+  }
 };
 
 /// The report's head: when it was taken (local time), the driver, and how many GPUs there are.

@@ -33,7 +33,9 @@ std::string capture(const std::string& name) {
 // The lines nvidia-smi fills that gpumon does not read, by their heading path.
 const std::set<std::string> kNotRead = {
     // No public NVML call gives these (nvidia-smi reads them through a private table).
-    "GPU PDI", "GPU Part Number", "Sparse Operation Mode",
+    "GPU PDI",
+    "GPU Part Number",
+    "Sparse Operation Mode",
 };
 
 // Compares line by line: headings and labels byte for byte; a value may differ only where
@@ -146,6 +148,19 @@ TEST(QReport, EachSectionIsNvidiaSmis) {
   expect_matches(f.report(kQMemory | kQUtilization), capture("q-d-MEMORY,UTILIZATION.txt"));
 }
 
+// With ECC off, nvidia-smi shows every ECC count as N/A, whatever the driver answers.
+TEST(QReport, EccCountsAreNaWithEccOff) {
+  Fixture f;
+  f.device.ecc_enabled = false;
+  const std::string text = f.report(kQEcc);
+  for (const char* line : {"            SRAM Correctable                           : N/A\n",
+                           "            DRAM Uncorrectable                         : N/A\n",
+                           "            SRAM Threshold Exceeded                    : N/A\n",
+                           "            SRAM Other                                 : N/A\n"})
+    EXPECT_NE(text.find(line), std::string::npos) << line << text;
+  EXPECT_EQ(text.find(": 0\n"), std::string::npos) << text;
+}
+
 TEST(QReport, PowerShowsTheDriversPowerSamples) {
   Fixture f;
   f.gpu.sample.power_draw_average_w = 78.00;
@@ -206,6 +221,9 @@ TEST(QReport, ReadsOnlyWhatTheSectionsShow) {
   EXPECT_FALSE(q_needs_processes(kQMemory));
   EXPECT_TRUE(q_needs_processes(0));
   EXPECT_TRUE(q_buffers(0).empty());
+  EXPECT_TRUE(q_needs_report_details(0));
+  EXPECT_TRUE(q_needs_report_details(kQEcc));
+  EXPECT_FALSE(q_needs_report_details(kQTemperature | kQUtilization));
   EXPECT_EQ(q_buffers(kQClock), (std::vector{DriverBuffer::kSmClock, DriverBuffer::kMemoryClock}));
 }
 

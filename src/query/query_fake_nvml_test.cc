@@ -435,9 +435,11 @@ TEST_F(FakeNvml, TlimitMarginThresholdsAndBar1) {
 
 // What only -q shows comes from the calls nvidia-smi makes for it: an H200's answers, a
 // recovery action and C2C read as nvidia-smi words them, N/A where the GPU has no such thing,
-// and a refused SRAM status (it needs root) said so without hiding the DRAM counts.
+// and a refused SRAM status (NVML documents it as root only) said so without hiding the DRAM
+// counts.
 TEST_F(FakeNvml, WhatOnlyTheReportShowsIsReadFromTheDriver) {
-  play(R"({"name": "query-report-details", "description": "H200, GH200-like, none, no root",
+  play(
+      R"({"name": "query-report-details", "description": "H200, GH200-like, none, SRAM status refused",
            "devices": [{},
                        {"recovery_action": 2, "c2c_enabled": true, "memory_power_mw": 41250},
                        {"unsupported": ["report_details"]},
