@@ -619,11 +619,17 @@ class Monitor:
 
 
 def _find_binary():
-    """GPUMON_BINARY (and only it, when set), else gpumon on PATH, else this repository's
-    build folder (python/gpumon -> build/gpumon); None when none."""
-    from gpumon import _gpumon
+    """GPUMON_BINARY (and only it, when set), else the executable of this install (pip install .),
+    else gpumon on PATH, else this repository's build folder (python/gpumon -> build/gpumon);
+    None when none."""
+    from gpumon import _cli, _gpumon
+    return _gpumon.find_gpumon_binary(_checkout_binary(), _cli.installed_binary() or "")
+
+
+def _checkout_binary():
+    """build/gpumon of the checkout this module is in (python/gpumon -> build/gpumon)."""
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return _gpumon.find_gpumon_binary(os.path.join(repo, "build", "gpumon"))
+    return os.path.join(repo, "build", "gpumon")
 
 
 def _hello(torch, _gpumon):
@@ -669,8 +675,9 @@ def start(socket_path=None, start_agent=True, record=None, allocator_interval_s=
 
     socket_path: default GPUMON_AGENT_SOCKET (set by `gpumon record -- CMD`), else the agent's
       default socket ($XDG_RUNTIME_DIR/gpumon/agent.sock or /tmp/gpumon-UID/agent.sock).
-    start_agent: when nothing listens there, start `gpumon agent` (GPUMON_BINARY, PATH or this
-      repository's build/gpumon) in the background; it exits 30 s after its last client.
+    start_agent: when nothing listens there, start `gpumon agent` (GPUMON_BINARY, this install's,
+      PATH or this repository's build/gpumon) in the background; it exits 30 s after its last
+      client.
     record: a recording file for an agent started here (default GPUMON_RECORD; none: the agent
       only counts steps).
     allocator_interval_s: read torch.cuda.memory_stats() at most this often (CUDA only).
@@ -725,10 +732,10 @@ def _start(socket_path, start_agent, record, allocator_interval_s, oom_dir, oom_
             "%s; gpumon does nothing" % e,
         )
         return Monitor()
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from gpumon import _cli
     path, warning_kind, warning = _gpumon.attach_agent(
-        socket_path or "", bool(start_agent), record or "",
-        os.path.join(repo, "build", "gpumon"))
+        socket_path or "", bool(start_agent), record or "", _checkout_binary(),
+        _cli.installed_binary() or "")
     if warning_kind:
         _warn_once(warning_kind, warning)
         return Monitor()

@@ -71,22 +71,26 @@ PYBIND11_MODULE(_gpumon, m) {
   m.def(
       "attach_agent",
       [](const std::string& socket_path, bool start_agent, const std::string& record,
-         const std::string& fallback_binary) {
+         const std::string& fallback_binary, const std::string& own_binary) {
         gpumon::client::AgentAttach a;
         {
           py::gil_scoped_release release;  // may start an agent and wait for it
-          a = gpumon::client::attach_agent({socket_path, start_agent, record, fallback_binary});
+          a = gpumon::client::attach_agent(
+              {socket_path, start_agent, record, fallback_binary, own_binary});
         }
         return py::make_tuple(a.socket_path, a.warning_kind, a.warning);
       },
       py::arg("socket_path") = "", py::arg("start_agent") = true, py::arg("record") = "",
-      py::arg("fallback_binary") = "",
+      py::arg("fallback_binary") = "", py::arg("own_binary") = "",
       "(socket path, warning kind, warning): the agent to talk to, started when none listens; "
       "a non-empty kind means there is none and gpumon does nothing.");
   m.def(
       "find_gpumon_binary",
-      [](const std::string& fallback) { return gpumon::client::find_gpumon_binary(fallback); },
-      py::arg("fallback") = "", "GPUMON_BINARY, else gpumon on PATH, else fallback; or None.");
+      [](const std::string& fallback, const std::string& own) {
+        return gpumon::client::find_gpumon_binary(fallback, own);
+      },
+      py::arg("fallback") = "", py::arg("own") = "",
+      "GPUMON_BINARY, else own, else gpumon on PATH, else fallback; or None.");
   m.def(
       "hello_line",
       [](std::optional<std::string> torch_version, std::optional<std::string> device,

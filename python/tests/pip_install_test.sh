@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `pip install --no-build-isolation ./python` into a fresh venv, offline (--no-index), from a
-# copy of the repository's python/ and src/ (the build leaves nothing in the checkout); then,
-# from outside the repository, import gpumon._gpumon and run a few steps against an agent that
-# the installed package starts from the `gpumon` binary it finds on PATH.
-# usage: pip_install_test.sh PYTHON GPUMON_BINARY FAKE_NVML   (exit 77: skipped)
+# `pip install --no-build-isolation .` into a fresh venv, offline (--no-index), from a copy of the
+# repository (the build leaves nothing in the checkout), with the gpumon executable brought up to
+# date in BUILD_DIR (GPUMON_CMAKE_BUILD_DIR: a build from scratch is the same step, minutes
+# longer). Then, from outside the repository, with no gpumon on PATH: the `gpumon` command pip
+# put in the venv's bin/, `gpumon record -- python -c ...` recording `import gpumon` steps, and
+# the module starting its agent from the executable of its own install.
+# usage: pip_install_test.sh PYTHON BUILD_DIR FAKE_NVML   (exit 77: skipped)
 set -euo pipefail
-python=$1 binary=$2 fake_nvml=$3
+python=$1 build=$2 fake_nvml=$3
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 if ! "$python" -c 'import setuptools, pybind11, venv, pip' 2>/dev/null; then
   echo "SKIP: $python lacks venv, pip, pybind11 or setuptools" \
@@ -16,28 +18,50 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/repo"
-cp -r "$repo/src" "$tmp/repo/src"
-cp -r "$repo/include" "$tmp/repo/include"
-cp -r "$repo/python" "$tmp/repo/python"
-rm -rf "$tmp/repo/python/build" "$tmp/repo/python"/*.egg-info "$tmp/repo/python/gpumon"/_gpumon*.so
+for part in src include python CMakeLists.txt pyproject.toml setup.py; do
+  cp -r "$repo/$part" "$tmp/repo/$part"
+done
+rm -rf "$tmp/repo/build-pip" "$tmp/repo/python/gpumon"/_gpumon*.so
 
 # Without its own pip (ensurepip is slow): the system's pip, seen through the system packages.
 "$python" -m venv --system-site-packages --without-pip "$tmp/venv"
-GPUMON_BUILD_JOBS=2 "$tmp/venv/bin/python" -m pip install -q --no-index --no-build-isolation \
-  --disable-pip-version-check "$tmp/repo/python"
+GPUMON_BUILD_JOBS=2 GPUMON_CMAKE_BUILD_DIR="$build" "$tmp/venv/bin/python" -m pip install -q \
+  --no-index --no-build-isolation --disable-pip-version-check "$tmp/repo"
+[ -x "$tmp/venv/bin/gpumon" ] || { echo "FAIL: no gpumon command in the venv's bin/"; exit 1; }
 
-mkdir -p "$tmp/bin" "$tmp/run"
-ln -s "$binary" "$tmp/bin/gpumon"
+mkdir -p "$tmp/run"
 cd "$tmp/run"
-env -u PYTHONPATH -u GPUMON_BINARY -u GPUMON_AGENT_SOCKET PATH="$tmp/bin:/usr/bin:/bin" \
-  XDG_RUNTIME_DIR="$tmp/run" GPUMON_NVML_LIBRARY="$fake_nvml" GPUMON_FAKE_SCENARIO=demo \
-  GPUMON_AGENT_IDLE_EXIT_S=1 "$tmp/venv/bin/python" - "$tmp/venv" <<'PY'
+# No gpumon on PATH: what runs is the install's own.
+run() {
+  env -u PYTHONPATH -u GPUMON_BINARY -u GPUMON_AGENT_SOCKET PATH="/usr/bin:/bin" \
+    XDG_RUNTIME_DIR="$tmp/run" GPUMON_NVML_LIBRARY="$fake_nvml" GPUMON_FAKE_SCENARIO=demo \
+    GPUMON_AGENT_IDLE_EXIT_S=1 "$@"
+}
+version=$(run "$tmp/venv/bin/gpumon" --version)
+case $version in "gpumon "*) echo "ok: $version" ;; *) echo "FAIL: --version said '$version'"; exit 1 ;; esac
+run "$tmp/venv/bin/gpumon" query -L | grep -q "^GPU 0: " || { echo "FAIL: gpumon query -L"; exit 1; }
+
+# gpumon record -- python: the steps of `import gpumon` land in the recording.
+run "$tmp/venv/bin/gpumon" record -o "$tmp/run/steps.gpumon" --interval 200 -- \
+  "$tmp/venv/bin/python" -c 'import gpumon
+mon = gpumon.start()
+for _ in range(6):
+    mon.step()
+mon.close()'
+steps=$(run "$tmp/venv/bin/gpumon" export "$tmp/run/steps.gpumon" --table steps --format jsonl | wc -l)
+[ "$steps" -ge 5 ] || { echo "FAIL: $steps steps recorded, 5 expected"; exit 1; }
+echo "ok: gpumon record -- python recorded $steps steps"
+
+run "$tmp/venv/bin/python" - "$tmp/venv" <<'PY'
 import sys, warnings
 import gpumon, gpumon._gpumon
+from gpumon import _cli, _monitor
 warnings.simplefilter("error", gpumon.GpumonWarning)  # any of them fails the test
 assert gpumon.__file__.startswith(sys.argv[1]), gpumon.__file__
 assert gpumon._gpumon.__file__.startswith(sys.argv[1]), gpumon._gpumon.__file__
-mon = gpumon.start()  # starts `gpumon agent` from PATH
+assert _monitor._find_binary() == _cli.installed_binary(), _monitor._find_binary()
+assert _cli.installed_binary().startswith(sys.argv[1]), _cli.installed_binary()
+mon = gpumon.start()  # starts `gpumon agent` from the install's own executable
 assert mon.active
 for _ in range(5):  # the last one is sent at close()
     mon.step()

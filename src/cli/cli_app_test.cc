@@ -90,6 +90,7 @@ TEST(CliApp, Version) {
   const CliRun r = run({"--version"});
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out.rfind("gpumon 0.", 0), 0U);
+  EXPECT_NE(r.out.find(" build)"), std::string::npos) << r.out;  // the build type
   EXPECT_EQ(r.out.back(), '\n');
 }
 

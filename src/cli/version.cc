@@ -7,6 +7,9 @@
 #ifndef GPUMON_GIT_DESCRIBE
 #define GPUMON_GIT_DESCRIBE ""
 #endif
+#ifndef GPUMON_BUILD_TYPE
+#define GPUMON_BUILD_TYPE ""
+#endif
 
 namespace gpumon::cli {
 
@@ -19,8 +22,10 @@ std::string version_revision() {
 }
 
 std::string version_text() {
-  const std::string git = GPUMON_GIT_DESCRIBE;
-  return "gpumon " + version_number() + (git.empty() ? "" : " (git " + git + ")");
+  const std::string git = GPUMON_GIT_DESCRIBE, build = GPUMON_BUILD_TYPE;
+  std::string about = git.empty() ? "" : "git " + git;
+  if (!build.empty()) about += (about.empty() ? "" : ", ") + build + " build";
+  return "gpumon " + version_number() + (about.empty() ? "" : " (" + about + ")");
 }
 
 }  // namespace gpumon::cli

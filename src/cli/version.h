@@ -8,7 +8,9 @@
 namespace gpumon::cli {
 
 std::string version_number();    ///< "0.1.0"
-std::string version_text();      ///< "gpumon 0.1.0 (git f436c6b-dirty)"
+/// "gpumon 0.1.0 (git f436c6b-dirty, Release build)": the version, the commit (with -dirty
+/// when built from a changed tree) and CMAKE_BUILD_TYPE.
+std::string version_text();
 std::string version_revision();  ///< "f436c6b-dirty" (git describe), or "" outside git
 
 }  // namespace gpumon::cli

@@ -82,11 +82,12 @@ bool is_listening(const std::string& path) {
   return ok;
 }
 
-std::optional<std::string> find_gpumon_binary(const std::string& fallback) {
+std::optional<std::string> find_gpumon_binary(const std::string& fallback, const std::string& own) {
   if (const char* forced = std::getenv("GPUMON_BINARY")) {
     if (executable_file(forced)) return std::string(forced);
     return std::nullopt;
   }
+  if (!own.empty() && executable_file(own)) return own;
   const std::string path = env_or("PATH", "/usr/local/bin:/usr/bin:/bin");
   std::size_t begin = 0;
   while (begin <= path.size()) {

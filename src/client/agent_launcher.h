@@ -15,9 +15,11 @@ namespace gpumon::client {
 /// True when something accepts connections on the Unix socket `path` now.
 bool is_listening(const std::string& path);
 
-/// The gpumon binary: $GPUMON_BINARY (and only it, when set), else gpumon on PATH, else
-/// `fallback` when it is an executable file; nullopt when none.
-std::optional<std::string> find_gpumon_binary(const std::string& fallback = "");
+/// The gpumon binary: $GPUMON_BINARY (and only it, when set), else `own` (the caller's own
+/// install's), else gpumon on PATH, else `fallback`, each only when it is an executable file;
+/// nullopt when none.
+std::optional<std::string> find_gpumon_binary(const std::string& fallback = "",
+                                              const std::string& own = "");
 
 /// Starts `binary agent --socket path --exit-when-idle $GPUMON_AGENT_IDLE_EXIT_S [-o record]`
 /// unless an agent already listens, and waits up to 5 s for it to listen. The socket's folder

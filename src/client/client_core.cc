@@ -41,8 +41,9 @@ AgentAttach attach_agent(const AttachOptions& options) {
     return out;
   }
   if (is_listening(out.socket_path)) return out;
-  const auto binary =
-      options.start_agent ? find_gpumon_binary(options.fallback_binary) : std::nullopt;
+  const auto binary = options.start_agent
+                          ? find_gpumon_binary(options.fallback_binary, options.own_binary)
+                          : std::nullopt;
   if (!binary) {
     out.warning_kind = "no-agent";
     out.warning =

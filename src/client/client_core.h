@@ -23,6 +23,9 @@ struct AttachOptions {
   std::string record;       ///< the started agent records here (empty: $GPUMON_RECORD, or none)
   /// A gpumon binary to try after $GPUMON_BINARY and PATH (Python: its checkout's build/).
   std::string fallback_binary;
+  /// The caller's own install's binary, tried after $GPUMON_BINARY and before PATH (Python: the
+  /// executable a `pip install .` put beside the module).
+  std::string own_binary;
 };
 
 struct AgentAttach {

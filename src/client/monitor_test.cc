@@ -442,6 +442,34 @@ TEST(AgentLauncher, NeverOpensTheLockThroughALink) {
   EXPECT_NE(::stat(victim.c_str(), &st), 0);
 }
 
+// The binary an agent is started from: GPUMON_BINARY alone when set; else the caller's own
+// install's (a pip install's), ahead of PATH; else PATH; else the checkout's fallback.
+TEST(AgentLauncher, FindsTheOwnInstallsBinaryBeforePath) {
+  TempDir dir;
+  auto executable = [&](const std::string& name) {
+    const std::string path = dir.file(name);
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fclose(f);
+    ::chmod(path.c_str(), 0700);
+    return path;
+  };
+  const std::string own = executable("own"), fallback = executable("fallback");
+  ASSERT_EQ(::mkdir(dir.file("path").c_str(), 0700), 0);
+  const std::string on_path = executable("path/gpumon");
+  const char* old_path = std::getenv("PATH");
+  const std::string saved_path = old_path != nullptr ? old_path : "";
+  ::unsetenv("GPUMON_BINARY");
+  ::setenv("PATH", dir.file("path").c_str(), 1);
+  EXPECT_EQ(client::find_gpumon_binary(fallback, own), own);
+  EXPECT_EQ(client::find_gpumon_binary(fallback, dir.file("missing")), on_path);
+  ::setenv("PATH", dir.file("nowhere").c_str(), 1);
+  EXPECT_EQ(client::find_gpumon_binary(fallback, ""), fallback);
+  ::setenv("GPUMON_BINARY", on_path.c_str(), 1);
+  EXPECT_EQ(client::find_gpumon_binary(fallback, own), on_path);
+  ::unsetenv("GPUMON_BINARY");
+  ::setenv("PATH", saved_path.c_str(), 1);
+}
+
 TEST(Monitor, SocketFromTheEnvironment) {
   TempDir dir;
   Agent agent(dir.file("env.sock"));

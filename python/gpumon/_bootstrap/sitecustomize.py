@@ -12,7 +12,7 @@ def _gpumon_install():
     if os.environ.get("GPUMON_PYTHON_HOOKS") != "1":
         return
     try:
-        import gpumon._auto as auto  # an installed gpumon (pip install ./python)
+        import gpumon._auto as auto  # an installed gpumon (pip install .)
     except ImportError:
         # The package this file belongs to (<dir>/gpumon/_bootstrap/sitecustomize.py), loaded
         # by its path: putting <dir> on sys.path would also expose its other folders.
