@@ -43,6 +43,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # gpumon_0.1.0_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends: from the libraries gpumon links
+set(CPACK_STRIP_FILES ON)  # as Debian ships binaries; the build folder keeps the symbols
 # NVML comes from the NVIDIA driver, loaded at run time: without it gpumon says so.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nvidia-driver | nvidia-tesla-driver")
 include(CPack)

@@ -7,7 +7,7 @@
 # usage: deb_package_test.sh BUILD_DIR FAKE_NVML   (exit 77: skipped without cpack or dpkg)
 set -euo pipefail
 build=$1 fake_nvml=$2
-for tool in cpack dpkg dpkg-deb; do
+for tool in cpack dpkg dpkg-deb readelf ldd; do
   command -v "$tool" >/dev/null || { echo "SKIP: no $tool"; exit 77; }
 done
 tmp=$(mktemp -d)
@@ -31,6 +31,27 @@ dpkg --root="$root" --force-depends --force-not-root --force-script-chrootless \
 dpkg --root="$root" -s gpumon | grep -q "^Status: install ok installed" || fail "not installed"
 
 g=$root/usr/bin/gpumon
+# The Debian package owning a library file (usrmerge: as /lib or /usr/lib).
+owner() {
+  local p c out
+  for p in "$1" "$(realpath "$1")"; do
+    for c in "$p" "${p#/usr}" "/usr$p"; do
+      out=$(dpkg-query -S "$c" 2>/dev/null) && { echo "${out%%:*}"; return 0; }
+    done
+  done
+  return 1
+}
+# Every library gpumon links directly is in Depends: the container image installs this package
+# alone and gets them from apt through it (deploy/Dockerfile).
+depends=$(dpkg-deb --field "$deb" Depends | tr ',|' '\n\n' | sed 's/^ *//; s/[ :].*//')
+for soname in $(readelf -d "$g" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+  case $soname in lib*san.so* | ld-linux*) continue ;; esac  # a sanitizer's runtime; libc6's
+  path=$(ldd "$g" | awk -v s="$soname" '$1 == s && $2 == "=>" { print $3 }')
+  [ -n "$path" ] || fail "ldd does not find $soname"
+  pkg=$(owner "$path") || fail "$soname ($path) belongs to no Debian package"
+  grep -qxF "$pkg" <<<"$depends" || fail "Depends lacks $pkg ($soname)"
+done
+echo "ok: Depends names the package of every library gpumon links"
 version=$("$g" --version)
 case $version in "gpumon "*" build)") echo "ok: $version" ;; *) fail "--version said '$version'" ;; esac
 GPUMON_NVML_LIBRARY=$fake_nvml GPUMON_FAKE_SCENARIO=demo "$g" query -L | grep -q "^GPU 0: " ||
