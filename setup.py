@@ -3,13 +3,14 @@
 
 - gpumon._gpumon, the module's C++ part (python/src/gpumon_module.cc and the agent client it
   wraps: the sources of CMake's gpumon_python target, python/CMakeLists.txt), and
-- the gpumon executable, with CMake (a Release build of its one target), packaged as
-  gpumon/bin/gpumon; the `gpumon` command pip puts in the environment's bin/ runs it
+- the gpumon executable, with CMake (a Release build of its one target in build-pip/cmake),
+  packaged as gpumon/bin/gpumon; the `gpumon` command pip puts in the environment's bin/ runs it
   (gpumon/_cli.py), and the module starts its agent from it.
 
-GPUMON_CMAKE_BUILD_DIR names a CMake build folder to build the executable in instead of
-build-pip/ (a configured one is only brought up to date: how the tests install without building
-everything again). GPUMON_BUILD_JOBS: parallel compile jobs (default: the CPUs)."""
+GPUMON_CMAKE_BUILD_DIR names a configured CMake build folder to build the executable in instead
+(only brought up to date: how the tests install without building everything again). An sdist
+carries what the CMake build needs (MANIFEST.in). GPUMON_BUILD_JOBS: parallel compile jobs
+(default: the CPUs)."""
 import os
 import shutil
 import subprocess
@@ -26,6 +27,11 @@ if not (os.path.isfile("src/agent/agent_client.cc") and os.path.isfile("CMakeLis
     raise SystemExit("gpumon: %s is not a whole gpumon checkout (src/ or CMakeLists.txt is "
                      "missing); pip install from the repository's root: pip install ." % ROOT)
 
+if shutil.which("cmake") is None:  # before minutes of compiling the module
+    raise SystemExit("gpumon: cmake is not installed; it builds the gpumon executable "
+                     "(bash scripts/setup.sh installs what the build needs)")
+BUILD = os.path.join(ROOT, "build-pip")
+os.makedirs(BUILD, exist_ok=True)  # setuptools' egg_info wants its folder to exist
 JOBS = os.environ.get("GPUMON_BUILD_JOBS") or str(os.cpu_count() or 1)
 ParallelCompile("GPUMON_BUILD_JOBS").install()  # the module's sources at once
 
@@ -60,20 +66,24 @@ class BuildExtWithExecutable(build_ext):
 
     def run(self):
         super().run()
-        build = os.environ.get("GPUMON_CMAKE_BUILD_DIR") or os.path.join(ROOT, "build-pip")
-        if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        build = os.environ.get("GPUMON_CMAKE_BUILD_DIR")
+        if not build:
+            # Configured again each time (quick when nothing changed): a configure that failed,
+            # for a missing library, left a cache but no build files.
+            build = os.path.join(BUILD, "cmake")
             run(["cmake", "-S", ROOT, "-B", build, "-G", "Ninja" if shutil.which("ninja")
                  else "Unix Makefiles", "-DCMAKE_BUILD_TYPE=Release", "-DGPUMON_BUILD_TESTS=OFF"])
         run(["cmake", "--build", build, "--target", "gpumon", "-j", JOBS])
-        dest = os.path.join(self.build_lib, "gpumon", "bin")
+        # An editable install (pip install -e .) imports the package from python/ itself.
+        dest = os.path.join("python" if self.inplace else self.build_lib, "gpumon", "bin")
         os.makedirs(dest, exist_ok=True)
         shutil.copy2(os.path.join(build, "gpumon"), os.path.join(dest, "gpumon"))
 
 
 setup(cmdclass={"build_py": BuildPyWithPth, "build_ext": BuildExtWithExecutable},
       # setuptools' own build/ would land in CMake's dev build folder
-      options={"build": {"build_base": "build-pip/setuptools"},
-               "egg_info": {"egg_base": "build-pip"}},
+      options={"build": {"build_base": os.path.join(BUILD, "setuptools")},
+               "egg_info": {"egg_base": BUILD}},
       ext_modules=[
     Pybind11Extension(
         "gpumon._gpumon",

@@ -24,8 +24,8 @@ endif()
 # written at install time, when the prefix is known (cpack installs into /usr).
 install(CODE "
   file(READ \"${PROJECT_SOURCE_DIR}/deploy/gpumon.service\" unit)
-  string(REPLACE /usr/local/bin/gpumon \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/gpumon\"
-         unit \"\${unit}\")
+  string(REPLACE ExecStart=/usr/local/bin/gpumon
+         \"ExecStart=\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}/gpumon\" unit \"\${unit}\")
   file(WRITE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/gpumon.service\"
        \"\${unit}\")
   message(STATUS \"Installing: \$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/lib/systemd/system/gpumon.service\")")

@@ -7,7 +7,7 @@
 # usage: deb_package_test.sh BUILD_DIR FAKE_NVML   (exit 77: skipped without cpack or dpkg)
 set -euo pipefail
 build=$1 fake_nvml=$2
-for tool in cpack dpkg dpkg-deb readelf ldd; do
+for tool in cpack dpkg dpkg-deb dpkg-shlibdeps file readelf ldd; do
   command -v "$tool" >/dev/null || { echo "SKIP: no $tool"; exit 77; }
 done
 tmp=$(mktemp -d)
@@ -56,7 +56,8 @@ version=$("$g" --version)
 case $version in "gpumon "*" build)") echo "ok: $version" ;; *) fail "--version said '$version'" ;; esac
 GPUMON_NVML_LIBRARY=$fake_nvml GPUMON_FAKE_SCENARIO=demo "$g" query -L | grep -q "^GPU 0: " ||
   fail "gpumon query -L on the fake NVML"
-man=$(ls "$root"/usr/share/man/man1/gpumon.1*)
+man=$(ls "$root"/usr/share/man/man1/gpumon.1* 2>/dev/null) ||
+  fail "no man page (help2man was missing when BUILD_DIR was configured)"
 { [[ $man == *.gz ]] && zcat "$man" || cat "$man"; } | grep -q '^\.TH GPUMON' || fail "man page"
 grep -q "^ExecStart=/usr/bin/gpumon serve" "$root/usr/lib/systemd/system/gpumon.service" ||
   fail "the unit does not start /usr/bin/gpumon"

@@ -10,7 +10,7 @@ set -euo pipefail
 build_pkgs=(build-essential cmake ninja-build pkg-config git
   libcli11-dev nlohmann-json3-dev libfmt-dev libncurses-dev libsqlite3-dev libzstd-dev
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev pybind11-dev python3-dev zlib1g-dev
-  help2man)
+  help2man file)
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3
   prometheus python3-prometheus-client chromium wrk slowhttptest openssl
   python3-torch python3-pybind11 python3-pytest libtorch-dev python3-venv python3-pip

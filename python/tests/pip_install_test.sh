@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# `pip install --no-build-isolation .` into a fresh venv, offline (--no-index), from a copy of the
-# repository (the build leaves nothing in the checkout), with the gpumon executable brought up to
-# date in BUILD_DIR (GPUMON_CMAKE_BUILD_DIR: a build from scratch is the same step, minutes
+# The pip install of docs/install.md, offline (--no-index --no-build-isolation), into a fresh venv:
+# an sdist made from a copy of the repository (the build leaves nothing in the checkout) must
+# carry what the CMake build reads, and pip installs from it, the gpumon executable brought up
+# to date in BUILD_DIR (GPUMON_CMAKE_BUILD_DIR; a build from scratch is the same step, minutes
 # longer). Then, from outside the repository, with no gpumon on PATH: the `gpumon` command pip
 # put in the venv's bin/, `gpumon record -- python -c ...` recording `import gpumon` steps, and
 # the module starting its agent from the executable of its own install.
@@ -17,16 +18,32 @@ if ! "$python" -c 'import setuptools, pybind11, venv, pip' 2>/dev/null; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/repo"
-for part in src include python CMakeLists.txt pyproject.toml setup.py; do
+mkdir -p "$tmp/repo/web/node_modules" "$tmp/repo/testdata"
+for part in src include python cmake examples deploy CMakeLists.txt CMakePresets.json README.md \
+    MANIFEST.in pyproject.toml setup.py; do
   cp -r "$repo/$part" "$tmp/repo/$part"
 done
+cp -r "$repo/testdata/scenarios" "$tmp/repo/testdata/"
+find "$repo/web" -maxdepth 1 -mindepth 1 ! -name node_modules -exec cp -r {} "$tmp/repo/web/" \;
+[ ! -d "$repo/web/node_modules/uplot" ] || cp -r "$repo/web/node_modules/uplot" "$tmp/repo/web/node_modules/"
 rm -rf "$tmp/repo/build-pip" "$tmp/repo/python/gpumon"/_gpumon*.so
+
+(cd "$tmp/repo" && "$python" setup.py -q sdist -d "$tmp/dist" >"$tmp/sdist.log" 2>&1) ||
+  { cat "$tmp/sdist.log"; echo "FAIL: setup.py sdist"; exit 1; }
+sdist=$(ls "$tmp"/dist/gpumon-*.tar.gz)
+contents=$(tar tzf "$sdist")
+for need in CMakeLists.txt cmake/Packaging.cmake src/cli/main.cc include/gpumon/monitor.h \
+    web/CMakeLists.txt testdata/scenarios/demo.json examples/cpp/CMakeLists.txt \
+    deploy/gpumon.service python/gpumon/_cli.py; do
+  grep -q "^gpumon-[^/]*/$need\$" <<<"$contents" || { echo "FAIL: the sdist lacks $need"; exit 1; }
+done
+! grep -qE '/build-pip/|\.so$|/__pycache__/' <<<"$contents" || { echo "FAIL: build output in the sdist"; exit 1; }
+echo "ok: $(basename "$sdist") carries the CMake build's sources"
 
 # Without its own pip (ensurepip is slow): the system's pip, seen through the system packages.
 "$python" -m venv --system-site-packages --without-pip "$tmp/venv"
 GPUMON_BUILD_JOBS=2 GPUMON_CMAKE_BUILD_DIR="$build" "$tmp/venv/bin/python" -m pip install -q \
-  --no-index --no-build-isolation --disable-pip-version-check "$tmp/repo"
+  --no-index --no-build-isolation --disable-pip-version-check "$sdist"
 [ -x "$tmp/venv/bin/gpumon" ] || { echo "FAIL: no gpumon command in the venv's bin/"; exit 1; }
 
 mkdir -p "$tmp/run"
