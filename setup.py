@@ -53,9 +53,6 @@ def run(cmd):
     print("gpumon: " + " ".join(cmd), flush=True)
     try:
         subprocess.run(cmd, check=True)
-    except FileNotFoundError:
-        raise SystemExit("gpumon: %s is not installed; it builds the gpumon executable "
-                         "(bash scripts/setup.sh installs what the build needs)" % cmd[0])
     except subprocess.CalledProcessError as e:
         raise SystemExit("gpumon: %s failed (exit %d); its output is above"
                          % (" ".join(cmd), e.returncode))

@@ -7,7 +7,7 @@
 
 namespace gpumon::cli {
 
-std::string version_number();    ///< "0.1.0"
+std::string version_number();  ///< "0.1.0"
 /// "gpumon 0.1.0 (git f436c6b-dirty, Release build)": the version, the commit (with -dirty
 /// when built from a changed tree) and CMAKE_BUILD_TYPE.
 std::string version_text();

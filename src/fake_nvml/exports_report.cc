@@ -12,19 +12,24 @@ using gpumon::fake::Field;
 
 namespace {
 
+// `fill(spec)`'s status: its own, or SUCCESS when it has none.
+template <typename Fill, typename Spec>
+nvmlReturn_t filled(Fill& fill, const Spec& spec) {
+  if constexpr (std::is_void_v<decltype(fill(spec))>) {
+    fill(spec);
+    return NVML_SUCCESS;
+  } else {
+    return fill(spec);
+  }
+}
+
 // Checks the fact, then lets `fill` write the answer (and return a status, if it has one).
 template <typename Fill>
 nvmlReturn_t report_call(int symbol, nvmlDevice_t device, const void* out, Fill fill) {
   return device_call(symbol, device, [&](DeviceState& d, double t) {
     if (out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
     const nvmlReturn_t rc = d.check(Field::kReportDetails, symbol, t);
-    if (rc != NVML_SUCCESS) return rc;
-    if constexpr (std::is_void_v<decltype(fill(*d.spec))>) {
-      fill(*d.spec);
-      return NVML_SUCCESS;
-    } else {
-      return fill(*d.spec);
-    }
+    return rc != NVML_SUCCESS ? rc : filled(fill, *d.spec);
   });
 }
 
@@ -33,13 +38,7 @@ template <typename Out, typename Fill>
 nvmlReturn_t versioned_call(int symbol, nvmlDevice_t device, Out* out, unsigned version,
                             Fill fill) {
   return report_call(symbol, device, out, [&](const auto& spec) {
-    if (out->version != version) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    if constexpr (std::is_void_v<decltype(fill(spec))>) {
-      fill(spec);
-      return NVML_SUCCESS;
-    } else {
-      return fill(spec);
-    }
+    return out->version != version ? NVML_ERROR_ARGUMENT_VERSION_MISMATCH : filled(fill, spec);
   });
 }
 

@@ -272,7 +272,7 @@ std::string flag_text(const Reading<bool>& r, std::string_view yes, std::string_
   return identity(r, [&](bool on) { return std::string(on ? yes : no); });
 }
 std::string mib_of(const Reading<std::uint64_t>& bytes) {
-  return identity(bytes, [](std::uint64_t b) { return fmt::format("{} MiB", b >> 20); });
+  return identity(bytes, [](std::uint64_t b) { return mib_text(b >> 20); });
 }
 std::string watts_text(const Reading<double>& w) {
   return identity(w, [](double v) { return fmt::format("{:.2f} W", v); });
