@@ -83,11 +83,11 @@ nvmlReturn_t clock_field(unsigned int type, Field* f) {
   return NVML_ERROR_INVALID_ARGUMENT;
 }
 
-// The video clock, static: only nvidia-smi -q shows it (fact kReportDetails).
-nvmlReturn_t video_clock(DeviceState& d, double t, unsigned int* clock, bool max) {
+// The video clock, static: only nvidia-smi -q shows it (fact kReportDetails). `symbol` is the
+// caller's (GetClockInfo or GetMaxClockInfo), so a scenario's rule for either applies.
+nvmlReturn_t video_clock(int symbol, DeviceState& d, double t, unsigned int* clock, bool max) {
   if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  const nvmlReturn_t rc =
-      d.check(Field::kReportDetails, GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), t);
+  const nvmlReturn_t rc = d.check(Field::kReportDetails, symbol, t);
   if (rc == NVML_SUCCESS) *clock = max ? d.spec->max_video_clock_mhz : d.spec->video_clock_mhz;
   return rc;
 }
@@ -438,20 +438,21 @@ GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t d
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, unsigned int type,
                                                        unsigned int* clock) {
-  return device_call(GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), device,
-                     [&](DeviceState& d, double t) {
-                       if (type == NVML_CLOCK_VIDEO) return video_clock(d, t, clock, false);
-                       Field f{};
-                       const nvmlReturn_t rc = clock_field(type, &f);
-                       return rc != NVML_SUCCESS ? rc : read_field(d, f, t, clock);
-                     });
+  return device_call(
+      GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), device, [&](DeviceState& d, double t) {
+        if (type == NVML_CLOCK_VIDEO)
+          return video_clock(GPUMON_FAKE_SYM(nvmlDeviceGetClockInfo), d, t, clock, false);
+        Field f{};
+        const nvmlReturn_t rc = clock_field(type, &f);
+        return rc != NVML_SUCCESS ? rc : read_field(d, f, t, clock);
+      });
 }
 
 GPUMON_FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, unsigned int type,
                                                           unsigned int* clock) {
   const int symbol = GPUMON_FAKE_SYM(nvmlDeviceGetMaxClockInfo);
   return device_call(symbol, device, [&](DeviceState& d, double t) {
-    if (type == NVML_CLOCK_VIDEO) return video_clock(d, t, clock, true);
+    if (type == NVML_CLOCK_VIDEO) return video_clock(symbol, d, t, clock, true);
     Field f{};
     nvmlReturn_t rc = clock_field(type, &f);
     if (rc == NVML_SUCCESS && clock == nullptr) rc = NVML_ERROR_INVALID_ARGUMENT;
