@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // gpumon live web dashboard (served at / by `gpumon serve`). Plain modern JS, no bundler; uPlot
-// (the global `uPlot`) is inlined before this script by web/embed_dashboard.cmake.
+// (the global `uPlot`) is inlined after this script by web/embed_dashboard.cmake: the first
+// requests go out before it is evaluated, and nothing is drawn before DOMContentLoaded.
 //
 // Data flow: /api/v1/devices once, /api/v1/history once (columnar, the selected window), then
 // /api/v1/current every interval_s (at least 1 s), appended to per-GPU columns trimmed to the
@@ -884,6 +885,18 @@
     ro.observe(ui.trainingCharts);
   }
 
+  // One history column in the dashboard's unit: `col` itself when it has a row per time (`keep`
+  // null), else the rows `keep` names; anything but a finite number is a gap (null).
+  function historyColumn(col, keep, rows, scale) {
+    const src = Array.isArray(col) ? col : [];
+    const out = keep ? new Array(keep.length) : (src.length === rows ? src : new Array(rows));
+    for (let j = 0; j < out.length; j++) {
+      const v = src[keep ? keep[j] : j];
+      out[j] = typeof v === 'number' && Number.isFinite(v) ? (scale === 1 ? v : v * scale) : null;
+    }
+    return out;
+  }
+
   function applyHistory(h) {
     if (h && isNum(h.interval_s)) state.intervalS = Math.max(1, h.interval_s);
     const gpus = h && Array.isArray(h.gpus) ? h.gpus : [];
@@ -892,22 +905,15 @@
       if (!p) continue;
       const time = Array.isArray(g.time) ? g.time : [];
       const values = g.values || {};
-      // Column by column into arrays of their final size: 64 GPUs x 1 h is 2.5 million values.
-      const keep = [];
-      for (let i = 0; i < time.length; i++) if (isNum(time[i])) keep.push(i);
-      p.t = keep.map((i) => time[i]);
-      for (const m of METRICS) {
-        const col = Array.isArray(values[m]) ? values[m] : null;
-        const out = new Array(keep.length).fill(null);
-        if (col) {
-          const k = SCALE[m];
-          for (let j = 0; j < keep.length; j++) {
-            const v = col[keep[j]];
-            if (typeof v === 'number' && Number.isFinite(v)) out[j] = v * k;
-          }
-        }
-        p.cols[m] = out;
+      // 64 GPUs x 1 h is half a million values: the parsed arrays are ours, so they are kept
+      // and scaled in place; only rows without a time (none from gpumon serve) cost a copy.
+      let keep = null;
+      if (!time.every(isNum)) {
+        keep = [];
+        for (let i = 0; i < time.length; i++) if (isNum(time[i])) keep.push(i);
       }
+      p.t = keep ? keep.map((i) => time[i]) : time;
+      for (const m of METRICS) p.cols[m] = historyColumn(values[m], keep, time.length, SCALE[m]);
       if (p.t.length) {
         const last = p.t[p.t.length - 1];
         if (!isNum(state.latestTime) || last > state.latestTime) state.latestTime = last;
@@ -1078,6 +1084,12 @@
     clearTimeout(state.timer);
     state.timer = setTimeout(step, ms);
   }
+  // Every script of the page has run (uPlot is the one after this).
+  const scriptsLoaded = new Promise((resolve) => {
+    if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', resolve, {once: true});
+    else resolve();
+  });
+
   function kick() {
     if (state.running) return; // the running step sees needHistory
     schedule(0);
@@ -1112,6 +1124,7 @@
       wantTrainingHistory = state.needHistory || state.needTrainingHistory;
       state.needHistory = state.needTrainingHistory = false;
       const currentReq = request('current');
+      await scriptsLoaded; // uPlot, the next script
       if (devicesReq) {
         try {
           applyDevices(await devicesReq);
@@ -1120,6 +1133,8 @@
           throw e;
         }
         state.devicesLoaded = true;
+        // The overview's charts are made now, empty, while the history is on its way.
+        redrawOverview(true);
         phase('devices');
       }
       if (historyReq) {
