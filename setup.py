@@ -87,7 +87,7 @@ setup(cmdclass={"build_py": BuildPyWithPth, "build_ext": BuildExtWithExecutable}
         ["python/src/gpumon_module.cc", "python/src/step_clock_binding.cc",
          "python/src/step_calls.cc", "src/agent/agent_client.cc", "src/agent/socket_path.cc",
          "src/client/step_clock.cc", "src/client/messages.cc", "src/client/client_core.cc",
-         "src/client/agent_launcher.cc", "src/gpu/pci_bus_id.cc"],
+         "src/client/agent_launcher.cc", "src/gpu/pci_bus_id.cc", "src/job/job_identity.cc"],
         include_dirs=["src", "include", "python/src"],
         cxx_std=20,
         extra_compile_args=["-g0"],  # no debug info: a smaller module, built faster

@@ -86,6 +86,8 @@ StyledLine row(const ProcessRow& p, const Columns& c, const std::string& indent)
   reading_at(line, c.rss_end, p.host.rss_bytes, short_bytes);
   line.pad_to(c.command);
   line.add(indent, Tone::kDim);
+  if (const std::string tag = job::job_tag(p.host.job); !tag.empty())
+    line.add("[" + tag + "] ", Tone::kDim);
   if (p.host.command_line) {
     line.add(p.host.command_line.value());
   } else if (p.gpu.name) {

@@ -56,6 +56,19 @@ TEST(ProcessTable, MissingValuesPerField) {
             "  0      4242  denied       N/A       N/A  12.3 GiB  denied");
 }
 
+TEST(ProcessTable, TheJobPrefixesTheCommand) {
+  Snapshot s = empty_snapshot();
+  ProcessRow p = visible_process(0);
+  p.host.job.id = "4711";
+  p.host.job.slurm_job_id = "4711";
+  s.processes = {p};
+  const auto lines = plain(process_table(s));
+  EXPECT_NE(lines[2].find("  [job 4711] "), std::string::npos) << lines[2];
+  p.host.job = {};
+  s.processes = {p};
+  EXPECT_EQ(plain(process_table(s))[2].find('['), std::string::npos);
+}
+
 TEST(ProcessTable, ListErrorsPerGpuButNotForLostGpus) {
   Snapshot s = empty_snapshot();
   s.gpus = {gpu_with_missing_fields(0), lost_gpu(1)};

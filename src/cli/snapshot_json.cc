@@ -3,6 +3,7 @@
 
 #include "cli/format_units.h"
 #include "cli/gpu_cells.h"
+#include "training/job_json.h"
 
 namespace gpumon::cli {
 namespace {
@@ -101,6 +102,7 @@ json process_json(const ProcessRow& p) {
   w.put("start_time", p.host.start_time, utc_time_text);
   w.put("start_time_unix_s", p.host.start_time, unix_seconds);
   w.finish();
+  o["job"] = training::job_json(p.host.job);
   return o;
 }
 

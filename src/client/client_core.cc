@@ -3,7 +3,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <string_view>
 
 #include "agent/socket_path.h"
 #include "client/agent_launcher.h"
@@ -21,6 +24,23 @@ std::optional<std::string> host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return std::nullopt;
   return std::string(buf);
+}
+
+// A small file's text, empty when it cannot be read (/proc/self/cgroup, the pod's namespace).
+std::string small_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text(4096, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return text;
+}
+
+// This process's job, by the rule the node applies to every GPU process it sees.
+job::JobIdentity own_job() {
+  const std::string cgroup = small_file("/proc/self/cgroup");
+  const std::string ns = small_file(("/" + std::string(job::kPodNamespaceFile)).c_str());
+  return job::job_identity(
+      {cgroup, [](std::string_view name) { return env_text(std::string(name).c_str()); }, ns});
 }
 
 }  // namespace
@@ -77,6 +97,7 @@ std::string hello_line(const DeviceIdentity& device) {
   h.device_uuid = device.device_uuid;
   h.cuda_visible_devices = env_text("CUDA_VISIBLE_DEVICES");
   h.cuda_device_order = env_text("CUDA_DEVICE_ORDER");
+  h.job = own_job();
   return hello_message(h);
 }
 

@@ -74,6 +74,19 @@ std::string hello_message(const HelloFields& h) {
   append_device_fields(out, h);
   append_opt_text(out, "cuda_visible_devices", h.cuda_visible_devices);
   append_opt_text(out, "cuda_device_order", h.cuda_device_order);
+  if (!h.job.empty()) {  // only the known fields, as the agent's JSON writes them
+    append_key(out, "job");
+    char sep = '{';
+    job::for_each_field(h.job, [&](std::string_view key, const std::string& value) {
+      if (value.empty()) return;
+      out += sep;
+      sep = ',';
+      append_json_string(out, key);
+      out += ':';
+      append_json_string(out, value);
+    });
+    out += '}';
+  }
   out += '}';
   return out;
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpumon/monitor.h"
+#include "job/job_identity.h"
 
 namespace gpumon::client {
 
@@ -26,6 +27,7 @@ struct HelloFields {
   std::optional<std::string> device_uuid;           ///< of `device`
   std::optional<std::string> cuda_visible_devices;  ///< the environment's, verbatim
   std::optional<std::string> cuda_device_order;
+  job::JobIdentity job;  ///< the process's own: job_identity() of its environment and cgroup
 };
 
 struct OomFields {

@@ -111,7 +111,11 @@ TEST(ClientCore, TheHelloCarriesTheEnvironmentAndTheDeviceSoTheAgentCanMapIt) {
   ::setenv("RANK", "3", 1);
   ::setenv("CUDA_VISIBLE_DEVICES", "GPU-1234,1", 1);
   ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+  ::setenv("TORCHELASTIC_RUN_ID", "exp-42", 1);
+  ::setenv("SLURM_JOB_ID", "bad value", 1);  // not a job value: dropped, not sent
   const std::string line = hello_line({"2.1.0", "cuda:1", "0000:18:00.0", "GPU-abcd"});
+  ::unsetenv("TORCHELASTIC_RUN_ID");
+  ::unsetenv("SLURM_JOB_ID");
   ::unsetenv("RANK");
   ::unsetenv("CUDA_VISIBLE_DEVICES");
   ::unsetenv("CUDA_DEVICE_ORDER");
@@ -126,6 +130,22 @@ TEST(ClientCore, TheHelloCarriesTheEnvironmentAndTheDeviceSoTheAgentCanMapIt) {
   EXPECT_EQ(h.cuda_visible_devices, "GPU-1234,1");
   EXPECT_EQ(h.cuda_device_order, "PCI_BUS_ID");
   EXPECT_TRUE(h.hostname.has_value());
+  // The job, by the rule the node applies to every GPU process (job/job_identity.h); under a
+  // Slurm job its id would come first.
+  if (h.job.id_source == "slurm") GTEST_SKIP() << "the test itself runs in a Slurm job";
+  EXPECT_EQ(h.job.id, "exp-42");
+  EXPECT_EQ(h.job.id_source, "torchelastic");
+  EXPECT_EQ(h.job.slurm_job_id, "");
+}
+
+TEST(Messages, HelloWritesOnlyTheJobsKnownFields) {
+  HelloFields h;
+  h.pid = 42;
+  h.job.id = "4711";
+  h.job.slurm_job_id = "4711";
+  const std::string line = hello_message(h);
+  EXPECT_NE(line.find(R"("job":{"id":"4711","slurm_job_id":"4711"})"), std::string::npos) << line;
+  EXPECT_EQ(hello_message(HelloFields{}).find("job"), std::string::npos);
 }
 
 TEST(ClientCore, ASocketGivenIsTakenAsItIsAndNoneFoundSaysWhy) {

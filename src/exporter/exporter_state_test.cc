@@ -253,6 +253,74 @@ TEST(ExporterState, CountsXidAndEccEvents) {
   EXPECT_EQ(current["gpus"][0]["last_xid"], 13);  // the newest
 }
 
+// Two pods share GPU 0 (time-slicing), a Slurm job's two processes hold GPU 1, and a process of
+// no known job: one series per GPU and job, the process series carry their job's labels.
+TEST(ExporterState, JobsOnEachGpu) {
+  Fixture f;
+  f.tick(seconds(0), {sample(0), sample(1)});
+  auto proc = [](unsigned pid, std::uint64_t mib, std::optional<unsigned> sm) {
+    GpuProcess p;
+    p.pid = pid;
+    p.name = std::string("/usr/bin/python3");
+    p.used_memory_bytes = mib << 20;
+    if (sm) p.sm_util_pct = *sm;
+    return p;
+  };
+  auto pod = [](GpuProcess p, std::string name) {
+    p.job.pod = std::move(name);
+    p.job.pod_namespace = "team-a";
+    p.job.pod_uid = "1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718";
+    p.job.container_id = "0123456789ab";
+    return p;
+  };
+  auto slurm = [](GpuProcess p) {
+    p.job.id = p.job.slurm_job_id = "4711";
+    p.job.id_source = "slurm";
+    return p;
+  };
+  ProcessSnapshot g0;
+  g0.gpu = 0;
+  g0.processes = {pod(proc(10, 1024, 30), "infer-a"), pod(proc(11, 2048, 45), "infer-b"),
+                  pod(proc(12, 512, std::nullopt), "infer-b"), proc(13, 256, 5)};
+  ProcessSnapshot g1;
+  g1.gpu = 1;
+  g1.processes = {slurm(proc(20, 4096, 60)), slurm(proc(21, 4096, std::nullopt))};
+  f.state->on_processes(g0);
+  f.state->on_processes(g1);
+  const std::string body = f.metrics();
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_job_processes{gpu=\"0\",namespace=\"team-a\",pod=\"infer-a\"} 1\n"))
+      << body;
+  EXPECT_TRUE(
+      has(body, "gpumon_gpu_job_processes{gpu=\"0\",namespace=\"team-a\",pod=\"infer-b\"} 2\n"));
+  EXPECT_TRUE(has(body,
+                  "gpumon_gpu_job_memory_bytes{gpu=\"0\",namespace=\"team-a\",pod=\"infer-b\"} "
+                  "2684354560\n"));
+  EXPECT_TRUE(has(body,
+                  "gpumon_gpu_job_sm_utilization_ratio{gpu=\"0\",namespace=\"team-a\","
+                  "pod=\"infer-b\"} 0.45\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_job_processes{gpu=\"1\",job_id=\"4711\"} 2\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_job_memory_bytes{gpu=\"1\",job_id=\"4711\"} 8589934592\n"));
+  EXPECT_TRUE(has(body, "gpumon_gpu_job_sm_utilization_ratio{gpu=\"1\",job_id=\"4711\"} 0.6\n"));
+  // The process of no known job is in the process series, not in a job's.
+  EXPECT_TRUE(has(body,
+                  "gpumon_gpu_process_memory_bytes{gpu=\"0\",pid=\"13\",process=\"python3\"} "
+                  "268435456\n"));
+  EXPECT_TRUE(has(body,
+                  "gpumon_gpu_process_memory_bytes{gpu=\"0\",pid=\"10\",process=\"python3\","
+                  "namespace=\"team-a\",pod=\"infer-a\"} 1073741824\n"));
+  EXPECT_FALSE(has(body, "container_id="));  // inside a pod, the pod names it
+  EXPECT_FALSE(has(body, "pod_uid"));
+  const json current = json::parse(f.state->current_json());
+  EXPECT_EQ(current["gpus"][1]["processes"][0]["job"],
+            json::parse(R"({"id":"4711","id_source":"slurm","slurm_job_id":"4711"})"));
+  EXPECT_TRUE(current["gpus"][0]["processes"][3]["job"].is_null());
+  if (testing::have_promtool()) {
+    const auto result = testing::promtool_check(body);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+  }
+}
+
 TEST(ExporterState, HostileProcessNamesAreEscapedAndValid) {
   Fixture f;
   f.tick(seconds(0), {sample(0)});

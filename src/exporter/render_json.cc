@@ -10,6 +10,7 @@
 #include "exporter/json_values.h"
 #include "exporter/renderers.h"
 #include "host/text_clean.h"
+#include "training/job_json.h"
 
 namespace gpumon::exporter {
 namespace {
@@ -28,6 +29,7 @@ json process_json(const GpuProcess& p) {
   o["host_memory_rss_bytes"] = or_null(p.host_memory_rss_bytes);
   o["sm_util_pct"] = or_null(p.sm_util_pct);
   o["mem_util_pct"] = or_null(p.mem_util_pct);
+  o["job"] = training::job_json(p.job);
   return o;
 }
 

@@ -198,16 +198,23 @@ void render_processes(const ExporterView& v, ExpositionWriter& w) {
     const GpuState* g = v.gpu(i);
     if (g == nullptr || !g->has_processes) continue;
     // NVML may list a pid twice (MIG instances): one series per pid, memory summed.
-    std::map<unsigned, std::pair<std::string, double>> by_pid;
+    struct ByPid {
+      std::string name;
+      const job::JobIdentity* job;
+      double bytes = 0;
+    };
+    std::map<unsigned, ByPid> by_pid;
     for (const GpuProcess& p : g->processes) {
       if (!p.used_memory_bytes) continue;
-      auto [it, added] = by_pid.try_emplace(p.pid, process_display_name(p), 0.0);
-      it->second.second += static_cast<double>(p.used_memory_bytes.value());
+      auto [it, added] = by_pid.try_emplace(p.pid, ByPid{process_display_name(p), &p.job});
+      it->second.bytes += static_cast<double>(p.used_memory_bytes.value());
     }
     const std::string gpu = std::to_string(i);
-    for (const auto& [pid, name_bytes] : by_pid) {
+    for (const auto& [pid, entry] : by_pid) {
       const std::string p = std::to_string(pid);
-      w.sample({{"gpu", gpu}, {"pid", p}, {"process", name_bytes.first}}, name_bytes.second);
+      std::vector<Label> labels{{"gpu", gpu}, {"pid", p}, {"process", entry.name}};
+      append_job_labels(*entry.job, labels);
+      w.sample(labels, entry.bytes);
     }
   }
 }
@@ -236,6 +243,7 @@ void render_native_gpus(const ExporterView& v, const ExporterOptions& o, Exposit
   render_clock_event_time(v, w);
   render_events(v, w);
   render_processes(v, w);
+  render_gpu_jobs(v, w);
 }
 
 std::string render_metrics(const ExporterView& view, const ExporterOptions& options) {

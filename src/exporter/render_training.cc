@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The training families of /metrics and /api/v1/training (docs/exporter.md, "Training
-// metrics"). Labels: rank, local_rank when known, gpu when the hello's PCI bus id matched a
-// device; no pid (it changes with every restart: unbounded series) and no hostname (the
-// scrape's instance label names the node).
+// metrics"). Labels: job_id (the id every rank of a job shares, job/job_identity.h), rank,
+// local_rank when known, gpu when the hello's PCI bus id matched a device; no pid (it changes with
+// every restart: unbounded series) and no hostname (the scrape's instance label names the node).
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -12,6 +12,7 @@
 
 #include "exporter/json_values.h"
 #include "exporter/renderers.h"
+#include "training/job_json.h"
 
 namespace gpumon::exporter {
 namespace {
@@ -23,9 +24,10 @@ constexpr auto kSummary = MetricType::kSummary;
 
 struct Series {
   const TrainingRank* rank;
-  std::string rank_label, local_rank_label, gpu_label;
+  std::string job_label, rank_label, local_rank_label, gpu_label;
   std::vector<Label> labels() const {
     std::vector<Label> out;
+    if (!job_label.empty()) out.push_back({"job_id", job_label});
     if (!rank_label.empty()) out.push_back({"rank", rank_label});
     if (!local_rank_label.empty()) out.push_back({"local_rank", local_rank_label});
     if (!gpu_label.empty()) out.push_back({"gpu", gpu_label});
@@ -46,11 +48,12 @@ bool preferred(const TrainingRank& a, const TrainingRank& b) {
 }
 
 std::vector<Series> unique_series(const TrainingSnapshot& t) {
-  std::map<std::tuple<std::string, std::string, std::string>, Series> by_labels;
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Series> by_labels;
   for (const TrainingRank& r : t.ranks) {
-    Series s{&r, opt_text(r.rank), opt_text(r.local_rank),
+    Series s{&r, r.job.id, opt_text(r.rank), opt_text(r.local_rank),
              r.gpu ? std::to_string(*r.gpu) : std::string()};
-    auto [it, added] = by_labels.try_emplace({s.rank_label, s.local_rank_label, s.gpu_label}, s);
+    auto [it, added] =
+        by_labels.try_emplace({s.job_label, s.rank_label, s.local_rank_label, s.gpu_label}, s);
     if (!added && preferred(r, *it->second.rank)) it->second = s;
   }
   std::vector<Series> out;
@@ -250,6 +253,7 @@ std::string render_training_json(const ExporterView& v) {
     o["device"] = text_or_null(r.device);
     o["pci_bus_id"] = text_or_null(r.pci_bus_id);
     o["gpu"] = or_null(r.gpu);
+    o["job"] = training::job_json(r.job);
     o["connected"] = r.connected;
     o["disconnected_for_seconds"] = or_null(r.disconnected_for_s);
     o["steps"] = r.steps;

@@ -156,6 +156,27 @@ TEST(ExporterStateTrainingRender, SameLabelsWrittenOnceConnectedFirst) {
   EXPECT_EQ(body.find("} 900\n"), std::string::npos);
 }
 
+TEST(ExporterStateTrainingRender, JobIdLabelSeparatesTwoJobsOnOneNode) {
+  TrainingRank a = rank0();
+  a.job.id = "4711";
+  a.job.id_source = "slurm";
+  TrainingRank b = rank0();  // rank 0 of another job, on another GPU of the node
+  b.pid = 200;
+  b.gpu = 3;
+  b.job.id = "node001:29500";
+  b.steps = 9;
+  const std::string body = render(view_with({a, b}));
+  EXPECT_NE(body.find("gpumon_training_steps_total{job_id=\"4711\",rank=\"0\",local_rank=\"0\","
+                      "gpu=\"2\"} 4\n"),
+            std::string::npos)
+      << body;
+  EXPECT_NE(body.find("gpumon_training_steps_total{job_id=\"node001:29500\",rank=\"0\","
+                      "local_rank=\"0\",gpu=\"3\"} 9\n"),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(render_training_json(view_with({a, b})));
+  EXPECT_EQ(j["ranks"][0]["job"], nlohmann::json::parse(R"({"id":"4711","id_source":"slurm"})"));
+}
+
 TEST(ExporterStateTrainingRender, PromtoolFindsNothing) {
   if (!testing::have_promtool()) GTEST_SKIP() << "promtool not installed";
   TrainingRank r1 = rank0();
@@ -223,6 +244,7 @@ TEST(ExporterStateTrainingRender, Json) {
   EXPECT_EQ(o["steps_per_second"], 2.0);
   EXPECT_EQ(o["data_wait_share"], 0.125);
   EXPECT_EQ(o["world_size"], nullptr);  // unknown is null, never 0
+  EXPECT_EQ(o["job"], nullptr);
   EXPECT_EQ(o["reserved_bytes"], 2048);
   EXPECT_EQ(nlohmann::json::parse(render_training_json(ExporterView{}))["enabled"], false);
   EXPECT_FALSE(nlohmann::json::parse(render_training_json(v)).contains("host"))

@@ -18,6 +18,12 @@ std::string render_metrics(const ExporterView& view, const ExporterOptions& opti
 /// The per-GPU native families (after the self-health ones).
 void render_native_gpus(const ExporterView& view, const ExporterOptions& options,
                         ExpositionWriter& w);
+/// The gpumon_gpu_job_* families: per GPU, each job (job_id, namespace and pod, or container_id)
+/// among its processes; processes without a known job are not counted.
+void render_gpu_jobs(const ExporterView& view, ExpositionWriter& w);
+/// A job's labels (job_id, namespace, pod, and container_id outside a pod), the known ones: on
+/// the job families and gpumon_gpu_process_memory_bytes. The values must outlive `out`.
+void append_job_labels(const job::JobIdentity& job, std::vector<Label>& out);
 /// The `--compat dcgm` families.
 void render_dcgm(const ExporterView& view, const ExporterOptions& options, ExpositionWriter& w);
 

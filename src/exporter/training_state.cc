@@ -110,6 +110,7 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
         e->rank.world_size = ev.hello->world_size;
         e->rank.device = ev.hello->device;
         e->rank.pci_bus_id = ev.hello->pci_bus_id;
+        e->rank.job = ev.hello->job;
       }
     } else if (ev.kind == "device") {  // the device it resolved after its hello
       auto it = entries_.find(ev.pid);

@@ -47,6 +47,7 @@ struct TrainingRank {
   std::optional<std::string> device;      ///< torch's name ("cuda:0"); not an NVML index
   std::optional<std::string> pci_bus_id;  ///< from the hello, when the client sent it
   std::optional<unsigned> gpu;            ///< NVML index (training/rank_device.h); else none
+  job::JobIdentity job;                   ///< from the hello: what its job_id label comes from
   bool connected = true;                  ///< false after a bye or a disconnect
   std::uint64_t steps = 0;
   std::optional<std::int64_t> last_step;  ///< the newest step's number

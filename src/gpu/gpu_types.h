@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpu/reading.h"
+#include "job/job_identity.h"
 
 namespace gpumon {
 
@@ -216,6 +217,7 @@ struct GpuProcess {
   Reading<std::string> command_line;
   Reading<double> cpu_percent;
   Reading<std::uint64_t> host_memory_rss_bytes;
+  job::JobIdentity job;  ///< empty when unknown or not visible
   // From nvmlDeviceGetProcessUtilization (the sampler's processes task): the driver's newest
   // sample for this pid since the previous read; kNotAvailable when the driver had none.
   Reading<unsigned> sm_util_pct;   ///< 0-100: share of time its kernels ran

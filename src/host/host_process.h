@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "gpu/reading.h"
+#include "job/job_identity.h"
 
 namespace gpumon::host {
 
@@ -49,6 +50,9 @@ struct HostProcessInfo {
   /// Clock ticks after boot at which it started: with the PID, what tells this process from a
   /// later one that got the same PID (the live view checks it before sending a signal).
   std::optional<std::uint64_t> start_ticks;
+  /// Its Slurm job, pod, container and job id (/proc/PID/cgroup and environ, read once per
+  /// process); empty when not visible. Only the variables job_identity() names are kept.
+  job::JobIdentity job;
 };
 
 }  // namespace gpumon::host

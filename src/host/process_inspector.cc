@@ -19,6 +19,9 @@ constexpr std::size_t kStatReadBytes = 4096;
 constexpr std::size_t kStatusReadBytes = 16384;
 constexpr std::size_t kSystemFileReadBytes = 1U << 20;  // /proc/stat's intr line can be long
 constexpr std::size_t kMaxFdsChecked = 16384;
+constexpr std::size_t kCgroupReadBytes = 16384;
+// Past this, the variables after it are not seen (job_identity() ignores a cut-off entry).
+constexpr std::size_t kEnvironReadBytes = 1U << 18;
 
 bool is_permission_error(int error) {
   return error == EACCES || error == EPERM;
@@ -89,6 +92,17 @@ std::vector<HostProcessInfo> ProcessInspector::inspect(const std::vector<unsigne
   }
   seen_ = std::move(next);
   return out;
+}
+
+// The environment is readable only by the owner or root: without it the cgroup still gives the
+// Slurm job and step, the pod's UID and the container.
+job::JobIdentity ProcessInspector::read_job(const std::string& dir) const {
+  const FileText cgroup = files_.read(dir + "/cgroup", kCgroupReadBytes);
+  const FileText environ = files_.read(dir + "/environ", kEnvironReadBytes);
+  const FileText ns = files_.read(dir + "/root/" + std::string(job::kPodNamespaceFile), 256);
+  return job::job_identity({cgroup.ok() ? std::string_view(cgroup.text) : std::string_view(),
+                            environ.ok() ? job::environ_lookup(environ.text) : job::EnvLookup(),
+                            ns.ok() ? std::string_view(ns.text) : std::string_view()});
 }
 
 bool ProcessInspector::holds_gpu_files_or_unknown(unsigned pid) const {
@@ -165,7 +179,8 @@ HostProcessInfo ProcessInspector::inspect_one(unsigned pid, steady_clock::time_p
     } else {
       info.start_time = Reading<system_clock::time_point>::missing(Missing::kNotAvailable);
     }
-    next[pid] = Seen{st->start_ticks, cpu_ticks, now, false};
+    info.job = prev != nullptr ? prev->job : read_job(dir);
+    next[pid] = Seen{st->start_ticks, cpu_ticks, now, false, info.job};
   } else {
     info.comm = Reading<std::string>::missing(Missing::kError);
     info.ppid = Reading<unsigned>::missing(Missing::kError);

@@ -48,12 +48,14 @@ class ProcessInspector {
     std::uint64_t cpu_ticks = 0;
     std::chrono::steady_clock::time_point when{};
     bool other_process = false;
+    job::JobIdentity job;
   };
 
   HostProcessInfo inspect_one(unsigned pid, std::chrono::steady_clock::time_point now,
                               std::optional<double> uptime_s,
                               std::unordered_map<unsigned, Seen>& next);
   bool holds_gpu_files_or_unknown(unsigned pid) const;
+  job::JobIdentity read_job(const std::string& dir) const;
 
   const ProcFiles& files_;
   UserNames& users_;

@@ -94,6 +94,27 @@ TEST_F(ProcessInspectorTest, HealthyProcess) {
   EXPECT_EQ(std::chrono::system_clock::to_time_t(p.start_time.value()), 1700001000);
 }
 
+TEST_F(ProcessInspectorTest, JobFromCgroupAndEnvironmentReadOncePerProcess) {
+  auto inspector = make();
+  const auto t0 = steady_clock::time_point(seconds(100));
+  const HostProcessInfo p = one(inspector, 4242, t0);
+  EXPECT_EQ(p.job.slurm_job_id, "4711");
+  EXPECT_EQ(p.job.slurm_step_id, "0");
+  EXPECT_EQ(p.job.id, "4711");
+  EXPECT_EQ(p.job.id_source, "slurm");
+  one(inspector, 4242, t0 + seconds(1));
+  EXPECT_EQ(files_.reads("4242/environ"), 1);
+  EXPECT_EQ(files_.reads("4242/cgroup"), 1);
+  // Another user's process: environ is refused, the cgroup still names the Slurm job.
+  auto other = make();
+  files_.fail("4242/environ", EACCES);
+  const HostProcessInfo q = one(other, 4242, t0);
+  EXPECT_EQ(q.job.slurm_job_id, "4711");
+  EXPECT_EQ(q.job.slurm_step_id, "0");
+  // A zombie has neither file: no job.
+  EXPECT_TRUE(one(other, 4244, t0).job.empty());
+}
+
 TEST_F(ProcessInspectorTest, CpuOverAnIntervalOnTheSecondReading) {
   auto inspector = make();
   const auto t0 = steady_clock::time_point(seconds(100));

@@ -464,6 +464,7 @@ void Sampler::publish_processes(std::vector<ProcessSnapshot>& snapshots, Sampler
           p.command_line = h.command_line;
           p.cpu_percent = h.cpu_percent;
           p.host_memory_rss_bytes = h.rss_bytes;
+          p.job = h.job;
         }
       }
     } catch (...) {

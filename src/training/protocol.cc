@@ -4,6 +4,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "training/job_json.h"
+
 namespace gpumon::training {
 namespace {
 
@@ -98,6 +100,7 @@ Message parse_hello(const json& o) {
   h.device_uuid = opt_text(o, "device_uuid");
   h.cuda_visible_devices = opt_text(o, "cuda_visible_devices");
   h.cuda_device_order = opt_text(o, "cuda_device_order");
+  if (const auto it = o.find("job"); it != o.end()) h.job = job_from_json(*it);
   h.json = o.dump(-1, ' ', false, json::error_handler_t::replace);
   return h;
 }

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "job/job_identity.h"
+
 namespace gpumon::training {
 
 /// The first message of a training process (docs/python.md, "Protocol"), parsed once at the
@@ -31,7 +33,8 @@ struct Hello {
   std::optional<std::string> device_uuid;           ///< of `device` ("GPU-...")
   std::optional<std::string> cuda_visible_devices;  ///< the environment variable, verbatim
   std::optional<std::string> cuda_device_order;     ///< "PCI_BUS_ID", "FASTEST_FIRST", unset
-  std::string json;  ///< the message, compact, as the recording stores it
+  job::JobIdentity job;  ///< the process's own (its environment and cgroup); empty: not sent
+  std::string json;      ///< the message, compact, as the recording stores it
 };
 
 /// One training step of one process. Durations in seconds. Allocator fields are
