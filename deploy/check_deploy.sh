@@ -280,7 +280,8 @@ import re, subprocess, sys
 used = subprocess.run([sys.executable, sys.argv[1], "--metrics"], check=True,
                       capture_output=True, text=True).stdout.split()
 doc = open(sys.argv[2]).read()
-documented = set(re.findall(r"`(gpumon_[a-z0-9_]+)", doc))
+# Recorded series are named level:metric:operations (job:gpumon_..._count): the whole name.
+documented = set(re.findall(r"`((?:[a-z_]+:)?gpumon_[a-z0-9_]+(?::[a-z0-9_]+)?)", doc))
 # "gpumon_gpu_pcie_tx_bytes_per_second` / `_rx_`" style shorthands are not needed here.
 bad = [m for m in used if m != "up" and m not in documented]
 for m in bad:
@@ -296,7 +297,7 @@ used = set(subprocess.run([sys.executable, sys.argv[1], "--metrics"], check=True
                           capture_output=True, text=True).stdout.split()) - {"up"}
 text = open(sys.argv[2]).read()
 section = text[text.index("Metric names these files use"):]
-listed = set(re.findall(r"`(gpumon_[a-z0-9_]+)`", section))
+listed = set(re.findall(r"`((?:[a-z_]+:)?gpumon_[a-z0-9_]+(?::[a-z0-9_]+)?)`", section))
 for m in sorted(used - listed):
     print(f"{m}: used but not listed in README.md")
 for m in sorted(listed - used):

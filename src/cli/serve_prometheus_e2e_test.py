@@ -14,7 +14,10 @@ loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
   - /api/v1/rules has the alert group with every alert of the rules file;
   - a stand-in training rank on demo's agent socket (NDJSON hello, an OOM guard split and a
     loader retune, then a step every 0.2 s) reaches Prometheus as gpumon_training_* with its
-    rank and the GPU its PCI bus id names, and the guard's split alert fires.
+    rank and the GPU its PCI bus id names, and the guard's split alert fires;
+  - a second rank of the same job on xid's socket: the two serves play two nodes of one job,
+    both ranks carry its job_id, and the gpumon-jobs recording rules group them across the
+    instances (two connected ranks, the job's median step time, its step rate).
 
   serve_prometheus_e2e_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
@@ -183,11 +186,16 @@ def run(args, failures):
         # One training rank on demo, on its GPU 0 (torch's short PCI bus id form), stepping
         # until the end; steps are sent from this thread only.
         bus0 = json.loads(http_get(demo.base + "/api/v1/devices")[2])["gpus"][0]["pci_bus_id"]
-        rank = Rank(demo.agent_socket, pid=7001, rank=0, local_rank=0, world_size=1,
-                    pci_bus_id=bus0[4:])
+        # The two serves play two nodes of one job: rank 0 on demo, rank 1 on xid, both with
+        # the job's id (the Slurm job's, as both nodes' clients would read it).
+        job = {"id": "e2e-4711", "id_source": "slurm", "slurm_job_id": "e2e-4711"}
+        rank = Rank(demo.agent_socket, pid=7001, rank=0, local_rank=0, world_size=2,
+                    pci_bus_id=bus0[4:], job=job)
+        rank1 = Rank(xid.agent_socket, pid=7002, rank=1, local_rank=0, world_size=2, job=job)
 
         def step_loop():
             rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
+            rank1.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
             # The OOM guard splits and the adaptive loader retunes once: the dashboard's
             # control panels and the guard's alert read these series.
             rank.action("oom_split", reason="oom", batch_size=32, micro_batch_size=16,
@@ -196,7 +204,9 @@ def run(args, failures):
                         summary="num_workers 0 -> 4")
             while not stepping.wait(0.2):
                 rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
+                rank1.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
             rank.bye()
+            rank1.bye()
 
         stepper = threading.Thread(target=step_loop, daemon=True)
         stepper.start()
@@ -272,7 +282,7 @@ def run(args, failures):
         t = '%s,rank="0",local_rank="0",gpu="0"' % d
         check(prom.scalar("gpumon_training_ranks{%s}" % d) == 1, "demo: 1 training rank",
               failures)
-        check(prom.scalar("gpumon_training_ranks{%s}" % x) == 0, "xid: no training rank",
+        check(prom.scalar("gpumon_training_ranks{%s}" % x) == 1, "xid: 1 training rank",
               failures)
         steps = prom.scalar("gpumon_training_steps_total{%s}" % t)
         check(steps is not None and steps >= 3, "training steps counted on GPU 0: %s" % steps,
@@ -294,6 +304,19 @@ def run(args, failures):
               "allocator allocated bytes", failures)
         check(prom.scalar("gpumon_training_rank_connected{%s}" % t) == 1, "rank connected",
               failures)
+
+        # --- one job on two nodes: job_id, and the gpumon-jobs rules across the instances ---
+        check(prom.scalar('count(gpumon_training_steps_total{job_id="e2e-4711"})') == 2,
+              "both ranks carry job_id e2e-4711", failures)
+        prom.wait_for('job:gpumon_training_ranks_connected:count{job_id="e2e-4711"} == 2',
+                      "the job's two connected ranks, one per serve")
+        prom.wait_for('job:gpumon_training_step_seconds:median5m{job_id="e2e-4711"}',
+                      "the job's median step time")
+        median = prom.scalar('job:gpumon_training_step_seconds:median5m{job_id="e2e-4711"}')
+        check(median is not None and abs(median - 0.2) < 1e-6,
+              "the job's median rank step time 0.2 s: %s" % median, failures)
+        rate = prom.scalar('job:gpumon_training_steps:rate5m{job_id="e2e-4711"}')
+        check(rate is not None and rate > 0, "the job's step rate: %s" % rate, failures)
 
         # --- OpenMetrics: Prometheus asks for it first, so it scraped that format ----------
         # Its metadata names a counter family without _total only when it parsed OpenMetrics.

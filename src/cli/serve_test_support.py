@@ -117,7 +117,7 @@ class Rank:
     (docs/python.md, "Protocol"): a hello, then steps, then a bye."""
 
     def __init__(self, socket_path, pid, rank, local_rank=None, world_size=None,
-                 pci_bus_id=None, timeout=TIMEOUT_S):
+                 pci_bus_id=None, job=None, timeout=TIMEOUT_S):
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -134,6 +134,8 @@ class Rank:
         if pci_bus_id:  # a GPU's identity comes with its torch device, as the client sends it
             hello["pci_bus_id"] = pci_bus_id
             hello["device"] = "cuda:0"
+        if job:  # the hello's job object (docs/python.md): what the job_id label comes from
+            hello["job"] = job
         self._send(hello)
         self.step_no = 0
 
