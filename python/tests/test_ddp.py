@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """A real 2-rank DistributedDataParallel run (gloo, CPU) sending to one `gpumon agent`: two
 processes started the way torchrun starts them (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR,
-MASTER_PORT), each running examples/train_ddp.py and calling gpumon.start()."""
+MASTER_PORT), each running examples/train_ddp.py and calling gpumon.start(); both name their
+job (GPUMON_JOB_ID) in their hello."""
 import os
 import socket
 import subprocess
@@ -34,7 +35,8 @@ def test_two_gloo_ranks_send_their_steps_to_one_agent(tmp_path):
             env = base_env(tmp_path)
             env.update(GPUMON_AGENT_SOCKET=agent.sock, RANK=str(rank), LOCAL_RANK=str(rank),
                        WORLD_SIZE="2", LOCAL_WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
-                       MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+                       MASTER_PORT=str(port), OMP_NUM_THREADS="1",
+                       GPUMON_JOB_ID="ddp-test-job")
             ranks.append(subprocess.Popen(
                 [sys.executable, os.path.join(REPO, "examples", "train_ddp.py"), "--steps",
                  str(STEPS), "--device", "cpu"],
@@ -63,3 +65,6 @@ def test_two_gloo_ranks_send_their_steps_to_one_agent(tmp_path):
         assert mine == ["hello", "bye"], events
         hello = next(e for e in events if e["pid"] == pids[rank] and e["kind"] == "hello")
         assert (hello["rank"], hello["detail"]["world_size"]) == (rank, 2)
+        # Both ranks name one job: the id the node's rule gives (job/job_identity.h).
+        assert hello["detail"]["job"]["id"] == "ddp-test-job", hello
+        assert hello["detail"]["job"]["id_source"] == "gpumon", hello
