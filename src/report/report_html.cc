@@ -341,6 +341,11 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
          esc(run.driver_version) + "</p>\n";
   if (!run.command.empty())
     out += "<p class=\"run\">Command: <code>" + esc(run.command) + "</code></p>\n";
+  if (!run.jobs.empty()) {
+    std::string jobs;
+    for (const std::string& j : run.jobs) jobs += (jobs.empty() ? "" : ", ") + esc(j);
+    out += "<p class=\"run\">Ranks of " + jobs + "</p>\n";
+  }
   if (!run.simulated_scenario.empty())
     out += "<p class=\"simulated\">SIMULATED GPUs (fake NVML scenario " +
            esc(run.simulated_scenario) + ")</p>\n";

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "gpu/throttle.h"
+#include "job/job_identity.h"
 #include "record/quantize.h"
 
 namespace gpumon::report {
@@ -207,6 +208,12 @@ std::string add_steps(const record::RecordingReader& reader, RunReport& run) {
   const auto& rank_events = std::get<std::vector<training::RankEvent>>(hellos_or);
   run.ranks = rank_steps(steps, rank_events, reader.devices(), run.processes, run.grid);
   run.actions = action_events(rank_events);
+  for (const training::RankEvent& e : rank_events) {
+    if (!e.hello) continue;
+    if (std::string tag = job::job_tag(e.hello->job);
+        !tag.empty() && std::find(run.jobs.begin(), run.jobs.end(), tag) == run.jobs.end())
+      run.jobs.push_back(std::move(tag));
+  }
   add_actions(run.ranks, run.actions, run.grid);
   // Host memory per rank, from the process samples one at a time (a long run has millions).
   std::map<std::int64_t, std::vector<std::size_t>> ranks_of_pid;

@@ -100,6 +100,9 @@ struct RunReport {
   std::vector<record::RecordedProcess> processes;
   StepFigures steps;
   std::vector<RankSteps> ranks;  ///< per process and device: series, GPU, step axis
+  /// The jobs the ranks' hellos named (job/job_identity.h's job_tag: "job 4711"), once each, in
+  /// the order they connected.
+  std::vector<std::string> jobs;
   /// What the OOM guard and the adaptive loader did (the `action` rank events), in time order.
   std::vector<ActionEvent> actions;
   /// The diagnosis (health score, findings); nullopt when none was made.

@@ -391,8 +391,10 @@ TEST(RunReport, TheGuardsAndTheLoadersActionsGoFromTheRecordingToDoctorAndThePag
                                            make_devices(1), error);
   ASSERT_NE(w, nullptr) << error;
   for (int i = 0; i < kTicks; ++i) w->on_tick(make_tick(1, i, kStartMs, kIntervalMs));
-  w->on_rank_event(training::rank_event(kStartMs, 100, 0, "hello",
-                                        R"({"type":"hello","pid":100,"rank":0,"device":"cpu"})"));
+  w->on_rank_event(training::rank_event(
+      kStartMs, 100, 0, "hello",
+      R"({"type":"hello","pid":100,"rank":0,"device":"cpu","job":{"id":"4711","id_source":"slurm",)"
+      R"("slurm_job_id":"4711"}})"));
   for (int i = 0; i < 24; ++i) {
     training::Step st;
     st.pid = 100, st.rank = 0, st.step = i, st.device = "cpu";
@@ -460,6 +462,9 @@ TEST(RunReport, TheGuardsAndTheLoadersActionsGoFromTheRecordingToDoctorAndThePag
                       "the batch of 32 into 2 micro-batches of 16 &lt;ok&gt;</td>"),
             std::string::npos);
   EXPECT_NE(page.find("OOM guard split the batch"), std::string::npos) << "the finding";
+  // The job its hello named, from the recording's hello.
+  EXPECT_EQ(run.jobs, std::vector<std::string>{"job 4711"});
+  EXPECT_NE(page.find("<p class=\"run\">Ranks of job 4711</p>"), std::string::npos);
 
   // A run without actions has neither the table nor the state series.
   const RunReport plain = load(write_recording(dir));
