@@ -12,6 +12,8 @@
 #     unreplaced, every expression parses (promtool, as recording rules), every metric is one
 #     docs/exporter.md names
 #   - gpumon.service: the required settings, and `systemd-analyze verify` when available
+#   - the fleet files: promtool check config of prometheus/agent.yml (--agent) and
+#     prometheus/federation.yml; kubernetes/gpumon.yaml parses and keeps what gpumon needs
 # Exit status: 0 all passed, 1 a check failed, 77 promtool or python3 missing (CTest: skipped;
 # scripts/setup.sh installs both).
 set -uo pipefail
@@ -63,6 +65,45 @@ need = [r"job_name:\s*gpumon\b", r"127\.0\.0\.1:9477", r"scrape_interval:\s*15s"
 bad = [n for n in need if not re.search(n, active)]
 for n in bad:
     print("missing:", n)
+sys.exit(1 if bad else 0)
+EOF
+check "promtool check config --agent prometheus/agent.yml" \
+  promtool check config --agent "$here/prometheus/agent.yml"
+check "promtool check config prometheus/federation.yml" \
+  promtool check config "$here/prometheus/federation.yml"
+check "kubernetes/gpumon.yaml: DaemonSet, Service, ServiceMonitor as gpumon needs them" \
+  "$PYTHON" - "$here/kubernetes/gpumon.yaml" <<'EOF'
+import sys
+try:
+    import yaml
+except ImportError:
+    print("(PyYAML missing: not checked)"); sys.exit(0)
+docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
+bad = [k for k in ("Namespace", "DaemonSet", "Service", "ServiceMonitor") if k not in docs]
+pod = docs["DaemonSet"]["spec"]["template"]["spec"] if "DaemonSet" in docs else {}
+c = (pod.get("containers") or [{}])[0]
+args = " ".join(c.get("args", []))
+if pod.get("hostPID") is not True:
+    bad.append("hostPID: true (NVML reports host PIDs)")
+if "--listen 0.0.0.0:9477" not in args:
+    bad.append("serve --listen 0.0.0.0:9477")
+if "nvidia.com/gpu" in str(c.get("resources", {})):
+    bad.append("no nvidia.com/gpu request: gpumon watches the node's GPUs without taking one")
+env = {e["name"]: e.get("value") for e in c.get("env", [])}
+if env.get("NVIDIA_VISIBLE_DEVICES") != "all":
+    bad.append("NVIDIA_VISIBLE_DEVICES=all")
+if [p.get("containerPort") for p in c.get("ports", [])] != [9477]:
+    bad.append("containerPort 9477")
+sc = c.get("securityContext", {})
+if sc.get("privileged") or sc.get("allowPrivilegeEscalation") is not False:
+    bad.append("not privileged, allowPrivilegeEscalation: false")
+if "SYS_ADMIN" in str(sc.get("capabilities", {})):
+    bad.append("no SYS_ADMIN")
+eps = docs.get("ServiceMonitor", {}).get("spec", {}).get("endpoints") or [{}]
+if {"targetLabel": "job", "replacement": "gpumon"} not in eps[0].get("relabelings", []):
+    bad.append("the ServiceMonitor sets job=gpumon (deploy/alerts match it)")
+for b in bad:
+    print("missing:", b)
 sys.exit(1 if bad else 0)
 EOF
 check "promtool check rules" promtool check rules "$rules"

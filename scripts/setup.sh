@@ -14,7 +14,7 @@ build_pkgs=(build-essential cmake ninja-build pkg-config git
 test_pkgs=(libgtest-dev libgmock-dev libbenchmark-dev tmux clang libfuzzer-14-dev python3
   prometheus python3-prometheus-client chromium wrk slowhttptest openssl
   python3-torch python3-pybind11 python3-pytest libtorch-dev python3-venv python3-pip
-  python3-setuptools)
+  python3-setuptools python3-yaml)
 
 build_only=0 with_npm=0
 for arg in "$@"; do
