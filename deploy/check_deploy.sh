@@ -77,7 +77,7 @@ import sys
 try:
     import yaml
 except ImportError:
-    print("(PyYAML missing: not checked)"); sys.exit(0)
+    print("PyYAML missing: scripts/setup.sh installs python3-yaml"); sys.exit(1)
 docs = {d["kind"]: d for d in yaml.safe_load_all(open(sys.argv[1])) if d}
 bad = [k for k in ("Namespace", "DaemonSet", "Service", "ServiceMonitor") if k not in docs]
 pod = docs["DaemonSet"]["spec"]["template"]["spec"] if "DaemonSet" in docs else {}
@@ -102,6 +102,12 @@ if "SYS_ADMIN" in str(sc.get("capabilities", {})):
 eps = docs.get("ServiceMonitor", {}).get("spec", {}).get("endpoints") or [{}]
 if {"targetLabel": "job", "replacement": "gpumon"} not in eps[0].get("relabelings", []):
     bad.append("the ServiceMonitor sets job=gpumon (deploy/alerts match it)")
+if eps[0].get("honorLabels") is not True or not any(
+        r.get("action") == "labeldrop" and "pod" in r.get("regex", "")
+        for r in eps[0].get("relabelings", [])):
+    bad.append("the ServiceMonitor keeps gpumon's pod and namespace labels (honorLabels, labeldrop)")
+if pod.get("priorityClassName") == "system-node-critical":
+    bad.append("no system-node-critical outside kube-system")
 for b in bad:
     print("missing:", b)
 sys.exit(1 if bad else 0)

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "client/client_core.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <string_view>
 
 #include "agent/socket_path.h"
@@ -26,21 +26,34 @@ std::optional<std::string> host_name() {
   return std::string(buf);
 }
 
-// A small file's text, empty when it cannot be read (/proc/self/cgroup, the pod's namespace).
+// The text of a small regular file, empty when it cannot be read: never blocks (a FIFO in its
+// place is refused), at most 16 KiB (job_identity() ignores a cut-off last line).
 std::string small_file(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text(4096, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return {};
+  std::string text;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text.resize(16384);
+    std::size_t got = 0;
+    for (ssize_t n;
+         got < text.size() && (n = ::read(fd, text.data() + got, text.size() - got)) > 0;)
+      got += static_cast<std::size_t>(n);
+    text.resize(got);
+  }
+  ::close(fd);
   return text;
 }
 
 // This process's job, by the rule the node applies to every GPU process it sees.
 job::JobIdentity own_job() {
   const std::string cgroup = small_file("/proc/self/cgroup");
-  const std::string ns = small_file(("/" + std::string(job::kPodNamespaceFile)).c_str());
-  return job::job_identity(
-      {cgroup, [](std::string_view name) { return env_text(std::string(name).c_str()); }, ns});
+  const auto env = [](std::string_view name) { return env_text(std::string(name).c_str()); };
+  const bool in_pod =
+      cgroup.find("kubepods") != std::string::npos || env("KUBERNETES_SERVICE_HOST").has_value();
+  const std::string ns = in_pod ? small_file(std::string(job::kPodNamespaceFile).c_str()) : "";
+  const std::string host = host_name().value_or("");
+  return job::job_identity({cgroup, env, ns, host});
 }
 
 }  // namespace

@@ -201,6 +201,10 @@ void render_training(const ExporterView& v, ExpositionWriter& w) {
          "1 while the rank is connected; 0 for 5 min after it said bye or disconnected, then "
          "its series vanish",
          kGauge, [](const TrainingRank& r) { return r.connected ? 1.0 : 0.0; });
+  family(w, s, "gpumon_training_rank_lost",
+         "1 when the rank's connection ended without a bye (it crashed, was killed or was "
+         "dropped), for as long as its series stay; 0 otherwise",
+         kGauge, [](const TrainingRank& r) { return r.lost ? 1.0 : 0.0; });
   family(w, s, "gpumon_training_steps_total", "Training steps the rank reported", kCounter,
          [](const TrainingRank& r) { return static_cast<double>(r.steps); });
   step_histogram(w, s);
@@ -255,6 +259,7 @@ std::string render_training_json(const ExporterView& v) {
     o["gpu"] = or_null(r.gpu);
     o["job"] = training::job_json(r.job);
     o["connected"] = r.connected;
+    o["lost"] = r.lost;
     o["disconnected_for_seconds"] = or_null(r.disconnected_for_s);
     o["steps"] = r.steps;
     o["last_step"] = or_null(r.last_step);

@@ -56,6 +56,7 @@ TEST(ExporterStateTrainingRender, ExactText) {
   TrainingRank bare;  // no rank, no GPU time, no allocator figures, no step yet
   bare.pid = 7;
   bare.connected = false;
+  bare.lost = true;  // left without a bye
   const std::string expected =
       "# HELP gpumon_training_ranks Training processes connected to this exporter's agent "
       "socket\n"
@@ -70,6 +71,11 @@ TEST(ExporterStateTrainingRender, ExactText) {
       "# TYPE gpumon_training_rank_connected gauge\n"
       "gpumon_training_rank_connected 0\n"
       "gpumon_training_rank_connected{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 1\n"
+      "# HELP gpumon_training_rank_lost 1 when the rank's connection ended without a bye (it "
+      "crashed, was killed or was dropped), for as long as its series stay; 0 otherwise\n"
+      "# TYPE gpumon_training_rank_lost gauge\n"
+      "gpumon_training_rank_lost 1\n"
+      "gpumon_training_rank_lost{rank=\"0\",local_rank=\"0\",gpu=\"2\"} 0\n"
       "# HELP gpumon_training_steps_total Training steps the rank reported\n"
       "# TYPE gpumon_training_steps_total counter\n"
       "gpumon_training_steps_total 0\n"

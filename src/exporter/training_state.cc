@@ -123,6 +123,7 @@ void TrainingState::on_rank_event(const training::RankEvent& ev) noexcept {
       if (it == entries_.end()) return;
       if (it->second.rank.connected) {
         it->second.rank.connected = false;
+        it->second.rank.lost = ev.kind != "bye";
         it->second.disconnected_at = now;
       }
     } else if (const auto a = training::action_of(ev)) {

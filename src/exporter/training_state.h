@@ -49,6 +49,9 @@ struct TrainingRank {
   std::optional<unsigned> gpu;            ///< NVML index (training/rank_device.h); else none
   job::JobIdentity job;                   ///< from the hello: what its job_id label comes from
   bool connected = true;                  ///< false after a bye or a disconnect
+  /// Its connection ended without a bye (crashed, killed, dropped by the agent): a clean exit
+  /// says bye first (docs/python.md).
+  bool lost = false;
   std::uint64_t steps = 0;
   std::optional<std::int64_t> last_step;  ///< the newest step's number
   double step_seconds_sum = 0;            ///< CPU wall time of every step

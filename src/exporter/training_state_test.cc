@@ -160,6 +160,18 @@ TEST_F(ExporterStateTraining, ADisconnectedRankStaysFiveMinutesThenGoes) {
   EXPECT_TRUE(state.snapshot({}).ranks.empty());
 }
 
+TEST_F(ExporterStateTraining, ARankThatLeavesWithoutAByeIsLost) {
+  state.on_rank_event(hello(10, 0, "{}"));
+  state.on_rank_event(hello(11, 1, "{}"));
+  state.on_rank_event({0, 10, 0, "bye", "{}"});
+  state.on_rank_event({0, 10, 0, "disconnect", "{}"});  // the socket closes after the bye
+  state.on_rank_event({0, 11, 1, "disconnect", "{}"});  // killed: no bye
+  const auto snap = state.snapshot({});
+  ASSERT_EQ(snap.ranks.size(), 2U);
+  EXPECT_FALSE(snap.ranks[0].lost);
+  EXPECT_TRUE(snap.ranks[1].lost);
+}
+
 TEST_F(ExporterStateTraining, AReusedPidStartsAfresh) {
   state.on_rank_event(hello(10, 0, "{}"));
   state.on_step(step(10, 0, 0.1, 0));

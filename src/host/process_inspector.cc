@@ -64,6 +64,7 @@ ProcessInspector::ProcessInspector(const ProcFiles& files, UserNames& users,
   if (options_.clock_ticks_per_second <= 0) options_.clock_ticks_per_second = 100;
   if (options_.page_size_bytes <= 0) options_.page_size_bytes = ::sysconf(_SC_PAGESIZE);
   if (options_.page_size_bytes <= 0) options_.page_size_bytes = 4096;
+  if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0) hostname_ = name;
   if (const FileText stat = files_.read("stat", kSystemFileReadBytes); stat.ok()) {
     boot_time_s_ = parse_boot_time(stat.text);
   }
@@ -99,10 +100,10 @@ std::vector<HostProcessInfo> ProcessInspector::inspect(const std::vector<unsigne
 job::JobIdentity ProcessInspector::read_job(const std::string& dir) const {
   const FileText cgroup = files_.read(dir + "/cgroup", kCgroupReadBytes);
   const FileText environ = files_.read(dir + "/environ", kEnvironReadBytes);
-  const FileText ns = files_.read(dir + "/root/" + std::string(job::kPodNamespaceFile), 256);
   return job::job_identity({cgroup.ok() ? std::string_view(cgroup.text) : std::string_view(),
                             environ.ok() ? job::environ_lookup(environ.text) : job::EnvLookup(),
-                            ns.ok() ? std::string_view(ns.text) : std::string_view()});
+                            {},
+                            hostname_});
 }
 
 bool ProcessInspector::holds_gpu_files_or_unknown(unsigned pid) const {

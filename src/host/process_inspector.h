@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -62,6 +63,7 @@ class ProcessInspector {
   InspectorOptions options_;
   std::optional<std::int64_t> boot_time_s_;
   bool hides_other_users_ = false;
+  std::string hostname_;  ///< qualifies a loopback rendezvous address in a job's id
   std::unordered_map<unsigned, Seen> seen_;
 };
 

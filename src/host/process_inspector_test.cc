@@ -100,7 +100,7 @@ TEST_F(ProcessInspectorTest, JobFromCgroupAndEnvironmentReadOncePerProcess) {
   const HostProcessInfo p = one(inspector, 4242, t0);
   EXPECT_EQ(p.job.slurm_job_id, "4711");
   EXPECT_EQ(p.job.slurm_step_id, "0");
-  EXPECT_EQ(p.job.id, "4711");
+  EXPECT_EQ(p.job.id, "4711.0");
   EXPECT_EQ(p.job.id_source, "slurm");
   one(inspector, 4242, t0 + seconds(1));
   EXPECT_EQ(files_.reads("4242/environ"), 1);

@@ -51,7 +51,8 @@ std::string container_of(std::string_view part) {
 }
 
 // A pod's UID in one component: "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid>.slice"
-// (systemd, dashes written as underscores).
+// (systemd, dashes written as underscores). Strict (a UUID), since under a private cgroup
+// namespace the path may start at "/../../pod<uid>" with no kubepods component.
 std::string pod_uid_of(std::string_view part) {
   const std::size_t at = part.rfind("pod");
   if (at == std::string_view::npos || (at > 0 && part[at - 1] != '-')) return {};
@@ -59,46 +60,52 @@ std::string pod_uid_of(std::string_view part) {
   if (uid.size() > 6 && uid.substr(uid.size() - 6) == ".slice") uid.remove_suffix(6);
   std::string out(uid);
   std::replace(out.begin(), out.end(), '_', '-');
-  if (out.size() != 36 || !is_hex(std::string_view(out).substr(0, 8))) return {};
-  return std::all_of(out.begin(), out.end(),
-                     [](char c) {
-                       return c == '-' || is_hex({&c, 1});
-                     })
-             ? out
-             : std::string();
+  if (out.size() != 36) return {};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? out[i] != '-' : !is_hex({&out[i], 1})) return {};
+  }
+  return out;
 }
 
 // Slurm's cgroup plugin: .../job_N/step_S/... (v1 under /slurm/uid_U/, v2 under
-// slurmstepd.scope/); Kubernetes' kubepods paths; a container runtime's id.
+// slurmstepd.scope/); Kubernetes' kubepods paths; a container runtime's id (the innermost, for
+// nested runtimes). A last line without its newline was cut off by the read bound: ignored.
 void read_cgroup(std::string_view text, JobIdentity& job) {
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (nl == std::string_view::npos) break;
+    const std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl + 1);
     // hierarchy-ID:controllers:path
     const std::size_t first = line.find(':');
     const std::size_t second =
         first == std::string_view::npos ? std::string_view::npos : line.find(':', first + 1);
     if (second == std::string_view::npos) continue;
     std::string_view path = line.substr(second + 1);
-    bool in_kubepods = false;
+    std::string container;
     while (!path.empty()) {
       const std::size_t slash = path.find('/');
       const std::string_view part = path.substr(0, slash);
       path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
       if (part.empty()) continue;
-      if (part.rfind("kubepods", 0) == 0) in_kubepods = true;
       if (part.rfind("job_", 0) == 0 && all_digits(part.substr(4)) && job.slurm_job_id.empty()) {
         job.slurm_job_id = std::string(part.substr(4));
       } else if (part.rfind("step_", 0) == 0 && !job.slurm_job_id.empty() &&
                  job.slurm_step_id.empty()) {
         job.slurm_step_id = job_value(part.substr(5));
-      } else if (in_kubepods && job.pod_uid.empty()) {
+      } else if (job.pod_uid.empty()) {
         job.pod_uid = pod_uid_of(part);
       }
-      if (job.container_id.empty()) job.container_id = container_of(part);
+      if (std::string id = container_of(part); !id.empty()) container = std::move(id);
     }
+    if (job.container_id.empty()) job.container_id = std::move(container);
   }
+}
+
+bool is_loopback(std::string_view addr) {
+  return addr == "localhost" || addr == "::1" || addr == "[::1]" || addr == "0.0.0.0" ||
+         addr.rfind("127.", 0) == 0;
 }
 
 std::string env_value(const EnvLookup& env, std::string_view name) {
@@ -112,14 +119,12 @@ std::string env_value(const EnvLookup& env, std::string_view name) {
 JobIdentity job_identity(const JobInputs& in) {
   JobIdentity job;
   read_cgroup(in.cgroup, job);
-  // The environment names what the cgroup cannot (and wins where both do: a job started with
-  // srun inside an allocation has its own step).
-  if (std::string v = env_value(in.env, "SLURM_JOB_ID"); !v.empty()) {
-    if (v != job.slurm_job_id) job.slurm_step_id.clear();
-    job.slurm_job_id = std::move(v);
+  // The kernel's cgroup wins over the environment, which the process sets itself; the
+  // environment names what the cgroup cannot (Slurm without its cgroup plugin, a pod's name).
+  if (job.slurm_job_id.empty()) {
+    job.slurm_job_id = env_value(in.env, "SLURM_JOB_ID");
+    if (!job.slurm_job_id.empty()) job.slurm_step_id = env_value(in.env, "SLURM_STEP_ID");
   }
-  if (std::string v = env_value(in.env, "SLURM_STEP_ID"); !v.empty() && !job.slurm_job_id.empty())
-    job.slurm_step_id = std::move(v);
   const bool in_pod = !job.pod_uid.empty() || !env_value(in.env, "KUBERNETES_SERVICE_HOST").empty();
   job.pod = env_value(in.env, "POD_NAME");
   if (job.pod.empty() && in_pod) job.pod = env_value(in.env, "HOSTNAME");
@@ -130,7 +135,10 @@ JobIdentity job_identity(const JobInputs& in) {
     job.id = std::move(v);
     job.id_source = "gpumon";
   } else if (!job.slurm_job_id.empty()) {
-    job.id = job.slurm_job_id;
+    // Each srun step of an allocation is a run of its own (a sweep, a retry); the step number
+    // is the same on every node. The batch script's own step is the job's.
+    job.id = job.slurm_job_id +
+             (all_digits(job.slurm_step_id) ? "." + job.slurm_step_id : std::string());
     job.id_source = "slurm";
   } else if (std::string run = env_value(in.env, "TORCHELASTIC_RUN_ID");
              !run.empty() && run != "none") {
@@ -139,16 +147,23 @@ JobIdentity job_identity(const JobInputs& in) {
   } else if (std::string addr = env_value(in.env, "MASTER_ADDR"),
              port = env_value(in.env, "MASTER_PORT");
              !addr.empty() && !port.empty()) {
-    job.id = addr + ":" + port;
-    job.id_source = "rendezvous";
+    // A loopback address names no job across machines (every single-node torchrun has
+    // 127.0.0.1:29500): qualified by the host. A pod's service name repeats in every namespace.
+    if (is_loopback(addr)) addr = job_value(in.hostname);
+    if (!addr.empty()) {
+      job.id =
+          (job.pod_namespace.empty() ? std::string() : job.pod_namespace + "/") + addr + ":" + port;
+      job.id_source = "rendezvous";
+      if (job.id.size() > 128) job.id.clear(), job.id_source.clear();
+    }
   }
   return job;
 }
 
 std::string job_tag(const JobIdentity& job) {
+  if (!job.id.empty()) return "job " + job.id;
   if (!job.pod.empty())
     return "pod " + (job.pod_namespace.empty() ? std::string() : job.pod_namespace + "/") + job.pod;
-  if (!job.id.empty()) return "job " + job.id;
   if (!job.slurm_job_id.empty()) return "job " + job.slurm_job_id;
   if (!job.container_id.empty()) return "container " + job.container_id;
   return {};

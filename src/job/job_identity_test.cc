@@ -15,8 +15,9 @@ using namespace std::string_literals;
 constexpr std::string_view kContainer =
     "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
-JobIdentity from(std::string_view cgroup, std::string environ = {}, std::string_view ns = {}) {
-  return job_identity({cgroup, environ_lookup(std::move(environ)), ns});
+JobIdentity from(std::string_view cgroup, std::string environ = {}, std::string_view ns = {},
+                 std::string_view host = "nodeA") {
+  return job_identity({cgroup, environ_lookup(std::move(environ)), ns, host});
 }
 
 TEST(JobIdentity, SlurmCgroupV1AndV2) {
@@ -25,25 +26,29 @@ TEST(JobIdentity, SlurmCgroupV1AndV2) {
       "11:devices:/slurm/uid_1000/job_4711/step_0/task_1\n");
   EXPECT_EQ(v1.slurm_job_id, "4711");
   EXPECT_EQ(v1.slurm_step_id, "0");
-  EXPECT_EQ(v1.id, "4711");
+  EXPECT_EQ(v1.id, "4711.0");  // each srun step is a run of its own
   EXPECT_EQ(v1.id_source, "slurm");
   const JobIdentity v2 = from("0::/system.slice/slurmstepd.scope/job_88/step_batch/user/task_0\n");
   EXPECT_EQ(v2.slurm_job_id, "88");
   EXPECT_EQ(v2.slurm_step_id, "batch");
+  EXPECT_EQ(v2.id, "88");  // the batch script's step is the job's
   EXPECT_TRUE(v2.pod.empty());
   EXPECT_TRUE(v2.container_id.empty());
 }
 
-TEST(JobIdentity, SlurmEnvironmentWinsAndNamesTheStep) {
+TEST(JobIdentity, TheCgroupWinsOverTheEnvironment) {
+  // The process sets its environment; the kernel keeps its cgroup.
   const JobIdentity j = from("0::/system.slice/slurmstepd.scope/job_88/step_extern/user/task_0\n",
-                             "SLURM_JOB_ID=88\0SLURM_STEP_ID=3\0"s);
+                             "SLURM_JOB_ID=99\0SLURM_STEP_ID=3\0"s);
   EXPECT_EQ(j.slurm_job_id, "88");
-  EXPECT_EQ(j.slurm_step_id, "3");
+  EXPECT_EQ(j.slurm_step_id, "extern");
+  EXPECT_EQ(j.id, "88");
   // Only the environment: a job under a cgroup plugin gpumon does not know.
   const JobIdentity e = from("0::/user.slice\n", "SLURM_JOB_ID=91\0"s);
   EXPECT_EQ(e.slurm_job_id, "91");
   EXPECT_EQ(e.slurm_step_id, "");
   EXPECT_EQ(e.id, "91");
+  EXPECT_EQ(from("0::/user.slice\n", "SLURM_JOB_ID=91\0SLURM_STEP_ID=2\0"s).id, "91.2");
 }
 
 TEST(JobIdentity, KubernetesSystemdDriver) {
@@ -70,7 +75,8 @@ TEST(JobIdentity, KubernetesCgroupfsDriverAndDownwardApi) {
   EXPECT_EQ(j.pod_uid, "1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718");
   EXPECT_EQ(j.pod, "pytorchjob-worker-0");
   EXPECT_EQ(j.pod_namespace, "team-a");
-  EXPECT_EQ(j.id, "pytorchjob-master-0:23456");
+  // The master's service name repeats in every namespace: the namespace goes first.
+  EXPECT_EQ(j.id, "team-a/pytorchjob-master-0:23456");
   EXPECT_EQ(j.id_source, "rendezvous");
 }
 
@@ -101,6 +107,10 @@ TEST(JobIdentity, IdPrecedence) {
   EXPECT_EQ(from("", "TORCHELASTIC_RUN_ID=none\0MASTER_ADDR=node1\0MASTER_PORT=29500\0"s).id,
             "node1:29500");
   EXPECT_EQ(from("", "MASTER_ADDR=node1\0"s).id, "");
+  // Every single-node torchrun has 127.0.0.1:29500: the host's name stands in for loopback.
+  EXPECT_EQ(from("", "MASTER_ADDR=127.0.0.1\0MASTER_PORT=29500\0"s).id, "nodeA:29500");
+  EXPECT_EQ(from("", "MASTER_ADDR=localhost\0MASTER_PORT=12355\0"s).id, "nodeA:12355");
+  EXPECT_EQ(from("", "MASTER_ADDR=127.0.0.1\0MASTER_PORT=29500\0"s, {}, "").id, "");
   EXPECT_TRUE(from("", "").empty());
 }
 
@@ -119,12 +129,12 @@ TEST(JobIdentity, Tag) {
   EXPECT_EQ(job_tag(j), "");
   j.container_id = "0123456789ab";
   EXPECT_EQ(job_tag(j), "container 0123456789ab");
-  j.id = "4711";
-  EXPECT_EQ(job_tag(j), "job 4711");
   j.pod = "infer-b";
   EXPECT_EQ(job_tag(j), "pod infer-b");
   j.pod_namespace = "team-a";
   EXPECT_EQ(job_tag(j), "pod team-a/infer-b");
+  j.id = "4711";
+  EXPECT_EQ(job_tag(j), "job 4711");  // the job first: its ranks span pods
 }
 
 TEST(JobIdentity, EnvironLookupIgnoresACutOffEntry) {
@@ -133,6 +143,27 @@ TEST(JobIdentity, EnvironLookupIgnoresACutOffEntry) {
   EXPECT_EQ(env("B"), "two=2");
   EXPECT_EQ(env("C"), std::nullopt);
   EXPECT_EQ(env(""), std::nullopt);
+}
+
+TEST(JobIdentity, PrivateCgroupNamespaceAndNestedRuntimes) {
+  // cgroup v2 with a private namespace: the path starts above the container, no "kubepods".
+  const JobIdentity j =
+      from("0::/../../pod1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718/"s + std::string(kContainer) + "\n");
+  EXPECT_EQ(j.pod_uid, "1f2e3d4c-5b6a-7980-a1b2-c3d4e5f60718");
+  EXPECT_EQ(j.container_id, "0123456789ab");
+  // A runtime inside a container (kind, docker-in-docker): the innermost container.
+  const JobIdentity n =
+      from("0::/docker/"s + std::string(64, 'a') + "/kubelet.slice/cri-containerd-" +
+           std::string(kContainer) + ".scope\n");
+  EXPECT_EQ(n.container_id, "0123456789ab");
+  // Not a UUID after "pod": no pod.
+  EXPECT_EQ(from("0::/podcast/x\n").pod_uid, "");
+}
+
+TEST(JobIdentity, ACutOffLastLineIsIgnored) {
+  EXPECT_TRUE(from("0::/system.slice/slurmstepd.scope/job_47").empty());
+  EXPECT_EQ(from("1:cpu:/slurm/uid_0/job_47/step_0/task_0\n0::/slurm/uid_0/job_4").slurm_job_id,
+            "47");
 }
 
 TEST(JobIdentity, MalformedCgroupLines) {
