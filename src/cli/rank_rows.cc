@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "cli/rank_rows.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 
 #include "agent/socket_path.h"
 #include "training/rank_device.h"
+#include "util/small_file.h"
 
 namespace gpumon::cli {
 namespace {
@@ -20,23 +18,11 @@ constexpr std::size_t kMaxTableBytes = 4 << 20;
 
 // The table, when `path` is a regular file of this user: another user who can write in the
 // folder (a /tmp fallback) could put rows of their own, or a FIFO that would never answer.
-std::optional<std::string> read_small_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
-    ::close(fd);
-    return std::nullopt;
-  }
-  std::string text;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) {
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxTableBytes) break;
-  }
-  ::close(fd);
-  if (text.size() > kMaxTableBytes) return std::nullopt;
-  return text;
+std::optional<std::string> read_table_file(const std::string& path) {
+  auto file =
+      util::read_small_file(path, kMaxTableBytes, {.follow_links = false, .owner_only = true});
+  if (!file || file->more) return std::nullopt;
+  return std::move(file->text);
 }
 
 }  // namespace
@@ -88,7 +74,7 @@ void set_ranks(Snapshot& snap, const training::RankMemoryTable& table, std::int6
 }
 
 void add_ranks(Snapshot& snap, const std::string& path, std::chrono::system_clock::time_point now) {
-  const auto text = read_small_file(path);
+  const auto text = read_table_file(path);
   if (!text) return;
   std::string error;
   const auto table = training::parse_rank_memory(*text, error);

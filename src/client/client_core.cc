@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "client/client_core.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include "agent/socket_path.h"
 #include "client/agent_launcher.h"
 #include "client/messages.h"
+#include "util/small_file.h"
 
 namespace gpumon::client {
 namespace {
@@ -26,32 +25,20 @@ std::optional<std::string> host_name() {
   return std::string(buf);
 }
 
-// The text of a small regular file, empty when it cannot be read: never blocks (a FIFO in its
-// place is refused), at most 16 KiB (job_identity() ignores a cut-off last line).
-std::string small_file(const char* path) {
-  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return {};
-  std::string text;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    text.resize(16384);
-    std::size_t got = 0;
-    for (ssize_t n;
-         got < text.size() && (n = ::read(fd, text.data() + got, text.size() - got)) > 0;)
-      got += static_cast<std::size_t>(n);
-    text.resize(got);
-  }
-  ::close(fd);
-  return text;
+// The first 16 KiB of a small regular file; empty when it cannot be read.
+std::string small_file(const std::string& path) {
+  auto file = util::read_small_file(path, 16384);
+  return file ? std::move(file->text) : std::string();
 }
 
 // This process's job, by the rule the node applies to every GPU process it sees.
 job::JobIdentity own_job() {
+  // Never blocks (a FIFO in a file's place is refused); a cut-off last cgroup line is ignored.
   const std::string cgroup = small_file("/proc/self/cgroup");
   const auto env = [](std::string_view name) { return env_text(std::string(name).c_str()); };
   const bool in_pod =
       cgroup.find("kubepods") != std::string::npos || env("KUBERNETES_SERVICE_HOST").has_value();
-  const std::string ns = in_pod ? small_file(std::string(job::kPodNamespaceFile).c_str()) : "";
+  const std::string ns = in_pod ? small_file(std::string(job::kPodNamespaceFile)) : "";
   const std::string host = host_name().value_or("");
   return job::job_identity({cgroup, env, ns, host});
 }
