@@ -2,9 +2,11 @@
 // The jobs on each GPU in /metrics (docs/exporter.md, "Jobs"): which job, pod or container holds
 // a GPU, and its share of the GPU when several do (per-pod attribution on shared GPUs). One
 // series per GPU and job, never per pid, so a restart adds no series.
+#include <array>
 #include <map>
+#include <set>
 #include <string>
-#include <tuple>
+#include <string_view>
 #include <vector>
 
 #include "exporter/renderers.h"
@@ -14,11 +16,20 @@ namespace {
 
 constexpr auto kGauge = MetricType::kGauge;
 
-// What sets one job's series apart on a GPU: the labels job_labels() writes.
-using JobKey = std::tuple<std::string, std::string, std::string, std::string>;
+// The job labels' names, and one job's values (empty: left out). A container's id only outside
+// a pod: a pod's restarts would each add a series.
+constexpr std::array<std::string_view, 4> kJobLabels{"job_id", "namespace", "pod", "container_id"};
+
+std::array<std::string_view, kJobLabels.size()> label_values(const job::JobIdentity& j) {
+  return {j.id, j.pod_namespace, j.pod, j.pod.empty() ? std::string_view(j.container_id) : ""};
+}
+
+// What sets one job's series apart on a GPU: its label values.
+using JobKey = std::array<std::string, kJobLabels.size()>;
 
 JobKey key_of(const job::JobIdentity& j) {
-  return {j.id, j.pod_namespace, j.pod, j.pod.empty() ? j.container_id : std::string()};
+  const auto v = label_values(j);
+  return {std::string(v[0]), std::string(v[1]), std::string(v[2]), std::string(v[3])};
 }
 
 struct JobOnGpu {
@@ -32,11 +43,9 @@ struct JobOnGpu {
 }  // namespace
 
 void append_job_labels(const job::JobIdentity& j, std::vector<Label>& out) {
-  if (!j.id.empty()) out.push_back({"job_id", j.id});
-  if (!j.pod_namespace.empty()) out.push_back({"namespace", j.pod_namespace});
-  if (!j.pod.empty()) out.push_back({"pod", j.pod});
-  // A container's id only outside a pod: a pod's restarts would each add a series.
-  if (j.pod.empty() && !j.container_id.empty()) out.push_back({"container_id", j.container_id});
+  const auto values = label_values(j);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!values[i].empty()) out.push_back({kJobLabels[i], values[i]});
 }
 
 void render_gpu_jobs(const ExporterView& v, ExpositionWriter& w) {
@@ -44,11 +53,11 @@ void render_gpu_jobs(const ExporterView& v, ExpositionWriter& w) {
   for (unsigned i = 0; i < v.gpus.size(); ++i) {
     const GpuState* g = v.gpu(i);
     if (g == nullptr || !g->has_processes) continue;
-    std::map<unsigned, const GpuProcess*> seen;  // NVML may list a pid twice (MIG instances)
+    std::set<unsigned> seen;  // NVML may list a pid twice (MIG instances)
     for (const GpuProcess& p : g->processes) {
       if (p.job.empty()) continue;
       auto& [job, on] = by_gpu[i].try_emplace(key_of(p.job), p.job, JobOnGpu{}).first->second;
-      if (seen.emplace(p.pid, &p).second) on.processes += 1;
+      if (seen.insert(p.pid).second) on.processes += 1;
       if (p.used_memory_bytes) {
         on.memory_bytes += static_cast<double>(p.used_memory_bytes.value());
         on.has_memory = true;
