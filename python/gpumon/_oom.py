@@ -192,7 +192,7 @@ def collect(mon, exc, binary):
         "gpumon_oom": 1,
         "time": datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat(),
         "time_unix_s": now,
-        "host": socket.gethostname(), "pid": os.getpid(),
+        "host": _host(), "pid": os.getpid(),
         "rank": mon._rank, "local_rank": mon._local_rank, "world_size": mon._world_size,
         "device": mon._device, "pci_bus_id": bus_id, "device_uuid": uuid,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
@@ -220,8 +220,13 @@ def collect(mon, exc, binary):
     }
 
 
+def _host():
+    """This machine's name as gpumon stores it (util/host_name.h): GPUMON_HOSTNAME overrides."""
+    return os.environ.get("GPUMON_HOSTNAME") or socket.gethostname()
+
+
 def _safe_host():
-    return re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname()) or "host"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", _host()) or "host"
 
 
 def write(bundle, folder):

@@ -20,6 +20,7 @@
 #include "http/http_server.h"
 #include "http/web_config.h"
 #include "node/node_pipeline.h"
+#include "util/host_name.h"
 #include "util/option_cursor.h"
 #include "util/plural.h"
 #include "util/stop_signals.h"
@@ -33,12 +34,6 @@ constexpr std::chrono::milliseconds kMaxInterval{60000};
 // interval (lowered to fit SamplerConfig::history_max_bytes with many GPUs or short intervals).
 // The dashboard's charts read their own hour (exporter/chart_history.h), 20 times smaller.
 constexpr std::chrono::seconds kHistorySpan{600};
-
-std::string host_name() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
-  return buf;
-}
 
 // "127.0.0.1:0" with the bound port 43125 -> "127.0.0.1:43125"; ":9477" -> "*:9477".
 std::string bound_address(const std::string& listen, std::uint16_t port) {
@@ -204,7 +199,7 @@ int run_serve_command(const std::vector<std::string>& args, const Console& conso
   exporter::ExporterOptions exporter_options;
   exporter_options.dcgm_compat = o.dcgm_compat;
   exporter_options.show_uuid = o.show_uuid;
-  exporter_options.hostname = host_name();
+  exporter_options.hostname = util::host_name();
   exporter_options.version = version_number();
   exporter_options.revision = version_revision();
   exporter_options.http_counts = [counters] {

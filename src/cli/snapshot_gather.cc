@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "host/text_clean.h"
+#include "util/host_name.h"
 
 namespace gpumon::cli {
 namespace {
@@ -26,9 +27,7 @@ MetricSet snapshot_metrics() {
 }
 
 std::string host_name() {
-  std::array<char, 256> buf{};
-  if (::gethostname(buf.data(), buf.size() - 1) != 0) return "";
-  return host::clean_text(std::string(buf.data(), strnlen(buf.data(), buf.size())));
+  return host::clean_text(util::host_name());
 }
 
 void set_system(Snapshot& snap, const SystemInfo& system, const std::string& hostname) {

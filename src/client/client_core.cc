@@ -9,6 +9,7 @@
 #include "agent/socket_path.h"
 #include "client/agent_launcher.h"
 #include "client/messages.h"
+#include "util/host_name.h"
 #include "util/small_file.h"
 
 namespace gpumon::client {
@@ -17,12 +18,6 @@ namespace {
 std::optional<std::string> env_text(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr ? std::optional<std::string>(v) : std::nullopt;
-}
-
-std::optional<std::string> host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return std::nullopt;
-  return std::string(buf);
 }
 
 // The first 16 KiB of a small regular file; empty when it cannot be read.
@@ -39,7 +34,7 @@ job::JobIdentity own_job() {
   const bool in_pod =
       cgroup.find("kubepods") != std::string::npos || env("KUBERNETES_SERVICE_HOST").has_value();
   const std::string ns = in_pod ? small_file(std::string(job::kPodNamespaceFile)) : "";
-  const std::string host = host_name().value_or("");
+  const std::string host = util::host_name();
   return job::job_identity({cgroup, env, ns, host});
 }
 
@@ -90,7 +85,7 @@ std::string hello_line(const DeviceIdentity& device) {
   h.rank = env_int("RANK");
   h.local_rank = env_int("LOCAL_RANK");
   h.world_size = env_int("WORLD_SIZE");
-  h.hostname = host_name();
+  if (auto host = util::host_name(); !host.empty()) h.hostname = std::move(host);
   h.torch_version = device.torch_version;
   h.device = device.device;
   h.pci_bus_id = device.pci_bus_id;

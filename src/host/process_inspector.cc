@@ -8,6 +8,7 @@
 
 #include "host/proc_parse.h"
 #include "host/text_clean.h"
+#include "util/host_name.h"
 
 namespace gpumon::host {
 namespace {
@@ -64,7 +65,7 @@ ProcessInspector::ProcessInspector(const ProcFiles& files, UserNames& users,
   if (options_.clock_ticks_per_second <= 0) options_.clock_ticks_per_second = 100;
   if (options_.page_size_bytes <= 0) options_.page_size_bytes = ::sysconf(_SC_PAGESIZE);
   if (options_.page_size_bytes <= 0) options_.page_size_bytes = 4096;
-  if (char name[256] = {}; ::gethostname(name, sizeof name - 1) == 0) hostname_ = name;
+  hostname_ = util::host_name();
   if (const FileText stat = files_.read("stat", kSystemFileReadBytes); stat.ok()) {
     boot_time_s_ = parse_boot_time(stat.text);
   }
@@ -146,7 +147,7 @@ HostProcessInfo ProcessInspector::inspect_one(unsigned pid, steady_clock::time_p
   if (other) {
     info.visibility = Visibility::kOtherProcess;
     set_all_missing(info, Missing::kNotAvailable);
-    if (st) next[pid] = Seen{st->start_ticks, 0, now, true};
+    if (st) next[pid] = Seen{st->start_ticks, 0, now, true, {}};
     return info;
   }
   info.visibility = Visibility::kVisible;

@@ -6,6 +6,7 @@
 #include "record/recording_batcher.h"
 #include "record/recording_store.h"
 #include "record/step_shares.h"
+#include "util/host_name.h"
 
 namespace gpumon::record {
 namespace {
@@ -197,8 +198,7 @@ RecordingStatus RecordingWriter::status() const {
 
 RunInfo make_run_info(const SystemInfo& system, std::string gpumon_version, std::string command) {
   RunInfo run;
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) == 0) run.hostname = host;
+  run.hostname = util::host_name();
   run.gpumon_version = std::move(gpumon_version);
   run.command = std::move(command);
   if (system.driver_version) run.driver_version = *system.driver_version;
