@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "cli/doctor_command.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "diagnose/diagnosis.h"
+#include "diagnose/job/job_diagnosis.h"
 #include "diagnose/run_data_loader.h"
 #include "util/option_cursor.h"
 
@@ -12,10 +15,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpumon doctor RUN.gpumon [--json] [--min-severity info|warning|critical]\n"
-    "  the findings and health score of a recording (docs/DIAGNOSES.md)\n";
+    "       gpumon doctor NODE1.gpumon NODE2.gpumon ... | FOLDER  [same options]\n"
+    "  the findings and health score of a recording (docs/DIAGNOSES.md); several recordings\n"
+    "  (one per node, or a folder of them) are one job's nodes, joined on one clock and\n"
+    "  compared across nodes (docs/DIAGNOSES.md \"Jobs\")\n";
 
 struct DoctorArgs {
-  std::string path;
+  std::vector<std::string> paths;
   bool json = false, help = false;
   diagnose::Severity min_severity = diagnose::Severity::kInfo;
 };
@@ -33,14 +39,60 @@ std::string parse_args(const std::vector<std::string>& args, DoctorArgs& a) {
       const auto s = v ? diagnose::parse_severity(*v) : std::nullopt;
       if (!s) return "--min-severity needs info, warning or critical";
       a.min_severity = *s;
-    } else if (!opt.starts_with("-") && a.path.empty() && !inline_value) {
-      a.path = opt;
+    } else if (!opt.starts_with("-") && !inline_value) {
+      a.paths.push_back(opt);
     } else {
       return "unexpected argument '" + c.arg() + "'";
     }
   }
-  if (a.path.empty() && !a.help) return "which recording? give its path";
+  if (a.paths.empty() && !a.help) return "which recording? give its path";
   return {};
+}
+
+// The recordings named: files as given, a folder's *.gpumon files in name order.
+std::string expand(const std::vector<std::string>& paths, std::vector<std::string>& out) {
+  namespace fs = std::filesystem;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(p, ec))
+      if (e.path().extension() == ".gpumon" && e.is_regular_file(ec))
+        found.push_back(e.path().string());
+    if (ec) return p + ": cannot list the folder: " + ec.message();
+    if (found.empty()) return p + ": no .gpumon recording in this folder";
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return {};
+}
+
+int doctor_job(const std::vector<std::string>& paths, const DoctorArgs& a, std::ostream& out,
+               std::ostream& err) {
+  std::vector<diagnose::NodeRun> nodes;
+  for (const auto& path : paths) {
+    auto loaded = diagnose::load_run_data(path);
+    if (const auto* e = std::get_if<std::string>(&loaded)) {
+      err << "gpumon doctor: " << *e << "\n";
+      return kDoctorFailed;
+    }
+    nodes.push_back(diagnose::make_node(std::get<diagnose::RunData>(std::move(loaded)), path));
+  }
+  auto joined = diagnose::join_nodes(std::move(nodes));
+  if (const auto* e = std::get_if<std::string>(&joined)) {
+    err << "gpumon doctor: " << *e << "\n";
+    return kDoctorFailed;
+  }
+  auto& job = std::get<diagnose::JobRun>(joined);
+  const auto d = diagnose::diagnose_job(job);
+  if (a.json)
+    out << diagnose::job_to_json(job, d, a.min_severity).dump() << "\n";
+  else
+    out << diagnose::render_job_text(job, d, a.min_severity);
+  return kDoctorOk;
 }
 
 }  // namespace
@@ -56,7 +108,14 @@ int run_doctor_command(const std::vector<std::string>& args, std::ostream& out, 
       out << kUsage;
       return kDoctorOk;
     }
-    auto loaded = diagnose::load_run_data(a.path);
+    std::vector<std::string> paths;
+    if (const auto e = expand(a.paths, paths); !e.empty()) {
+      err << "gpumon doctor: " << e << "\n";
+      return kDoctorFailed;
+    }
+    if (paths.size() > 1) return doctor_job(paths, a, out, err);
+    const std::string& path = paths.front();
+    auto loaded = diagnose::load_run_data(path);
     if (const auto* e = std::get_if<std::string>(&loaded)) {
       err << "gpumon doctor: " << *e << "\n";
       return kDoctorFailed;
@@ -64,9 +123,9 @@ int run_doctor_command(const std::vector<std::string>& args, std::ostream& out, 
     const auto& run = std::get<diagnose::RunData>(loaded);
     const auto d = diagnose::diagnose(run);
     if (a.json)
-      out << diagnose::to_json(d, a.path, a.min_severity, run.simulated_scenario).dump() << "\n";
+      out << diagnose::to_json(d, path, a.min_severity, run.simulated_scenario).dump() << "\n";
     else
-      out << diagnose::render_text(d, a.path, a.min_severity, run.simulated_scenario);
+      out << diagnose::render_text(d, path, a.min_severity, run.simulated_scenario);
     return kDoctorOk;
   } catch (const std::exception& e) {  // out of memory and the like: a message, not a crash
     err << "gpumon doctor: " << e.what() << "\n";

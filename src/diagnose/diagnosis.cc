@@ -102,6 +102,37 @@ void check_steps_lost(const RunData& run, Diagnosis& d) {
 
 }  // namespace
 
+void score_findings(Diagnosis& d, const Thresholds& t) {
+  for (auto& f : d.findings) {
+    f.confidence = unit_clamp(f.confidence);
+    std::sort(f.gpus.begin(), f.gpus.end());
+    std::sort(f.ranks.begin(), f.ranks.end());
+    // Evidence never carries a NaN or infinity (JSON has no such number).
+    std::erase_if(f.evidence, [](const auto& e) {
+      const auto* x = std::get_if<double>(&e.second);
+      return x && !std::isfinite(*x);
+    });
+    const double base = f.severity == Severity::kCritical  ? t.critical_points
+                        : f.severity == Severity::kWarning ? t.warning_points
+                                                           : 0;
+    f.deduction = f.machine ? 0 : static_cast<int>(std::lround(base * f.confidence));
+  }
+  std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.deduction > b.deduction;
+  });
+  int total = 0;
+  d.deductions.clear();
+  for (const auto& f : d.findings) {
+    if (f.deduction <= 0) continue;
+    total += f.deduction;
+    d.deductions.push_back({f.id, f.deduction,
+                            std::string(severity_name(f.severity)) + " at confidence " +
+                                fmt(f.confidence, 2) + ": " + f.summary});
+  }
+  d.health_score = std::clamp(100 - total, 0, 100);
+}
+
 Diagnosis diagnose(const RunData& run, const Thresholds& t) {
   Diagnosis d;
   const RunView v = make_view(run, t);
@@ -143,32 +174,8 @@ Diagnosis diagnose(const RunData& run, const Thresholds& t) {
       }
     }
     std::sort(f.pids.begin(), f.pids.end());
-    f.confidence = unit_clamp(f.confidence);
-    std::sort(f.gpus.begin(), f.gpus.end());
-    std::sort(f.ranks.begin(), f.ranks.end());
-    // Evidence never carries a NaN or infinity (JSON has no such number).
-    std::erase_if(f.evidence, [](const auto& e) {
-      const auto* x = std::get_if<double>(&e.second);
-      return x && !std::isfinite(*x);
-    });
-    const double base = f.severity == Severity::kCritical  ? t.critical_points
-                        : f.severity == Severity::kWarning ? t.warning_points
-                                                           : 0;
-    f.deduction = f.machine ? 0 : static_cast<int>(std::lround(base * f.confidence));
   }
-  std::stable_sort(d.findings.begin(), d.findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.severity != b.severity) return a.severity > b.severity;
-    return a.deduction > b.deduction;
-  });
-  int total = 0;
-  for (const auto& f : d.findings) {
-    if (f.deduction <= 0) continue;
-    total += f.deduction;
-    d.deductions.push_back({f.id, f.deduction,
-                            std::string(severity_name(f.severity)) + " at confidence " +
-                                fmt(f.confidence, 2) + ": " + f.summary});
-  }
-  d.health_score = std::clamp(100 - total, 0, 100);
+  score_findings(d, t);
   check_coverage(run, d);
   if (run.kind != RunData::Kind::kLive) check_steps_lost(run, d);
   return d;

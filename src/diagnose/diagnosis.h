@@ -46,6 +46,11 @@ struct Diagnosis {
 
 Diagnosis diagnose(const RunData& run, const Thresholds& thresholds = {});
 
+/// The last part of diagnose(), for findings made elsewhere (a job across nodes): clamps
+/// confidences, drops non-finite evidence, sets each deduction, sorts by severity then
+/// deduction, and fills `deductions` and `health_score`.
+void score_findings(Diagnosis& d, const Thresholds& thresholds = {});
+
 /// `{"schema": 1, "recording": ..., "simulated": ..., "health_score": ..., "deductions": [...],
 /// "findings": [...]}` with findings below `min_severity` left out (the score still counts
 /// every finding). "simulated" is the fake NVML's scenario, null on real GPUs: the one key
@@ -53,6 +58,10 @@ Diagnosis diagnose(const RunData& run, const Thresholds& thresholds = {});
 nlohmann::json to_json(const Diagnosis& d, const std::string& recording,
                        Severity min_severity = Severity::kInfo,
                        const std::string& simulated_scenario = "");
+/// One finding as to_json() lists it, and as render_text() writes it.
+nlohmann::json finding_json(const Finding& f);
+std::string finding_text(const Finding& f);
+
 std::string render_text(const Diagnosis& d, const std::string& recording,
                         Severity min_severity = Severity::kInfo,
                         const std::string& simulated_scenario = "");

@@ -20,6 +20,61 @@ std::string join(const std::vector<T>& v) {
 
 }  // namespace
 
+nlohmann::json finding_json(const Finding& f) {
+  nlohmann::json ev = nlohmann::json::object();
+  for (const auto& [k, v] : f.evidence) {
+    if (const auto* s = std::get_if<std::string>(&v))
+      ev[k] = *s;
+    else
+      ev[k] = std::get<double>(v);
+  }
+  nlohmann::json o = {{"id", f.id},
+                      {"severity", std::string(severity_name(f.severity))},
+                      {"confidence", std::round(f.confidence * 100) / 100},
+                      {"title", f.title},
+                      {"summary", f.summary},
+                      {"evidence", ev},
+                      {"start_ms", f.start_ms ? nlohmann::json(*f.start_ms) : nlohmann::json()},
+                      {"end_ms", f.end_ms ? nlohmann::json(*f.end_ms) : nlohmann::json()},
+                      {"gpus", f.gpus},
+                      {"ranks", f.ranks},
+                      {"pids", f.pids},
+                      {"advice", f.advice},
+                      {"deduction", f.deduction},
+                      {"scope", f.machine ? "machine" : "run"}};
+  if (!f.nodes.empty()) o["nodes"] = f.nodes;
+  return o;
+}
+
+std::string finding_text(const Finding& f) {
+  std::ostringstream o;
+  o << "\n[" << severity_name(f.severity) << "] " << f.title << " (" << f.id << ", confidence "
+    << fmt(f.confidence, 2) << ")\n";
+  if (f.machine)
+    o << "  the machine, not this run: no rank of the run uses these GPUs; no points\n";
+  o << "  " << f.summary << "\n";
+  bool listed = false;
+  auto list = [&](const char* name, const std::string& items) {
+    if (items.empty()) return;
+    o << (listed ? "   " : "  ") << name << ": " << items;
+    listed = true;
+  };
+  std::string nodes;
+  for (const auto& n : f.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+  list("nodes", nodes), list("GPUs", join(f.gpus)), list("ranks", join(f.ranks));
+  list("pids", join(f.pids));
+  if (listed) o << "\n";
+  if (f.start_ms && f.end_ms)
+    o << "  when: " << record::format_iso_ms(*f.start_ms) << " - "
+      << record::format_iso_ms(*f.end_ms) << "\n";
+  if (!f.evidence.empty()) {
+    o << "  evidence:\n";
+    for (const auto& [k, v] : f.evidence) o << "    - " << evidence_words(k, v) << "\n";
+  }
+  o << "  advice: " << f.advice << "\n";
+  return o.str();
+}
+
 nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severity min_severity,
                        const std::string& simulated_scenario) {
   nlohmann::json j = {
@@ -35,31 +90,8 @@ nlohmann::json to_json(const Diagnosis& d, const std::string& recording, Severit
   for (const auto& n : d.not_judged)
     j["not_judged"].push_back({{"check", n.check}, {"reason", n.reason}});
   j["findings"] = nlohmann::json::array();
-  for (const auto& f : d.findings) {
-    if (f.severity < min_severity) continue;
-    nlohmann::json ev = nlohmann::json::object();
-    for (const auto& [k, v] : f.evidence) {
-      if (const auto* s = std::get_if<std::string>(&v))
-        ev[k] = *s;
-      else
-        ev[k] = std::get<double>(v);
-    }
-    nlohmann::json o = {{"id", f.id},
-                        {"severity", std::string(severity_name(f.severity))},
-                        {"confidence", std::round(f.confidence * 100) / 100},
-                        {"title", f.title},
-                        {"summary", f.summary},
-                        {"evidence", ev},
-                        {"start_ms", f.start_ms ? nlohmann::json(*f.start_ms) : nlohmann::json()},
-                        {"end_ms", f.end_ms ? nlohmann::json(*f.end_ms) : nlohmann::json()},
-                        {"gpus", f.gpus},
-                        {"ranks", f.ranks},
-                        {"pids", f.pids},
-                        {"advice", f.advice},
-                        {"deduction", f.deduction},
-                        {"scope", f.machine ? "machine" : "run"}};
-    j["findings"].push_back(std::move(o));
-  }
+  for (const auto& f : d.findings)
+    if (f.severity >= min_severity) j["findings"].push_back(finding_json(f));
   return j;
 }
 
@@ -84,24 +116,7 @@ std::string render_text(const Diagnosis& d, const std::string& recording, Severi
   for (const auto& f : d.findings) {
     if (f.severity < min_severity) continue;
     ++shown;
-    o << "\n[" << severity_name(f.severity) << "] " << f.title << " (" << f.id << ", confidence "
-      << fmt(f.confidence, 2) << ")\n";
-    if (f.machine)
-      o << "  the machine, not this run: no rank of the run uses these GPUs; no points\n";
-    o << "  " << f.summary << "\n";
-    bool listed = !f.gpus.empty();
-    if (!f.gpus.empty()) o << "  GPUs: " << join(f.gpus);
-    if (!f.ranks.empty()) o << (listed ? "   " : "  ") << "ranks: " << join(f.ranks), listed = true;
-    if (!f.pids.empty()) o << (listed ? "   " : "  ") << "pids: " << join(f.pids), listed = true;
-    if (listed) o << "\n";
-    if (f.start_ms && f.end_ms)
-      o << "  when: " << record::format_iso_ms(*f.start_ms) << " - "
-        << record::format_iso_ms(*f.end_ms) << "\n";
-    if (!f.evidence.empty()) {
-      o << "  evidence:\n";
-      for (const auto& [k, v] : f.evidence) o << "    - " << evidence_words(k, v) << "\n";
-    }
-    o << "  advice: " << f.advice << "\n";
+    o << finding_text(f);
   }
   if (shown == 0)
     o << "\nno findings" << (min_severity > Severity::kInfo ? " at this severity" : "") << "\n";

@@ -37,6 +37,9 @@ struct Finding {
   /// then moves it to `pids`, so `ranks` holds only real ranks in its result.
   std::vector<std::int64_t> ranks;
   std::vector<std::int64_t> pids;  ///< training processes without a known rank, by pid
+  /// The nodes concerned, by name: set by a job's diagnosis across nodes (diagnose/job), whose
+  /// findings name GPUs in their text as node and index; empty in a one-node diagnosis.
+  std::vector<std::string> nodes;
   std::string advice;
   int deduction = 0;  ///< health points taken off (set by diagnose())
   /// About the machine, not the run: only GPUs no rank of the run uses (set by diagnose());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "diagnose/throttle.h"
 #include "training/rank_device.h"
 
 namespace gpumon::diagnose {
@@ -24,7 +25,76 @@ void widen(std::optional<std::int64_t>& lo, std::optional<std::int64_t>& hi, std
   hi = std::max(hi.value_or(t), t);
 }
 
+template <typename T>
+void keep_min(std::optional<T>& a, std::optional<T> v) {
+  if (v) a = std::min(a.value_or(*v), *v);
+}
+template <typename T>
+void keep_max(std::optional<T>& a, std::optional<T> v) {
+  if (v) a = std::max(a.value_or(*v), *v);
+}
+
 }  // namespace
+
+void PointMerger::add(Field f, std::optional<double> v, std::int32_t n) {
+  if (v) sum_[f] += *v * n, n_[f] += n;
+}
+
+void PointMerger::add(const GpuPoint& s, const std::optional<double>& max_sm_clock_mhz) {
+  if (!open_) {
+    open_ = true;
+    p_.t_ms = s.t_ms, p_.samples = 0;
+  }
+  p_.span_ms = s.t_ms + s.span_ms - p_.t_ms;
+  const std::int32_t n = std::max(s.samples, 1);
+  p_.samples += n;
+  add(kUtil, s.util_pct, n), add(kSm, s.sm_active, n), add(kMemUsed, s.mem_used_bytes, n);
+  add(kMemTotal, s.mem_total_bytes, n), add(kPower, s.power_w, n);
+  add(kPowerLimit, s.power_limit_w, n), add(kTemp, s.temp_c, n), add(kClock, s.sm_clock_mhz, n);
+  keep_min(p_.util_min_pct, s.util_min_pct ? s.util_min_pct : s.util_pct);
+  keep_max(p_.util_max_pct, s.util_max_pct ? s.util_max_pct : s.util_pct);
+  keep_max(p_.mem_used_max_bytes, s.mem_used_max_bytes ? s.mem_used_max_bytes : s.mem_used_bytes);
+  if (s.clock_reasons) p_.clock_reasons = p_.clock_reasons.value_or(0) | *s.clock_reasons;
+  const ThrottleCounts c = point_throttle(s, max_sm_clock_mhz);
+  p_.thermal_samples += c.thermal, p_.power_samples += c.power;
+  p_.hw_slowdown_samples += c.hw_slowdown;
+  if (s.ecc_corrected) p_.ecc_corrected = s.ecc_corrected;
+  if (s.ecc_uncorrected) p_.ecc_uncorrected = s.ecc_uncorrected;
+  p_.lost = p_.lost || s.lost;
+}
+
+GpuPoint PointMerger::finish() {
+  auto mean = [&](Field f) {
+    return n_[f] ? std::optional<double>(sum_[f] / static_cast<double>(n_[f])) : std::nullopt;
+  };
+  p_.util_pct = mean(kUtil), p_.sm_active = mean(kSm), p_.mem_used_bytes = mean(kMemUsed);
+  p_.mem_total_bytes = mean(kMemTotal), p_.power_w = mean(kPower);
+  p_.power_limit_w = mean(kPowerLimit), p_.temp_c = mean(kTemp), p_.sm_clock_mhz = mean(kClock);
+  GpuPoint out = p_;
+  *this = PointMerger{};
+  return out;
+}
+
+void coarsen_points(GpuSeries& g, std::int64_t width_ms) {
+  if (g.points.empty() || width_ms <= 1) return;
+  std::vector<GpuPoint> out;
+  PointMerger m;
+  const std::int64_t t0 = g.points.front().t_ms;
+  std::int64_t bucket = -1;
+  for (const auto& p : g.points) {
+    if (p.span_ms >= width_ms) {  // already as coarse
+      if (m.open()) out.push_back(m.finish());
+      out.push_back(p);
+      continue;
+    }
+    const std::int64_t b = (p.t_ms - t0) / width_ms;
+    if (b != bucket && m.open()) out.push_back(m.finish());
+    bucket = b;
+    m.add(p, g.max_sm_clock_mhz);
+  }
+  if (m.open()) out.push_back(m.finish());
+  g.points = std::move(out);
+}
 
 void finish_run_data(RunData& run) {
   std::sort(run.gpus.begin(), run.gpus.end(),

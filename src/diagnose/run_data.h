@@ -13,6 +13,7 @@
 // Thread-safety: plain values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -71,6 +72,7 @@ struct CommandEnd {
 
 struct RunData {
   std::string source;              ///< the recording's path, or "live"
+  std::string hostname;            ///< the machine it was recorded on; empty when unknown
   std::string simulated_scenario;  ///< the fake NVML's scenario it was made on; empty: real GPUs
   /// What the data is: the live window (still growing), a closed recording, or a recording
   /// without an end time (gpumon stopped without closing it: killed, crashed, lost power), whose
@@ -92,6 +94,30 @@ struct RunData {
   /// process, in time order; bounded like the steps (load_run_data, LiveWindow).
   std::vector<training::ProcessSample> process_samples;
 };
+
+/// Merges points into one bucket (the loader's buckets of older samples, coarsen_points()): a
+/// field's mean is over the samples that had it (a bucket counts as its `samples`), the extremes
+/// and counters as run_data.h's header says. add() in time order, then finish().
+class PointMerger {
+ public:
+  bool open() const { return open_; }
+  void add(const GpuPoint& p, const std::optional<double>& max_sm_clock_mhz);
+  GpuPoint finish();  ///< the bucket; the merger is empty again
+
+ private:
+  enum Field : std::size_t { kUtil, kSm, kMemUsed, kMemTotal, kPower, kPowerLimit, kTemp, kClock };
+  static constexpr std::size_t kFields = 8;
+  void add(Field f, std::optional<double> v, std::int32_t n);
+  double sum_[kFields] = {};
+  std::int64_t n_[kFields] = {};
+  GpuPoint p_;  // extremes, reasons, counters, lost, times
+  bool open_ = false;
+};
+
+/// Merges `g`'s points into buckets of `width_ms` (from its first point's time), so a long
+/// run of many GPUs fits in memory where per-second figures suffice (a job's nodes side by
+/// side, diagnose/job). Buckets already wider are kept as they are.
+void coarsen_points(GpuSeries& g, std::int64_t width_ms);
 
 /// Fills `ranks` from steps and rank events, maps each to an NVML GPU (training/rank_device.h,
 /// with the GPU where NVML saw its pid use the most memory), and sets start/end from the data

@@ -2,56 +2,15 @@
 #include "diagnose/run_data_loader.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <deque>
 #include <map>
 
-#include "diagnose/throttle.h"
 #include "gpu/metric_catalog.h"
 #include "record/quantize.h"
 
 namespace gpumon::diagnose {
 namespace {
-
-// Sums of one bucket's samples, field by field (a field's mean is over the samples that had it).
-struct BucketAcc {
-  enum Field : std::size_t {
-    kUtil,
-    kSm,
-    kMemUsed,
-    kMemTotal,
-    kPower,
-    kPowerLimit,
-    kTemp,
-    kClock,
-    kCount
-  };
-  std::array<double, kCount> sum{};
-  std::array<std::int32_t, kCount> n{};
-  GpuPoint p;  // extremes, reasons, counters, lost, times
-  bool open = false;
-
-  void add(Field f, double v) { sum[f] += v, ++n[f]; }
-  GpuPoint finish() {
-    auto mean = [&](Field f) { return n[f] ? std::optional<double>(sum[f] / n[f]) : std::nullopt; };
-    p.util_pct = mean(kUtil), p.sm_active = mean(kSm), p.mem_used_bytes = mean(kMemUsed);
-    p.mem_total_bytes = mean(kMemTotal), p.power_w = mean(kPower);
-    p.power_limit_w = mean(kPowerLimit), p.temp_c = mean(kTemp), p.sm_clock_mhz = mean(kClock);
-    GpuPoint out = p;
-    *this = BucketAcc{};
-    return out;
-  }
-};
-
-template <typename T>
-void keep_min(std::optional<T>& a, T v) {
-  a = std::min(a.value_or(v), v);
-}
-template <typename T>
-void keep_max(std::optional<T>& a, T v) {
-  a = std::max(a.value_or(v), v);
-}
 
 // Per GPU state across its chunks (they come in time order).
 struct GpuLoad {
@@ -59,7 +18,7 @@ struct GpuLoad {
   std::int64_t seen = 0;   // samples read so far
   std::int64_t first_ms = 0, raw_from_ms = 0, width_ms = 1;
   std::int64_t bucket = -1;  // index of the open bucket
-  BucketAcc acc;
+  PointMerger acc;
 };
 
 // The samples of `chunk` as raw points, column by column (one pass per metric, not per tick).
@@ -78,36 +37,6 @@ void chunk_points(const record::ChunkData& chunk,
     for (std::size_t i = 0; i < n; ++i)
       if (col.present[i]) set(pts[i], record::dequantize(col.values[i], q));
   }
-}
-
-void add_to_bucket(const GpuPoint& s, const std::optional<double>& max_clock, BucketAcc& a) {
-  using F = BucketAcc;
-  if (!a.open) {
-    a.open = true;
-    a.p.t_ms = s.t_ms, a.p.samples = 0;
-  }
-  a.p.span_ms = s.t_ms - a.p.t_ms;
-  ++a.p.samples;
-  if (s.util_pct)
-    a.add(F::kUtil, *s.util_pct), keep_min(a.p.util_min_pct, *s.util_pct),
-        keep_max(a.p.util_max_pct, *s.util_pct);
-  if (s.sm_active) a.add(F::kSm, *s.sm_active);
-  if (s.mem_used_bytes)
-    a.add(F::kMemUsed, *s.mem_used_bytes), keep_max(a.p.mem_used_max_bytes, *s.mem_used_bytes);
-  if (s.mem_total_bytes) a.add(F::kMemTotal, *s.mem_total_bytes);
-  if (s.power_w) a.add(F::kPower, *s.power_w);
-  if (s.power_limit_w) a.add(F::kPowerLimit, *s.power_limit_w);
-  if (s.temp_c) a.add(F::kTemp, *s.temp_c);
-  if (s.sm_clock_mhz) a.add(F::kClock, *s.sm_clock_mhz);
-  if (s.clock_reasons) {
-    a.p.clock_reasons = a.p.clock_reasons.value_or(0) | *s.clock_reasons;
-    const auto c = sample_throttle(*s.clock_reasons, s.sm_clock_mhz, max_clock);
-    a.p.thermal_samples += c.thermal, a.p.power_samples += c.power;
-    a.p.hw_slowdown_samples += c.hw_slowdown;
-  }
-  if (s.ecc_corrected) a.p.ecc_corrected = s.ecc_corrected;
-  if (s.ecc_uncorrected) a.p.ecc_uncorrected = s.ecc_uncorrected;
-  a.p.lost = a.p.lost || s.lost;
 }
 
 template <typename T>
@@ -173,6 +102,7 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
   if (!reader) return error;
   RunData run;
   run.source = path;
+  run.hostname = reader->meta("hostname").value_or("");
   run.simulated_scenario = reader->meta("simulated_scenario").value_or("");
   run.kind =
       reader->meta("end_time") ? RunData::Kind::kRecording : RunData::Kind::kRecordingCutShort;
@@ -235,18 +165,18 @@ record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLim
     for (auto& p : pts) {
       ++l.seen;
       if (l.seen > skip) {
-        if (l.acc.open) g.points.push_back(l.acc.finish());
+        if (l.acc.open()) g.points.push_back(l.acc.finish());
         g.points.push_back(std::move(p));
         continue;
       }
       const std::int64_t b = (p.t_ms - l.first_ms) / l.width_ms;
-      if (b != l.bucket && l.acc.open) g.points.push_back(l.acc.finish());
+      if (b != l.bucket && l.acc.open()) g.points.push_back(l.acc.finish());
       l.bucket = b;
-      add_to_bucket(p, g.max_sm_clock_mhz, l.acc);
+      l.acc.add(p, g.max_sm_clock_mhz);
     }
   }
   for (auto& [gpu, l] : load)
-    if (l.acc.open) series(gpu).points.push_back(l.acc.finish());
+    if (l.acc.open()) series(gpu).points.push_back(l.acc.finish());
 
   run.events = take(reader->events(), error);
   if (error.empty()) run.processes = take(reader->processes(), error);
