@@ -6,8 +6,17 @@
 // one-sample spike every 10 minutes, thermal throttling stretches, an energy counter read
 // once a second, an XID and a lost GPU near the end.
 //
+// With --ranks, the recording is one node of a job (bench/job_bench.sh): RANKS ranks, one per
+// GPU, rank = NODE x RANKS + GPU, each ending a step STEP_HZ times a second on every node at once
+// (lock step) as the node's clock sees it, CLOCK_MS ahead of the true time; rank 13 computes
+// 40 % longer (a straggler), and the node's hello names job "bench-job". The XID and the lost
+// GPU are left out there: they end the run of one GPU, not the job's.
+//
 // usage: gpumon_bench_report_synth OUT.gpumon [HOURS] [RATE_HZ] [GPUS]
+//          [--ranks RANKS --node NODE --step-hz STEP_HZ --clock-ms CLOCK_MS]
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,6 +24,7 @@
 
 #include "record/recording_batcher.h"
 #include "record/recording_store.h"
+#include "training/protocol.h"
 
 using namespace gpumon;
 using namespace std::chrono_literals;
@@ -29,12 +39,19 @@ struct Noise {
   }
 };
 
+struct JobNode {
+  int ranks = 0;  // 0: not a job's node
+  int node = 0;
+  double step_hz = 10;
+  std::int64_t clock_ms = 0;
+};
+
 DeviceSample sample(unsigned g, std::int64_t i, int rate_hz, std::int64_t ticks, Noise& n,
-                    double& energy_j) {
+                    double& energy_j, bool job) {
   DeviceSample s;
   s.index = g;
   const std::int64_t sec = i / rate_hz;
-  const bool lost = g == 7 && i > ticks - ticks / 100;  // the last 1 % of the run
+  const bool lost = !job && g == 7 && i > ticks - ticks / 100;  // the last 1 % of the run
   if (lost) {
     s.lost = true;
     return s;
@@ -64,19 +81,63 @@ DeviceSample sample(unsigned g, std::int64_t i, int rate_hz, std::int64_t ticks,
   return s;
 }
 
+// The steps of the node's ranks that end in [from_ms, to_ms) of the node's clock.
+void add_steps(const JobNode& job, std::int64_t start_ms, std::int64_t from_ms, std::int64_t to_ms,
+               std::vector<training::Step>& out) {
+  const double period = 1 / job.step_hz;
+  const double t0 = static_cast<double>(start_ms) / 1000;
+  const auto first = static_cast<std::int64_t>(
+      std::ceil((static_cast<double>(from_ms - job.clock_ms) / 1000 - t0) / period));
+  for (std::int64_t k = std::max<std::int64_t>(first, 1);; ++k) {
+    const double end =
+        t0 + static_cast<double>(k) * period + static_cast<double>(job.clock_ms) / 1000;
+    if (end * 1000 >= static_cast<double>(to_ms)) break;
+    for (int l = 0; l < job.ranks; ++l) {
+      training::Step s;
+      s.pid = 1000 + l, s.rank = job.node * job.ranks + l, s.local_rank = l;
+      s.world_size = 16 * job.ranks, s.device = "cuda:" + std::to_string(l);
+      s.step = k - 1, s.t_end_s = end, s.t_start_s = end - period;
+      s.received_ms = static_cast<std::int64_t>(end * 1000);
+      s.cpu_step_s = period, s.data_wait_s = 0.01 * period;
+      s.gpu_step_s = (*s.rank == 13 ? 0.9 : 0.6) * period;
+      s.allocated_bytes = std::int64_t{60} << 30, s.reserved_bytes = std::int64_t{64} << 30;
+      out.push_back(std::move(s));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s OUT.gpumon [HOURS] [RATE_HZ] [GPUS]\n", argv[0]);
+  std::vector<std::string> pos;
+  JobNode job;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : "0";
+    if (a == "--ranks")
+      job.ranks = std::atoi(v), ++i;
+    else if (a == "--node")
+      job.node = std::atoi(v), ++i;
+    else if (a == "--step-hz")
+      job.step_hz = std::atof(v), ++i;
+    else if (a == "--clock-ms")
+      job.clock_ms = std::atoll(v), ++i;
+    else
+      pos.push_back(a);
+  }
+  if (pos.empty()) {
+    std::fprintf(stderr,
+                 "usage: %s OUT.gpumon [HOURS] [RATE_HZ] [GPUS] [--ranks N --node K --step-hz H "
+                 "--clock-ms MS]\n",
+                 argv[0]);
     return 2;
   }
-  const std::string path = argv[1];
-  const double hours = argc > 2 ? std::atof(argv[2]) : 24;
-  const int rate_hz = argc > 3 ? std::atoi(argv[3]) : 10;
-  const unsigned gpus = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 8;
+  const std::string path = pos[0];
+  const double hours = pos.size() > 1 ? std::atof(pos[1].c_str()) : 24;
+  const int rate_hz = pos.size() > 2 ? std::atoi(pos[2].c_str()) : 10;
+  const unsigned gpus = pos.size() > 3 ? static_cast<unsigned>(std::atoi(pos[3].c_str())) : 8;
   const auto ticks = static_cast<std::int64_t>(hours * 3600 * rate_hz);
-  const std::int64_t start_ms = 1764446400000;
+  const std::int64_t start_ms = 1764446400000 + job.clock_ms;
 
   std::vector<record::RecordedDevice> devices;
   for (unsigned g = 0; g < gpus; ++g) {
@@ -88,7 +149,10 @@ int main(int argc, char** argv) {
     devices.push_back(d);
   }
   std::string err;
-  const record::RunInfo run{"bench-host", "bench", "python3 train.py", "580.159.04", "synthetic"};
+  char host[32];
+  std::snprintf(host, sizeof host, "node-%02d", job.node);
+  const record::RunInfo run{job.ranks ? host : "bench-host", "bench", "python3 train.py",
+                            "580.159.04", "synthetic"};
   auto store = record::detail::RecordingStore::create(path, false, run, start_ms, devices, err);
   if (!store) {
     std::fprintf(stderr, "%s\n", err.c_str());
@@ -101,14 +165,26 @@ int main(int argc, char** argv) {
   std::vector<double> energy(gpus, 3.6e9);
   std::vector<TickSample> batch;
   std::vector<GpuEvent> events;
+  std::vector<training::Step> steps;
+  std::vector<training::RankEvent> hellos;
+  for (int l = 0; l < job.ranks; ++l) {
+    const std::int64_t rank = job.node * job.ranks + l;
+    hellos.push_back(training::rank_event(
+        start_ms, 1000 + l, rank, "hello",
+        R"({"type":"hello","pid":)" + std::to_string(1000 + l) + R"(,"rank":)" +
+            std::to_string(rank) + R"(,"world_size":)" + std::to_string(16 * job.ranks) +
+            R"(,"device":"cuda:)" + std::to_string(l) + R"(","pci_bus_id":"00000000:)" +
+            std::to_string(10 + l) + R"(:00.0","job":{"id":"bench-job"}})"));
+  }
+  std::int64_t steps_to_ms = start_ms;
   for (std::int64_t i = 0; i < ticks; ++i) {
     TickSample t;
     t.wall_time = WallClock::time_point(std::chrono::milliseconds(start_ms + i * 1000 / rate_hz));
     for (unsigned g = 0; g < gpus; ++g) {
-      t.gpus.push_back(sample(g, i, rate_hz, ticks, noise[g], energy[g]));
+      t.gpus.push_back(sample(g, i, rate_hz, ticks, noise[g], energy[g], job.ranks > 0));
       t.gpus.back().wall_time = t.wall_time;
     }
-    if (gpus > 7 && i == ticks - ticks / 100) {
+    if (!job.ranks && gpus > 7 && i == ticks - ticks / 100) {
       GpuEvent e{7, GpuEvent::Kind::kXid, 79, t.wall_time, {}};
       events.push_back(e);
       e.kind = GpuEvent::Kind::kLost;
@@ -116,12 +192,19 @@ int main(int argc, char** argv) {
     }
     batch.push_back(std::move(t));
     if (batch.size() == 600 || i + 1 == ticks) {
-      if (auto failed = batcher.write(batch, events, {}); !failed.empty()) {
+      if (job.ranks) {
+        const std::int64_t to = start_ms + (i + 1) * 1000 / rate_hz;
+        add_steps(job, start_ms - job.clock_ms, steps_to_ms, to, steps);
+        steps_to_ms = to;
+      }
+      if (auto failed = batcher.write(batch, events, {}, steps, hellos); !failed.empty()) {
         std::fprintf(stderr, "%s\n", failed.c_str());
         return 1;
       }
       batch.clear();
       events.clear();
+      steps.clear();
+      hellos.clear();
     }
   }
   batcher.finish();

@@ -2,8 +2,11 @@
 #include "cli/doctor_command.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/job/job_diagnosis.h"
@@ -70,17 +73,49 @@ std::string expand(const std::vector<std::string>& paths, std::vector<std::strin
   return {};
 }
 
+// Each node's recording read and diagnosed, on as many threads as there are cores (at most 4:
+// each holds a node's full-detail data while it works).
+std::variant<std::vector<diagnose::NodeRun>, std::string> load_nodes(
+    const std::vector<std::string>& paths) {
+  std::vector<std::optional<diagnose::NodeRun>> done(paths.size());
+  std::vector<std::string> errors(paths.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    try {
+      for (std::size_t i = next++; i < paths.size(); i = next++) {
+        auto loaded = diagnose::load_run_data(paths[i]);
+        if (auto* e = std::get_if<std::string>(&loaded))
+          errors[i] = std::move(*e);
+        else
+          done[i] = diagnose::make_node(std::get<diagnose::RunData>(std::move(loaded)), paths[i]);
+      }
+    } catch (const std::exception& e) {  // out of memory: the file in hand says so
+      for (auto& x : errors)
+        if (x.empty()) x = e.what();
+    }
+  };
+  const auto threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
+                                               std::min<std::size_t>(4, paths.size()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  std::vector<diagnose::NodeRun> nodes;
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (!done[i]) return errors[i].empty() ? paths[i] + ": not read" : errors[i];
+    nodes.push_back(std::move(*done[i]));
+  }
+  return nodes;
+}
+
 int doctor_job(const std::vector<std::string>& paths, const DoctorArgs& a, std::ostream& out,
                std::ostream& err) {
-  std::vector<diagnose::NodeRun> nodes;
-  for (const auto& path : paths) {
-    auto loaded = diagnose::load_run_data(path);
-    if (const auto* e = std::get_if<std::string>(&loaded)) {
-      err << "gpumon doctor: " << *e << "\n";
-      return kDoctorFailed;
-    }
-    nodes.push_back(diagnose::make_node(std::get<diagnose::RunData>(std::move(loaded)), path));
+  auto loaded = load_nodes(paths);
+  if (const auto* e = std::get_if<std::string>(&loaded)) {
+    err << "gpumon doctor: " << *e << "\n";
+    return kDoctorFailed;
   }
+  auto nodes = std::get<std::vector<diagnose::NodeRun>>(std::move(loaded));
   auto joined = diagnose::join_nodes(std::move(nodes));
   if (const auto* e = std::get_if<std::string>(&joined)) {
     err << "gpumon doctor: " << *e << "\n";

@@ -327,6 +327,34 @@ TEST(JobDiagnosis, AHungJobNamesTheRankWhoseGpuIdledOutsideTheCollective) {
   EXPECT_NE(f->summary.find("never reached the collective"), std::string::npos) << f->summary;
 }
 
+TEST(JobDiagnosis, AHungJobNamesTheRankThatDiedFirst) {
+  auto specs = four_nodes();
+  for (auto& s : specs) stop_after(s, 150);
+  specs[2].clock_offset_s = 4;  // node-c's clock is 4 s ahead: its events too
+  std::vector<NodeRun> nodes;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    RunData run = node_data(static_cast<int>(k), 8, specs[k]);
+    if (k == 2) {  // rank 4 raised after its step 150, the others hung in the next collective
+      const auto t = kT0Ms + 4000 + 15200;
+      run.rank_events.push_back(training::rank_event(
+          t, 1000, 4, "error", R"({"type":"error","exception":"RuntimeError"})"));
+      run.rank_events.push_back(training::rank_event(t + 10, 1000, 4, "disconnect", "{}"));
+      finish_run_data(run);
+    }
+    nodes.push_back(make_node(std::move(run), specs[k].host + ".gpumon"));
+  }
+  auto j = join_nodes(std::move(nodes));
+  ASSERT_TRUE(std::holds_alternative<JobRun>(j)) << std::get<std::string>(j);
+  auto& job = std::get<JobRun>(j);
+  const auto d = diagnose_job(job);
+  const Finding* f = find(d, "hang");
+  ASSERT_NE(f, nullptr) << testing::warnings(d.across);
+  EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(f->nodes, (std::vector<std::string>{"node-c"}));
+  EXPECT_NE(f->summary.find("ended on RuntimeError after step 150"), std::string::npos)
+      << f->summary;
+}
+
 TEST(JobDiagnosis, AHangWhoseFirstRankCannotBeToldSaysSo) {
   auto specs = four_nodes();
   for (auto& s : specs) stop_after(s, 150);
