@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """One job across nodes, on one machine: two `gpumon record`s each play a node (their own agent
 socket, GPUMON_HOSTNAME, the fake NVML), a 4-rank gloo job runs two ranks under each, and
-`gpumon doctor` joins the two recordings into the job on one clock."""
+`gpumon doctor` and `gpumon report` join the two recordings into the job on one clock."""
 import json
 import socket
 import subprocess
@@ -69,6 +69,21 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
     assert t.returncode == 0, t.stderr
     assert "gpumon doctor: job e2e-job, 2 nodes, 4 ranks of 4" in t.stdout, t.stdout
     assert "== node node-1 (ranks 2-3) ==" in t.stdout, t.stdout
+
+    # The job's report: one page across the nodes, private to its owner.
+    page = tmp_path / "job.html"
+    rep = subprocess.run([BINARY, "report", *recs, "-o", str(page)], capture_output=True,
+                         text=True)
+    assert rep.returncode == 0, rep.stderr
+    assert "job e2e-job on 2 nodes" in rep.stdout, rep.stdout
+    html = page.read_text()
+    assert "<h2>Findings across nodes</h2>" in html and "<h2>Ranks</h2>" in html
+    assert "Node node-1: its own findings" in html
+    assert (page.stat().st_mode & 0o777) == 0o600
+    assert "<script" not in html
+    # Without -o: job-ID.html beside the first recording.
+    rep = subprocess.run([BINARY, "report", str(folder)], capture_output=True, text=True)
+    assert rep.returncode == 0 and (folder / "job-e2e-job.html").exists(), rep.stdout + rep.stderr
 
     # Another job's recording is refused, naming both.
     other = tmp_path / "other.gpumon"

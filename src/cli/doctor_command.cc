@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include "cli/doctor_command.h"
 
-#include <algorithm>
-#include <atomic>
-#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <optional>
-#include <thread>
 
 #include "diagnose/diagnosis.h"
 #include "diagnose/job/job_diagnosis.h"
+#include "diagnose/job/job_load.h"
 #include "diagnose/run_data_loader.h"
 #include "util/option_cursor.h"
 
@@ -52,71 +48,9 @@ std::string parse_args(const std::vector<std::string>& args, DoctorArgs& a) {
   return {};
 }
 
-// The recordings named: files as given, a folder's *.gpumon files in name order.
-std::string expand(const std::vector<std::string>& paths, std::vector<std::string>& out) {
-  namespace fs = std::filesystem;
-  for (const auto& p : paths) {
-    std::error_code ec;
-    if (!fs::is_directory(p, ec)) {
-      out.push_back(p);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(p, ec))
-      if (e.path().extension() == ".gpumon" && e.is_regular_file(ec))
-        found.push_back(e.path().string());
-    if (ec) return p + ": cannot list the folder: " + ec.message();
-    if (found.empty()) return p + ": no .gpumon recording in this folder";
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return {};
-}
-
-// Each node's recording read and diagnosed, on as many threads as there are cores (at most 4:
-// each holds a node's full-detail data while it works).
-std::variant<std::vector<diagnose::NodeRun>, std::string> load_nodes(
-    const std::vector<std::string>& paths) {
-  std::vector<std::optional<diagnose::NodeRun>> done(paths.size());
-  std::vector<std::string> errors(paths.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    try {
-      for (std::size_t i = next++; i < paths.size(); i = next++) {
-        auto loaded = diagnose::load_run_data(paths[i]);
-        if (auto* e = std::get_if<std::string>(&loaded))
-          errors[i] = std::move(*e);
-        else
-          done[i] = diagnose::make_node(std::get<diagnose::RunData>(std::move(loaded)), paths[i]);
-      }
-    } catch (const std::exception& e) {  // out of memory: the file in hand says so
-      for (auto& x : errors)
-        if (x.empty()) x = e.what();
-    }
-  };
-  const auto threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
-                                               std::min<std::size_t>(4, paths.size()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  std::vector<diagnose::NodeRun> nodes;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (!done[i]) return errors[i].empty() ? paths[i] + ": not read" : errors[i];
-    nodes.push_back(std::move(*done[i]));
-  }
-  return nodes;
-}
-
 int doctor_job(const std::vector<std::string>& paths, const DoctorArgs& a, std::ostream& out,
                std::ostream& err) {
-  auto loaded = load_nodes(paths);
-  if (const auto* e = std::get_if<std::string>(&loaded)) {
-    err << "gpumon doctor: " << *e << "\n";
-    return kDoctorFailed;
-  }
-  auto nodes = std::get<std::vector<diagnose::NodeRun>>(std::move(loaded));
-  auto joined = diagnose::join_nodes(std::move(nodes));
+  auto joined = diagnose::load_job(paths);
   if (const auto* e = std::get_if<std::string>(&joined)) {
     err << "gpumon doctor: " << *e << "\n";
     return kDoctorFailed;
@@ -143,11 +77,12 @@ int run_doctor_command(const std::vector<std::string>& args, std::ostream& out, 
       out << kUsage;
       return kDoctorOk;
     }
-    std::vector<std::string> paths;
-    if (const auto e = expand(a.paths, paths); !e.empty()) {
-      err << "gpumon doctor: " << e << "\n";
+    auto named = diagnose::recording_paths(a.paths);
+    if (const auto* e = std::get_if<std::string>(&named)) {
+      err << "gpumon doctor: " << *e << "\n";
       return kDoctorFailed;
     }
+    const auto& paths = std::get<std::vector<std::string>>(named);
     if (paths.size() > 1) return doctor_job(paths, a, out, err);
     const std::string& path = paths.front();
     auto loaded = diagnose::load_run_data(path);

@@ -30,6 +30,20 @@ struct LoadLimits {
   std::size_t max_process_samples = 100000;
 };
 
+/// For one node of a job read beside many others (diagnose/job): 1 s buckets over the hour
+/// before the last minute, which stays raw, and a quarter of the steps. A node then costs ~15 MB
+/// and a fraction of the time of its full-detail read; its diagnosis weighs buckets as a long
+/// recording's older part is weighed.
+inline LoadLimits job_node_limits() {
+  LoadLimits l;
+  l.max_raw_points = 600;
+  l.max_buckets = 3600;
+  l.max_steps = 25000;
+  l.tail_steps = 500;
+  l.max_process_samples = 25000;
+  return l;
+}
+
 /// The recording at `path` as RunData (finish_run_data applied), or why it cannot be read (the
 /// message names the file).
 record::ReadResult<RunData> load_run_data(const std::string& path, const LoadLimits& limits = {});

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -12,6 +13,8 @@
 #include <future>
 #include <optional>
 
+#include "diagnose/job/job_load.h"
+#include "report/job_report.h"
 #include "report/report_diagnosis.h"
 #include "report/report_html.h"
 #include "report/summary.h"
@@ -22,9 +25,13 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpumon report RUN.gpumon [-o REPORT.html] [--baseline OTHER.gpumon] [--force]\n"
-    "  writes one self-contained HTML page (default: RUN.html beside the recording)\n";
+    "       gpumon report NODE1.gpumon NODE2.gpumon ... | FOLDER [-o JOB.html] [--force]\n"
+    "  writes one self-contained HTML page (default: RUN.html beside the recording); several\n"
+    "  recordings are one job's nodes: a page of the job across them (default: job-ID.html\n"
+    "  beside the first)\n";
 
 struct ReportArgs {
+  std::vector<std::string> paths;
   std::string path, output, baseline;
   bool force = false;
   bool help = false;
@@ -55,13 +62,13 @@ std::string parse_args(const std::vector<std::string>& args, ReportArgs& a) {
       a.buckets = n;
     } else if (opt == "--force" && !value) {
       a.force = true;
-    } else if (!opt.starts_with("-") && a.path.empty() && !value) {
-      a.path = opt;
+    } else if (!opt.starts_with("-") && !value) {
+      a.paths.push_back(opt);
     } else {
       return "unexpected argument '" + c.arg() + "'";
     }
   }
-  if (a.path.empty() && !a.help) return "which recording? give its path";
+  if (a.paths.empty() && !a.help) return "which recording? give its path";
   return {};
 }
 
@@ -101,6 +108,51 @@ std::string write_atomically(const std::string& path, const std::string& bytes) 
   return {};
 }
 
+// "job-4711.html" beside the first recording (characters other than letters, digits, '.', '_'
+// and '-' in the id become '_').
+std::string job_output(const diagnose::JobRun& job) {
+  std::string id = job.job_id.empty() ? "job" : "job-" + job.job_id;
+  for (char& c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  const std::string& first = job.nodes.front().source;
+  const auto slash = first.rfind('/');
+  return (slash == std::string::npos ? std::string() : first.substr(0, slash + 1)) + id + ".html";
+}
+
+int job_report(const std::vector<std::string>& paths, ReportArgs& a, std::ostream& out,
+               std::ostream& err) {
+  if (!a.baseline.empty()) {
+    err << "gpumon report: --baseline compares one recording with another; give one recording "
+           "with it\n"
+        << kUsage;
+    return kReportUsage;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto loaded = diagnose::load_job(paths);
+  if (auto* e = std::get_if<std::string>(&loaded)) {
+    err << "gpumon report: " << *e << '\n';
+    return kReportFailed;
+  }
+  auto& job = std::get<diagnose::JobRun>(loaded);
+  if (a.output.empty()) a.output = job_output(job);
+  struct stat st {};
+  if (!a.force && ::stat(a.output.c_str(), &st) == 0) {
+    err << "gpumon report: " << a.output << " already exists (use --force to replace it)\n";
+    return kReportFailed;
+  }
+  const auto d = diagnose::diagnose_job(job);
+  const std::string page = render_job_report(job, d, report_asset());
+  if (auto e = write_atomically(a.output, page); !e.empty()) {
+    err << "gpumon report: " << e << '\n';
+    return kReportFailed;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  out << "gpumon report: wrote " << a.output << " (" << fixed(page.size() / 1e6, 2) << " MB): job "
+      << (job.job_id.empty() ? "(no id)" : job.job_id) << " on " << job.nodes.size()
+      << " nodes; generated in " << fixed(s, 2) << " s\n";
+  return kReportOk;
+}
+
 }  // namespace
 
 int run_report_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -113,6 +165,14 @@ int run_report_command(const std::vector<std::string>& args, std::ostream& out, 
     out << kUsage;
     return kReportOk;
   }
+  auto named = diagnose::recording_paths(a.paths);
+  if (auto* e = std::get_if<std::string>(&named)) {
+    err << "gpumon report: " << *e << '\n';
+    return kReportFailed;
+  }
+  const auto& paths = std::get<std::vector<std::string>>(named);
+  if (paths.size() > 1) return job_report(paths, a, out, err);
+  a.path = paths.front();
   if (a.output.empty()) a.output = default_output(a.path);
   struct stat st {};
   if (!a.force && ::stat(a.output.c_str(), &st) == 0) {
