@@ -4,10 +4,12 @@
 #   - promtool check config prometheus.yml (also checks the rule files it names)
 #   - promtool check rules + promtool test rules for the alert rules; every alert has a firing
 #     and a non-firing test case
-#   - the Grafana dashboard: valid JSON, schemaVersion >= 36, __inputs DS_PROMETHEUS, the
-#     datasource / instance / gpu variables, every panel and target on ${datasource}, unique
-#     panel ids, every referenced variable defined, every query filtered by instance and gpu,
-#     units set
+#   - the Grafana dashboards: valid JSON, schemaVersion >= 36, __inputs DS_PROMETHEUS, the
+#     datasource variable, every panel and target on ${datasource}, unique panel ids, every
+#     referenced variable defined, units set; the node dashboard's instance / gpu variables
+#     and every query filtered by instance and gpu; the job dashboard's cluster / job_id /
+#     instance variables, every query filtered by cluster and (for the job's series) job_id,
+#     per node and per rank by instance, GPU families joined to the job's GPUs or nodes
 #   - dashboard_queries.py: runs, prints one JSON object per expression, nothing left
 #     unreplaced, every expression parses (promtool, as recording rules), every metric is one
 #     docs/exporter.md names
@@ -49,6 +51,7 @@ check() {
 }
 
 dashboard="$here/grafana/gpumon-dashboard.json"
+job_dashboard="$here/grafana/gpumon-job.json"
 rules="$here/alerts/gpumon-alerts.yml"
 tests="$here/alerts/gpumon-alerts_test.yml"
 unit="$here/gpumon.service"
@@ -158,12 +161,14 @@ if re.search(r"serial", "\n".join(l for l in text.splitlines() if not l.lstrip()
 sys.exit(bad)
 EOF
 
-# ------------------------------------------------------------------ Grafana dashboard
-check "dashboard is valid JSON" "$PYTHON" -m json.tool "$dashboard"
-check "dashboard structure (datasource, ids, variables, filters, units)" \
-  "$PYTHON" - "$dashboard" <<'EOF'
+# ------------------------------------------------------------------ Grafana dashboards
+# One checker for both dashboards: what they share (datasource, ids, units, variables), then
+# each one's filters: the node dashboard by instance and gpu, the job dashboard by cluster,
+# job_id and instance.
+cat > "$tmp/check_dashboard.py" <<'EOF'
 import json, re, sys
-d = json.load(open(sys.argv[1]))
+kind, path = sys.argv[1], sys.argv[2]
+d = json.load(open(path))
 errors = []
 err = errors.append
 DS_UID = "${datasource}"
@@ -177,6 +182,8 @@ inputs = d.get("__inputs") or []
 if not any(i.get("name") == "DS_PROMETHEUS" and i.get("type") == "datasource"
            and i.get("pluginId") == "prometheus" for i in inputs):
     err("__inputs has no DS_PROMETHEUS prometheus datasource input")
+if not d.get("uid") or not d.get("title"):
+    err("no uid or title")
 
 variables = {v.get("name"): v for v in d.get("templating", {}).get("list", [])}
 ds = variables.get("datasource")
@@ -185,17 +192,8 @@ if not ds or ds.get("type") != "datasource" or ds.get("query") != "prometheus":
 def vquery(v):
     q = (v or {}).get("query")
     return q.get("query", "") if isinstance(q, dict) else (q or "")
-inst = variables.get("instance")
-if not inst or re.sub(r"\s", "", vquery(inst)) != "label_values(gpumon_gpu_info,instance)":
-    err("variable `instance` is not label_values(gpumon_gpu_info, instance)")
-gpu = variables.get("gpu")
-if not gpu or re.sub(r"\s", "", vquery(gpu)) != 'label_values(gpumon_gpu_info{instance=~"$instance"},gpu)':
-    err('variable `gpu` is not label_values(gpumon_gpu_info{instance=~"$instance"}, gpu)')
-elif not (gpu.get("multi") and gpu.get("includeAll")):
-    err("variable `gpu` must be multi-value and include All")
-for name in ("instance", "gpu"):
-    v = variables.get(name) or {}
-    if (v.get("datasource") or {}).get("uid") != DS_UID:
+for name, v in variables.items():
+    if v.get("type") == "query" and (v.get("datasource") or {}).get("uid") != DS_UID:
         err(f"variable `{name}` does not use ${{datasource}}")
 
 def walk(panels):
@@ -211,10 +209,14 @@ if dups or None in ids:
     err(f"panel ids not unique or missing: {dups or ids}")
 
 UNIT_OK = {"percentunit", "bytes", "watt", "celsius", "hertz", "short", "none", "s", "watth"}
-per_gpu = 0
+SELECTOR = r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}"
+BARE = r"\b((?:gpumon_|job:|job_rank:|up\b)[a-zA-Z0-9_:]*)(?![\w:{(])"
+checked = []  # (row title, panel title, target) of every query target
+row = None
 for p in panels:
     title = p.get("title", f"id {p.get('id')}")
     if p.get("type") == "row":
+        row = title
         if p.get("datasource") and p["datasource"].get("uid") != DS_UID:
             err(f"row {title!r}: datasource is not ${{datasource}}")
         continue
@@ -230,15 +232,29 @@ for p in panels:
         where = f"panel {title!r} target {t.get('refId')}"
         if (t.get("datasource") or {}).get("uid") != DS_UID:
             err(f"{where}: datasource is not ${{datasource}}")
-        expr = t.get("expr") or ""
-        if not expr:
+        if not t.get("expr"):
             err(f"{where}: no expr")
-        sels = re.findall(r"\b([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", expr)
-        bare = [m for m in re.findall(r"\b((?:gpumon_|up\b)[a-zA-Z0-9_:]*)(?![\w{(])", expr)]
+        bare = re.findall(BARE, t.get("expr") or "")
         if bare:
             err(f"{where}: selector without label filter: {bare}")
-        for metric, matchers in sels:
-            m = re.sub(r"\s", "", matchers)
+        checked.append((row, title, where, t))
+
+def matchers(s):
+    return re.sub(r"\s", "", s)
+
+if kind == "node":
+    inst = variables.get("instance")
+    if not inst or matchers(vquery(inst)) != "label_values(gpumon_gpu_info,instance)":
+        err("variable `instance` is not label_values(gpumon_gpu_info, instance)")
+    gpu = variables.get("gpu")
+    if not gpu or matchers(vquery(gpu)) != 'label_values(gpumon_gpu_info{instance=~"$instance"},gpu)':
+        err('variable `gpu` is not label_values(gpumon_gpu_info{instance=~"$instance"}, gpu)')
+    elif not (gpu.get("multi") and gpu.get("includeAll")):
+        err("variable `gpu` must be multi-value and include All")
+    per_gpu = 0
+    for _, _, where, t in checked:
+        for metric, m in re.findall(SELECTOR, t.get("expr") or ""):
+            m = matchers(m)
             if 'instance=~"$instance"' not in m:
                 err(f"{where}: {metric} not filtered by instance=~\"$instance\"")
             if metric.startswith("gpumon_gpu_"):
@@ -248,8 +264,70 @@ for p in panels:
                 legend = t.get("legendFormat", "")
                 if t.get("format") != "table" and not legend.startswith("{{instance}} GPU {{gpu}}"):
                     err(f"{where}: legend {legend!r} does not start with '{{{{instance}}}} GPU {{{{gpu}}}}'")
-if per_gpu == 0:
-    err("no per-GPU query found")
+    if per_gpu == 0:
+        err("no per-GPU query found")
+else:
+    # Variables: cluster (optional: All matches series without the label), the job picker
+    # over a training family's job_id, and the job's nodes.
+    c, j, i = variables.get("cluster"), variables.get("job_id"), variables.get("instance")
+    FAMILY = r"label_values\(gpumon_training_[a-z_]+"
+    if not c or not re.fullmatch(FAMILY + r",cluster\)", matchers(vquery(c))):
+        err("variable `cluster` is not label_values(gpumon_training_..., cluster)")
+    elif not c.get("includeAll") or c.get("allValue") != ".*":
+        err("variable `cluster` must include All, allValue .* (series without a cluster label)")
+    if not j or not re.fullmatch(FAMILY + r'\{cluster=~"\$cluster"\},job_id\)',
+                                 matchers(vquery(j))):
+        err('variable `job_id` is not label_values(gpumon_training_...{cluster=~"$cluster"}, '
+            'job_id)')
+    elif j.get("includeAll"):
+        err("variable `job_id` must not include All (a job picker)")
+    if not i or not re.fullmatch(FAMILY + r'\{cluster=~"\$cluster",job_id=~"\$job_id"\},instance\)',
+                                 matchers(vquery(i))):
+        err('variable `instance` is not label_values(gpumon_training_...{cluster=~"$cluster", '
+            'job_id=~"$job_id"}, instance)')
+    elif not (i.get("multi") and i.get("includeAll")) or i.get("allValue"):
+        err("variable `instance` must be multi-value with All and no allValue (All: the job's "
+            "nodes)")
+    rows = [p.get("title") for p in panels if p.get("type") == "row"]
+    for need in ("Job overview", "Nodes", "Ranks"):
+        if need not in rows:
+            err(f"no row {need!r}")
+    JOB_FAMILY = re.compile(r"(gpumon_training_|gpumon_gpu_job_|job:|job_rank:)")
+    for row, title, where, t in checked:
+        expr = t.get("expr") or ""
+        sels = re.findall(SELECTOR, expr)
+        if not sels:
+            err(f"{where}: no selector")
+        job_filtered = False
+        for metric, m in sels:
+            m = matchers(m)
+            if 'cluster=~"$cluster"' not in m:
+                err(f"{where}: {metric} not filtered by cluster=~\"$cluster\"")
+            if JOB_FAMILY.match(metric):
+                if 'job_id=~"$job_id"' not in m:
+                    err(f"{where}: {metric} not filtered by job_id=~\"$job_id\"")
+                job_filtered = True
+            # Per node and per rank: the nodes picked. The job-wide series need none.
+            if row != "Job overview" and not metric.startswith("job:") \
+                    and 'instance=~"$instance"' not in m:
+                err(f"{where}: {metric} not filtered by instance=~\"$instance\"")
+        # A family without job_id (a GPU's) only joined to the job's GPUs or nodes.
+        if any(not JOB_FAMILY.match(metric) for metric, _ in sels):
+            joined = re.search(r"\band\s+on\s*\(\s*cluster\s*,\s*instance\b", expr)
+            if not (job_filtered and joined):
+                err(f"{where}: a family without job_id is not joined `and on (cluster, "
+                    f"instance...)` to the job's series")
+        legend = t.get("legendFormat", "")
+        if t.get("format") == "table":
+            continue
+        if row == "Job overview" and "{{job_id}}" not in legend:
+            err(f"{where}: legend {legend!r} does not name {{{{job_id}}}}")
+        if row == "Nodes" and "by (cluster, instance" in expr \
+                and not legend.startswith("{{instance}}"):
+            err(f"{where}: legend {legend!r} does not start with {{{{instance}}}}")
+        if row == "Ranks" and "by (" not in expr and "job:" not in expr.split("/")[0] \
+                and "{{rank}}" not in legend:
+            err(f"{where}: legend {legend!r} does not name {{{{rank}}}}")
 
 # Every variable referenced anywhere is defined (or a Grafana built-in).
 text = json.dumps({k: v for k, v in d.items() if k not in ("__inputs", "__requires")})
@@ -265,23 +343,39 @@ for e in errors:
     print(e)
 sys.exit(1 if errors else 0)
 EOF
+check "dashboard is valid JSON" "$PYTHON" -m json.tool "$dashboard"
+check "dashboard structure (datasource, ids, variables, filters, units)" \
+  "$PYTHON" "$tmp/check_dashboard.py" node "$dashboard"
+check "job dashboard is valid JSON" "$PYTHON" -m json.tool "$job_dashboard"
+check "job dashboard structure (datasource, ids, cluster/job_id/instance filters, joins, units)" \
+  "$PYTHON" "$tmp/check_dashboard.py" job "$job_dashboard"
+check "the dashboards' uids differ" "$PYTHON" - "$dashboard" "$job_dashboard" <<'EOF'
+import json, sys
+uids = [json.load(open(p)).get("uid") for p in sys.argv[1:]]
+print(uids)
+sys.exit(0 if len(set(uids)) == len(uids) else 1)
+EOF
 
 # ------------------------------------------------------------------ dashboard_queries.py
 queries="$tmp/queries.jsonl"
 check "dashboard_queries.py runs" sh -c '"$1" "$2/dashboard_queries.py" > "$3"' sh "$PYTHON" "$here" "$queries"
 check "dashboard_queries.py output: every target and rule, one JSON object a line" \
-  "$PYTHON" - "$queries" "$dashboard" "$rules" <<'EOF'
+  "$PYTHON" - "$queries" "$rules" "$dashboard" "$job_dashboard" <<'EOF'
 import json, re, sys
 lines = open(sys.argv[1]).read().splitlines()
-d = json.load(open(sys.argv[2]))
 def walk(panels):
     for p in panels or []:
         yield p
         yield from walk(p.get("panels"))
-ntargets = sum(1 for p in walk(d.get("panels")) for t in p.get("targets") or [] if t.get("expr"))
-nalerts = len(re.findall(r"^\s*-\s*alert:", open(sys.argv[3]).read(), re.M))
+ntargets = {}
+for path in sys.argv[3:]:
+    d = json.load(open(path))
+    ntargets[d["uid"]] = sum(1 for p in walk(d.get("panels")) for t in p.get("targets") or []
+                             if t.get("expr"))
+nalerts = len(re.findall(r"^\s*-\s*alert:", open(sys.argv[2]).read(), re.M))
 bad = 0
 seen = {"dashboard": 0, "alert": 0, "variable": 0}
+per_dashboard = {}
 for n, line in enumerate(lines, 1):
     try:
         o = json.loads(line)
@@ -295,16 +389,23 @@ for n, line in enumerate(lines, 1):
     if not o.get("metrics"):
         print(f"line {n}: no metric found in {expr!r}"); bad = 1
     seen[o.get("source")] = seen.get(o.get("source"), 0) + 1
-if seen["dashboard"] != ntargets:
-    print(f"{seen['dashboard']} dashboard expressions printed, {ntargets} targets"); bad = 1
+    if o.get("source") == "dashboard":
+        per_dashboard[o.get("dashboard")] = per_dashboard.get(o.get("dashboard"), 0) + 1
+        if o.get("dashboard") == "gpumon-job" and 'job_id=~".+"' not in expr:
+            print(f"line {n}: $job_id not replaced by .+ in {expr!r}"); bad = 1
+if per_dashboard != ntargets:
+    print(f"dashboard expressions printed {per_dashboard}, targets {ntargets}"); bad = 1
 if seen["alert"] != nalerts:
     print(f"{seen['alert']} alert expressions printed, {nalerts} alert rules"); bad = 1
-if seen["variable"] < 2:
-    print("the instance and gpu variables' selectors are missing"); bad = 1
+if seen["variable"] < 5:
+    print("the variables' selectors (instance, gpu; cluster, job_id, instance) are missing"); bad = 1
 if '.*' not in "".join(lines) or '[5m]' not in "".join(lines):
     print("substitutions of $instance/$gpu or $__rate_interval not seen"); bad = 1
 sys.exit(bad)
 EOF
+check "dashboard_queries.py --job-id puts the job in the job dashboard's queries" \
+  sh -c '"$1" "$2/dashboard_queries.py" --job-id e2e-4711 | grep -q "job_id=~\\\\\"e2e-4711\\\\\""' \
+  sh "$PYTHON" "$here"
 check "dashboard_queries.py: the fallback rule reader agrees with PyYAML" \
   sh -c '
     if ! "$1" -c "import yaml" 2>/dev/null; then echo "(PyYAML missing: fallback only)"; exit 0; fi

@@ -2,23 +2,27 @@
 # SPDX-License-Identifier: MIT
 """Print every PromQL expression of the deploy/ files, one JSON object per line.
 
-Sources: the Grafana dashboard (panel targets, and the metric selector of each
-label_values() template variable) and the alert rules. Grafana variables are replaced so the
-expression runs as is against Prometheus's HTTP API: $instance and $gpu (also ${x} and [[x]])
-by `.*`, $__range and $__rate_interval by 5m, $__interval by 1m.
+Sources: the Grafana dashboards, the node one (grafana/gpumon-dashboard.json) and the job one
+(grafana/gpumon-job.json), their panel targets and the metric selector of each label_values()
+template variable, and the alert rules. Grafana variables are replaced so the expression runs
+as is against Prometheus's HTTP API: $instance, $gpu and $cluster (also ${x} and [[x]]) by
+`.*`, $job_id by --job-id (default `.+`: any job), $__range and $__rate_interval by 5m,
+$__interval by 1m.
 
 Each line has:
   source       "dashboard" (a panel target), "variable" (a template variable's metric
-               selector) or "alert"
+               selector), "alert" or "record" (a recording rule)
   expr         the expression, ready for /api/v1/query
   metrics      the metric names the expression reads, sorted
   condition    true for alert rules: the expression is filtered by its threshold, so it
                returns data only while the alert condition holds
   event_series the metrics of `metrics` whose series exist only after an event (an XID, an
                ECC event): no data on a scenario without one is expected
-  and panel / panel_id / ref (dashboard), name (variable), alert / severity / group (alert).
+  and dashboard (the dashboard's uid) with panel / panel_id / ref (dashboard) or name
+  (variable); alert / severity / group (alert), record / group (record).
 
   deploy/dashboard_queries.py                 # the lines described above
+  deploy/dashboard_queries.py --job-id 4711.0 # the job dashboard's queries for that job
   deploy/dashboard_queries.py --metrics       # only the sorted metric names, one a line
   deploy/dashboard_queries.py --parser simple # read the rules without PyYAML (the fallback
                                               # used automatically when PyYAML is missing)
@@ -32,7 +36,8 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DASHBOARD = os.path.join(HERE, "grafana", "gpumon-dashboard.json")
+DEFAULT_DASHBOARDS = [os.path.join(HERE, "grafana", "gpumon-dashboard.json"),
+                      os.path.join(HERE, "grafana", "gpumon-job.json")]
 DEFAULT_RULES = [os.path.join(HERE, "alerts", "gpumon-alerts.yml")]
 
 # Series that appear only once an event happened (docs/exporter.md).
@@ -46,8 +51,9 @@ SUBSTITUTIONS = [
     (re.compile(r"\$\{?__rate_interval\}?|\[\[__rate_interval\]\]"), "5m"),
     (re.compile(r"\$\{?__range\}?|\[\[__range\]\]"), "5m"),
     (re.compile(r"\$\{?__interval\}?|\[\[__interval\]\]"), "1m"),
-    (re.compile(r"\$\{?(instance|gpu)(:[a-z]+)?\}?|\[\[(instance|gpu)\]\]"), ".*"),
+    (re.compile(r"\$\{?(instance|gpu|cluster)(:[a-z]+)?\}?|\[\[(instance|gpu|cluster)\]\]"), ".*"),
 ]
+JOB_ID = re.compile(r"\$\{?job_id(:[a-z]+)?\}?|\[\[job_id\]\]")
 
 KEYWORDS = {
     # binary and set operators, modifiers
@@ -59,10 +65,10 @@ KEYWORDS = {
 }
 
 
-def substitute(expr):
+def substitute(expr, job_id=".+"):
     for pattern, value in SUBSTITUTIONS:
         expr = pattern.sub(value, expr)
-    return expr
+    return JOB_ID.sub(lambda _: job_id, expr)
 
 
 def metric_names(expr):
@@ -93,6 +99,7 @@ def walk_panels(panels):
 def dashboard_entries(path):
     with open(path, encoding="utf-8") as f:
         dash = json.load(f)
+    uid = dash.get("uid") or os.path.basename(path)
     out = []
     for var in dash.get("templating", {}).get("list", []):
         if var.get("type") != "query":
@@ -110,13 +117,14 @@ def dashboard_entries(path):
         else:
             expr = q.strip() or None
         if expr:
-            out.append({"source": "variable", "name": var.get("name"), "raw": expr})
+            out.append({"source": "variable", "dashboard": uid, "name": var.get("name"),
+                        "raw": expr})
     for p in walk_panels(dash.get("panels")):
         for t in p.get("targets") or []:
             if t.get("hide") or not t.get("expr"):
                 continue
-            out.append({"source": "dashboard", "panel": p.get("title"), "panel_id": p.get("id"),
-                        "ref": t.get("refId"), "raw": t["expr"]})
+            out.append({"source": "dashboard", "dashboard": uid, "panel": p.get("title"),
+                        "panel_id": p.get("id"), "ref": t.get("refId"), "raw": t["expr"]})
     return out
 
 
@@ -207,9 +215,12 @@ def rule_entries(paths, parser):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dashboard", default=DEFAULT_DASHBOARD)
+    ap.add_argument("--dashboard", nargs="*", default=DEFAULT_DASHBOARDS,
+                    help="dashboard files (default: the node and the job dashboard)")
     ap.add_argument("--rules", nargs="*", default=DEFAULT_RULES)
     ap.add_argument("--metrics", action="store_true", help="print only the metric names used")
+    ap.add_argument("--job-id", default=".+",
+                    help="what $job_id becomes, a regular expression (default .+: any job)")
     ap.add_argument("--parser", choices=["auto", "yaml", "simple"], default="auto",
                     help="how to read the rule files (auto: PyYAML when installed)")
     args = ap.parse_args()
@@ -223,7 +234,8 @@ def main():
             parser = "simple"
 
     try:
-        entries = dashboard_entries(args.dashboard) + rule_entries(args.rules, parser)
+        entries = [e for path in args.dashboard for e in dashboard_entries(path)]
+        entries += rule_entries(args.rules, parser)
     except (OSError, ValueError, KeyError) as e:
         print(f"dashboard_queries: {e}", file=sys.stderr)
         return 1
@@ -233,8 +245,8 @@ def main():
     lines = []
     for e in entries:
         raw = e.pop("raw")
-        expr = substitute(raw).strip()
-        if "$" in expr:
+        expr = substitute(raw, args.job_id).strip()
+        if "$" in expr or re.search(r"\[\[[A-Za-z_][A-Za-z0-9_]*\]\]", expr):
             print(f"dashboard_queries: unreplaced variable in {raw!r}", file=sys.stderr)
             bad += 1
         names = metric_names(expr)

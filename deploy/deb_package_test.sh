@@ -61,7 +61,8 @@ man=$(ls "$root"/usr/share/man/man1/gpumon.1* 2>/dev/null) ||
 { [[ $man == *.gz ]] && zcat "$man" || cat "$man"; } | grep -q '^\.TH GPUMON' || fail "man page"
 grep -q "^ExecStart=/usr/bin/gpumon serve" "$root/usr/lib/systemd/system/gpumon.service" ||
   fail "the unit does not start /usr/bin/gpumon"
-for f in prometheus.yml alerts/gpumon-alerts.yml grafana/gpumon-dashboard.json; do
+for f in prometheus.yml alerts/gpumon-alerts.yml grafana/gpumon-dashboard.json \
+  grafana/gpumon-job.json; do
   [ -f "$root/usr/share/gpumon/deploy/$f" ] || fail "no /usr/share/gpumon/deploy/$f"
 done
 echo "ok: $(basename "$deb") installs gpumon, its man page, unit and deploy files"

@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""End to end: Debian's real Prometheus scrapes two real `gpumon serve` processes.
+"""End to end: Debian's real Prometheus scrapes four real `gpumon serve` processes, four nodes
+of one training job.
 
-One serve plays the fake NVML's `demo` scenario (8 H200s), the other `xid` (2 H200s with XID
-and uncorrected ECC events), both at --interval 200. Prometheus (config written from
+The serves play the fake NVML's `demo` (8 H200s), `xid` (2 H200s with XID and uncorrected ECC
+events), `h200-training-capture` and `idle-h200` (one H200 each) scenarios, all at
+--interval 200, each with GPUMON_HOSTNAME=node-1..node-4 and one rank of job e2e-4711 (ranks
+0-3, world size 4) on its agent socket; GPU 0 of each lists a process of that job (a stand-in
+process with GPUMON_JOB_ID in its environment). Prometheus (config written from
 deploy/prometheus.yml's job, scrape and evaluation every 1 s, deploy/alerts/gpumon-alerts.yml
-loaded) scrapes both. Through Prometheus's HTTP API the test checks that:
-  - both targets are up and the values match the scenarios (GPU counts, memory, utilization
-    range, power limit, gpu_info labels, XID counts, the ECC step);
+loaded) scrapes all four. Through Prometheus's HTTP API the test checks that:
+  - the four targets are up and the values match the scenarios (GPU counts, memory,
+    utilization range, power limit, gpu_info labels, XID counts, the ECC step);
   - no serial number and no UUID (serve runs without --uuid) is in any label or /metrics body;
-  - every expression of deploy/dashboard_queries.py runs; each dashboard/variable one returns
+  - every expression of deploy/dashboard_queries.py runs, with the job dashboard's $job_id set
+    to the job; each dashboard/variable one, of the node and of the job dashboard, returns
     data; alert conditions run without error, and the XID and ECC alerts fire on `xid`;
   - /api/v1/rules has the alert group with every alert of the rules file;
-  - a stand-in training rank on demo's agent socket (NDJSON hello, an OOM guard split and a
-    loader retune, then a step every 0.2 s) reaches Prometheus as gpumon_training_* with its
-    rank and the GPU its PCI bus id names, and the guard's split alert fires;
-  - a second rank of the same job on xid's socket: the two serves play two nodes of one job,
-    both ranks carry its job_id, and the gpumon-jobs recording rules group them across the
-    instances (two connected ranks, the job's median step time, its step rate).
+  - the stand-in rank on demo (NDJSON hello, an OOM guard split and a loader retune, then a
+    step every 0.2 s) reaches Prometheus as gpumon_training_* with its rank and the GPU its PCI
+    bus id names, and the guard's split alert fires;
+  - one job on four nodes: every rank carries its job_id, each serve names its node, and the
+    gpumon-jobs recording rules give one series per job across the four instances (four
+    connected ranks, the median rank's step time, the step rate); rank 3 reports 0.25 s
+    steps to the others' 0.2 s, so the job dashboard's slowest-rank ratio is 1.25; the job's
+    GPU of each node carries its job_id (gpumon_gpu_job_*).
 
   serve_prometheus_e2e_test.py --gpumon build/gpumon --fake-nvml build/fake-nvml/libnvidia-ml.so.1
 Exit 0 pass, 1 fail, 77 skipped (no `prometheus` binary). About 25 s.
@@ -34,8 +41,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_test_support import (SKIP, TIMEOUT_S, Rank, Serve, check, free_port,  # noqa: E402
-                                http_get, prometheus_test_main, wait_for)
+from serve_test_support import (SKIP, TIMEOUT_S, JobProcess, Rank, Serve,  # noqa: E402
+                                check, free_port, http_get, prometheus_test_main,
+                                scenario_with_process, wait_for)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
@@ -44,6 +52,12 @@ RULES = os.path.join(DEPLOY, "alerts", "gpumon-alerts.yml")
 SCENARIOS = os.path.join(ROOT, "testdata", "scenarios")
 SERIAL_MARKS = ["165492300", "1650000000"]  # demo's and the default serial numbers
 UUID_MARKS = ["5e1f7c2a", "fa4e0000", "GPU-"]  # demo's and the default UUIDs
+
+# One job on four nodes: each serve's scenario, the host name it plays (GPUMON_HOSTNAME) and
+# the step time its rank reports. Rank i runs on node i+1; rank 3's steps are slower.
+JOB_ID = "e2e-4711"
+NODES = [("demo", "node-1", 0.2), ("xid", "node-2", 0.2),
+         ("h200-training-capture", "node-3", 0.2), ("idle-h200", "node-4", 0.25)]
 
 
 def scenario_devices(name):
@@ -152,10 +166,34 @@ def stop_all(prom, serves, work, started, failures):
         print("kept %s (prometheus.yml, prometheus.log)" % work)
 
 
-def dashboard_queries():
-    out = subprocess.run([sys.executable, os.path.join(DEPLOY, "dashboard_queries.py")],
+def dashboard_queries(job_id):
+    """Every expression of deploy/, the job dashboard's for `job_id`."""
+    out = subprocess.run([sys.executable, os.path.join(DEPLOY, "dashboard_queries.py"),
+                          "--job-id", job_id],
                          check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def job_panel_expr(entries, title, ref="A"):
+    """The job dashboard's expression of panel `title`, target `ref`."""
+    for e in entries:
+        if (e.get("dashboard") == "gpumon-job" and e["source"] == "dashboard"
+                and e.get("panel") == title and e.get("ref") == ref):
+            return e["expr"]
+    raise RuntimeError("the job dashboard has no panel %r target %s" % (title, ref))
+
+
+def wait_value(prom, expr, want, what, failures, tol=1e-6):
+    """Until the one series of `expr` is `want` (within `tol`); a failure names its last value.
+    For values of the rules, which change as their inputs arrive."""
+    got = [None]
+
+    def near():
+        got[0] = prom.scalar(expr)
+        return got[0] is not None and abs(got[0] - want) < tol
+
+    ok = wait_for(near, interval=0.5)
+    return check(ok, "%s: %s is %s, want %s" % (what, expr, got[0], want), failures)
 
 
 def alert_names(rules_path):
@@ -174,28 +212,41 @@ def run(args, failures):
         print("SKIP: no prometheus binary (apt-get install prometheus)")
         return SKIP
     work = tempfile.mkdtemp(prefix="gpumon-prom-e2e-")
-    demo = Serve(args.gpumon, args.fake_nvml, "demo", ["--interval", "200"])
-    xid = Serve(args.gpumon, args.fake_nvml, "xid", ["--interval", "200"])
+    serves, holders = [], []
     prom = None
     stepping = threading.Event()
     stepper = None
     started = time.monotonic()
     try:
-        demo.wait_listening()
-        xid.wait_listening()
-        # One training rank on demo, on its GPU 0 (torch's short PCI bus id form), stepping
-        # until the end; steps are sent from this thread only.
-        bus0 = json.loads(http_get(demo.base + "/api/v1/devices")[2])["gpus"][0]["pci_bus_id"]
-        # The two serves play two nodes of one job: rank 0 on demo, rank 1 on xid, both with
-        # the job's id (the Slurm job's, as both nodes' clients would read it).
-        job = {"id": "e2e-4711", "id_source": "slurm", "slurm_job_id": "e2e-4711"}
-        rank = Rank(demo.agent_socket, pid=7001, rank=0, local_rank=0, world_size=2,
-                    pci_bus_id=bus0[4:], job=job)
-        rank1 = Rank(xid.agent_socket, pid=7002, rank=1, local_rank=0, world_size=2, job=job)
+        # Four nodes of one job: each serve plays its scenario with GPU 0 holding a process of
+        # the job (a real process the node reads the job of), under its own host name.
+        for scenario, host, _ in NODES:
+            holders.append(JobProcess(JOB_ID))
+            scenario_dir = scenario_with_process(SCENARIOS, scenario, os.path.join(work, host),
+                                                 holders[-1].pid)
+            serves.append(Serve(args.gpumon, args.fake_nvml, scenario, ["--interval", "200"],
+                                env={"GPUMON_HOSTNAME": host}, scenario_dir=scenario_dir))
+        demo, xid = serves[0], serves[1]
+        for serve in serves:
+            serve.wait_listening()
+        # Rank i on node i+1, on its GPU 0 (torch's short PCI bus id form), every rank with the
+        # job's id (the Slurm job's, as every node's client would read it), stepping until the
+        # end; steps are sent from this thread only.
+        job = {"id": JOB_ID, "id_source": "slurm", "slurm_job_id": JOB_ID}
+        ranks = []
+        for i, (serve, (_, host, _)) in enumerate(zip(serves, NODES)):
+            bus0 = json.loads(http_get(serve.base + "/api/v1/devices")[2])["gpus"][0]["pci_bus_id"]
+            ranks.append(Rank(serve.agent_socket, pid=7001 + i, rank=i, local_rank=0,
+                              world_size=len(NODES), pci_bus_id=bus0[4:], job=job,
+                              hostname=host))
+        rank = ranks[0]
+
+        def step_all():
+            for r, (_, _, step_s) in zip(ranks, NODES):
+                r.step(cpu_s=step_s, data_wait_s=0.05, gpu_s=0.15)
 
         def step_loop():
-            rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
-            rank1.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
+            step_all()
             # The OOM guard splits and the adaptive loader retunes once: the dashboard's
             # control panels and the guard's alert read these series.
             rank.action("oom_split", reason="oom", batch_size=32, micro_batch_size=16,
@@ -203,20 +254,20 @@ def run(args, failures):
             rank.action("loader_retuned", num_workers=4, previous_num_workers=0, epoch=1,
                         summary="num_workers 0 -> 4")
             while not stepping.wait(0.2):
-                rank.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
-                rank1.step(cpu_s=0.2, data_wait_s=0.05, gpu_s=0.15)
-            rank.bye()
-            rank1.bye()
+                step_all()
+            for r in ranks:
+                r.bye()
 
         stepper = threading.Thread(target=step_loop, daemon=True)
         stepper.start()
         check(any("SIMULATED GPUs (scenario demo)" in l for l in demo.lines),
               "serve prints the SIMULATED label", failures)
-        prom = Prometheus(prom_bin, prometheus_config([demo.target, xid.target]), work)
+        prom = Prometheus(prom_bin, prometheus_config([s.target for s in serves]), work)
         prom.wait_ready()
         d, x = 'instance="%s"' % demo.target, 'instance="%s"' % xid.target
-        prom.wait_for('count(up{job="gpumon"} == 1) == 2', "both targets up")
-        print("both targets up after %.1f s" % (time.monotonic() - started), flush=True)
+        prom.wait_for('count(up{job="gpumon"} == 1) == %d' % len(serves), "every target up")
+        print("%d targets up after %.1f s" % (len(serves), time.monotonic() - started),
+              flush=True)
 
         # XIDs come at 3, 6 and 12 s of the xid scenario (GPU 0) and 8 s (GPU 1, with the ECC
         # step); wait for the last one, and for a few scrapes of history for increase().
@@ -234,7 +285,8 @@ def run(args, failures):
         check(prom.scalar("gpumon_gpus{%s}" % x) == 2, "xid: gpumon_gpus 2", failures)
         check(prom.scalar("count(gpumon_gpu_info{%s})" % d) == 8, "demo: 8 gpu_info", failures)
         check(prom.scalar("gpumon_simulated{%s}" % d) == 1, "demo: gpumon_simulated 1", failures)
-        for serve, inst in ((demo, d), (xid, x)):
+        for serve in serves:
+            inst = 'instance="%s"' % serve.target
             devices = scenario_devices(serve.scenario)
             check(len(devices) == prom.scalar("gpumon_gpus{%s}" % inst),
                   "%s: as many GPUs as the scenario" % serve.scenario, failures)
@@ -280,10 +332,9 @@ def run(args, failures):
 
         # --- the training rank -----------------------------------------------------------
         t = '%s,rank="0",local_rank="0",gpu="0"' % d
-        check(prom.scalar("gpumon_training_ranks{%s}" % d) == 1, "demo: 1 training rank",
-              failures)
-        check(prom.scalar("gpumon_training_ranks{%s}" % x) == 1, "xid: 1 training rank",
-              failures)
+        for serve in serves:
+            check(prom.scalar('gpumon_training_ranks{instance="%s"}' % serve.target) == 1,
+                  "%s: 1 training rank" % serve.scenario, failures)
         steps = prom.scalar("gpumon_training_steps_total{%s}" % t)
         check(steps is not None and steps >= 3, "training steps counted on GPU 0: %s" % steps,
               failures)
@@ -305,18 +356,39 @@ def run(args, failures):
         check(prom.scalar("gpumon_training_rank_connected{%s}" % t) == 1, "rank connected",
               failures)
 
-        # --- one job on two nodes: job_id, and the gpumon-jobs rules across the instances ---
-        check(prom.scalar('count(gpumon_training_steps_total{job_id="e2e-4711"})') == 2,
-              "both ranks carry job_id e2e-4711", failures)
-        prom.wait_for('job:gpumon_training_ranks_connected:count{job_id="e2e-4711"} == 2',
-                      "the job's two connected ranks, one per serve")
-        prom.wait_for('job:gpumon_training_step_seconds:median5m{job_id="e2e-4711"}',
-                      "the job's median step time")
-        median = prom.scalar('job:gpumon_training_step_seconds:median5m{job_id="e2e-4711"}')
-        check(median is not None and abs(median - 0.2) < 1e-6,
-              "the job's median rank step time 0.2 s: %s" % median, failures)
-        rate = prom.scalar('job:gpumon_training_steps:rate5m{job_id="e2e-4711"}')
-        check(rate is not None and rate > 0, "the job's step rate: %s" % rate, failures)
+        # --- one job on four nodes: job_id, and the gpumon-jobs rules across the instances --
+        j = 'job_id="%s"' % JOB_ID
+        for serve, (_, host, _) in zip(serves, NODES):
+            system = json.loads(http_get(serve.base + "/api/v1/devices")[2]).get("system", {})
+            check(system.get("hostname") == host, "%s plays %s (GPUMON_HOSTNAME): hostname %r"
+                  % (serve.scenario, host, system.get("hostname")), failures)
+        prom.wait_for("count(count by (instance) (gpumon_training_steps_total{%s})) == %d"
+                      % (j, len(NODES)), "the job's steps from the four instances")
+        check(prom.scalar("count(gpumon_training_steps_total{%s})" % j) == len(NODES),
+              "every rank carries job_id %s" % JOB_ID, failures)
+        prom.wait_for("job:gpumon_training_ranks_connected:count{%s} == %d" % (j, len(NODES)),
+                      "the job's four connected ranks, one per serve")
+        prom.wait_for("count(job_rank:gpumon_training_step_seconds:mean5m{%s}) == %d"
+                      % (j, len(NODES)), "each rank's mean step time")
+        prom.wait_for("job:gpumon_training_steps:rate5m{%s} > 0" % j, "the job's step rate")
+        # One series per job across the instances: no instance, rank or gpu label left.
+        for name in ("job:gpumon_training_ranks_connected:count",
+                     "job:gpumon_training_step_seconds:median5m",
+                     "job:gpumon_training_steps:rate5m"):
+            labels = [s["metric"] for s in prom.query(name)]
+            check(labels == [{"__name__": name, "job_id": JOB_ID}],
+                  "%s: one series for the job across the instances, got %s" % (name, labels),
+                  failures)
+        # The ranks' 0.2, 0.2, 0.2 and 0.25 s steps: the median rank's 0.2 s.
+        wait_value(prom, "job:gpumon_training_step_seconds:median5m{%s}" % j, 0.2,
+                   "the job's median rank step time", failures)
+        # The job's process on GPU 0 of each node, as each node reads it (gpumon_gpu_job_*).
+        prom.wait_for('count(count by (instance) (gpumon_gpu_job_processes{%s,gpu="0"})) == %d'
+                      % (j, len(NODES)), "the job's process on GPU 0 of each node")
+        prom.wait_for("count(count by (instance) (gpumon_gpu_job_sm_utilization_ratio{%s})) == %d"
+                      % (j, len(NODES)), "the driver's samples of the job's process on each node")
+        check(prom.scalar("count(gpumon_gpu_job_memory_bytes{%s} == %d)" % (j, 8 << 30))
+              == len(NODES), "the job's 8 GiB on GPU 0 of each node", failures)
 
         # --- OpenMetrics: Prometheus asks for it first, so it scraped that format ----------
         # Its metadata names a counter family without _total only when it parsed OpenMetrics.
@@ -336,19 +408,34 @@ def run(args, failures):
             for value in prom.api("/api/v1/label/%s/values" % name):
                 bad = [m for m in SERIAL_MARKS + UUID_MARKS if m in value]
                 check(not bad, "label %s=%r carries a serial or UUID" % (name, value), failures)
-        for serve in (demo, xid):
+        for serve in serves:
             for path in ("/metrics", "/api/v1/devices", "/api/v1/current"):
                 body = http_get(serve.base + path)[2].decode()
                 bad = [m for m in SERIAL_MARKS + UUID_MARKS if m in body]
                 check(not bad, "%s %s carries %s" % (serve.scenario, path, bad), failures)
 
-        # --- every expression of the dashboard and the rules --------------------------------
-        entries = dashboard_queries()
+        # --- every expression of the dashboards and the rules -------------------------------
+        entries = dashboard_queries(JOB_ID)
         check(len(entries) >= 30, "dashboard_queries.py lists %d expressions" % len(entries),
               failures)
+        job_entries = [e for e in entries if e.get("dashboard") == "gpumon-job"]
+        check(len(job_entries) >= 20, "dashboard_queries.py lists %d expressions of the job "
+              "dashboard" % len(job_entries), failures)
+        # The job dashboard's overview over the four nodes: four ranks, the slowest (rank 3,
+        # 0.25 s) 1.25 times the median rank's, the job's GPUs on four nodes.
+        wait_value(prom, job_panel_expr(entries, "Ranks connected"), len(NODES),
+                   "job dashboard: ranks connected", failures)
+        wait_value(prom, job_panel_expr(entries, "Slowest rank / median"), 1.25,
+                   "job dashboard: slowest rank / median", failures)
+        per_node = prom.query(job_panel_expr(entries, "Nodes of the job", "C"))
+        check(sorted(s["metric"].get("instance") for s in per_node)
+              == sorted(s.target for s in serves)
+              and all(float(s["value"][1]) == 1 for s in per_node),
+              "job dashboard: one GPU of the job on each node: %s" % per_node, failures)
         with_data = 0
         for e in entries:
-            where = e.get("alert") or "%s/%s" % (e.get("panel") or e.get("name"), e.get("ref", ""))
+            where = e.get("alert") or e.get("record") or "%s %s/%s" % (
+                e.get("dashboard", ""), e.get("panel") or e.get("name"), e.get("ref", ""))
             try:
                 result = prom.query(e["expr"])
             except RuntimeError as err:
@@ -396,7 +483,9 @@ def run(args, failures):
         stepping.set()
         if stepper:
             stepper.join(5)
-        stop_all(prom, (demo, xid), work, started, failures)
+        for holder in holders:
+            holder.stop()
+        stop_all(prom, serves, work, started, failures)
     return 1 if failures else 0
 
 

@@ -117,7 +117,7 @@ class Rank:
     (docs/python.md, "Protocol"): a hello, then steps, then a bye."""
 
     def __init__(self, socket_path, pid, rank, local_rank=None, world_size=None,
-                 pci_bus_id=None, job=None, timeout=TIMEOUT_S):
+                 pci_bus_id=None, job=None, hostname=None, timeout=TIMEOUT_S):
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -130,7 +130,8 @@ class Rank:
                     raise
                 time.sleep(0.1)
         hello = {"type": "hello", "v": 1, "pid": pid, "rank": rank, "local_rank": local_rank,
-                 "world_size": world_size, "hostname": socket.gethostname(), "device": "cpu"}
+                 "world_size": world_size, "hostname": hostname or socket.gethostname(),
+                 "device": "cpu"}
         if pci_bus_id:  # a GPU's identity comes with its torch device, as the client sends it
             hello["pci_bus_id"] = pci_bus_id
             hello["device"] = "cuda:0"
@@ -159,6 +160,64 @@ class Rank:
     def bye(self):
         self._send({"type": "bye"})
         self.sock.close()
+
+
+class JobProcess:
+    """A process of a job as a node sees it on a GPU: `sleep` with GPUMON_JOB_ID=`job_id` in its
+    environment, for a scenario to list on a GPU by its `pid` (scenario_with_process). The node
+    reads a GPU process's job from /proc/PID/environ (docs/exporter.md, "Jobs"), but takes a
+    process whose open files include no /dev/nvidia* for another one (a reused pid) and reads
+    nothing of it; this one has no open file at all, which the node cannot judge, so it reads
+    it. `stop()` ends it."""
+
+    def __init__(self, job_id, timeout=TIMEOUT_S):
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GPUMON_JOB_ID": job_id}
+        self.proc = subprocess.Popen(["sh", "-c", "exec sleep 3600 0<&- 1>&- 2>&-"], env=env,
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+
+        # Until sleep runs with no file open: the node reads a pid once (as long as it lives),
+        # so it must not see the shell's files first.
+        def ready():
+            if self.proc.poll() is not None:
+                raise RuntimeError("the job's stand-in process exited with %s"
+                                   % self.proc.returncode)
+            try:
+                with open("/proc/%d/comm" % self.pid, encoding="utf-8") as f:
+                    comm = f.read().strip()
+                return comm == "sleep" and not os.listdir("/proc/%d/fd" % self.pid)
+            except OSError:
+                return False
+
+        if not wait_for(ready, timeout=timeout, interval=0.02):
+            self.stop()
+            raise RuntimeError("the job's stand-in process did not start within %d s" % timeout)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+def scenario_with_process(scenario_dir, name, directory, pid, gpu=0, used_memory_bytes=8 << 30,
+                          sm_util_pct=90):
+    """Writes DIRECTORY/NAME.json: scenario NAME of `scenario_dir` with one compute process,
+    `pid` ("python3", `used_memory_bytes`, the driver's per-process SM samples at
+    `sm_util_pct`), in place of GPU `gpu`'s processes. Serve(..., scenario_dir=DIRECTORY) then
+    plays NAME with it."""
+    with open(os.path.join(scenario_dir, name + ".json"), encoding="utf-8") as f:
+        sc = json.load(f)
+    devices = sc.setdefault("devices", [])
+    while len(devices) <= gpu:
+        devices.append({})
+    devices[gpu]["processes"] = [{"pid": pid, "name": "python3",
+                                  "used_memory_bytes": used_memory_bytes,
+                                  "sm_util_pct": sm_util_pct}]
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, name + ".json"), "w", encoding="utf-8") as f:
+        json.dump(sc, f, indent=1)
+    return directory
 
 
 def http_get(url, timeout=TIMEOUT_S, source=None):
