@@ -97,6 +97,7 @@ constexpr std::array kPhrases{
   Phrase{"ranks_oom", "{} rank(s) ran out of memory", Unit::kCount},
   Phrase{"bytes", "uses {} of GPU memory", Unit::kBytes},
   Phrase{"name", "is {}", Unit::kText},
+  Phrase{"job", "belongs to {}", Unit::kText},
   Phrase{"max_foreign_bytes", "other processes use up to {} of a GPU", Unit::kBytes},
   // multi_gpu
   Phrase{"measure", "measured by {}", Unit::kText},

@@ -56,8 +56,8 @@ TEST(RunData, RankMappedByNvmlProcessesOrSingleGpu) {
   add_gpu(run, 0, 1);
   add_gpu(run, 1, 1);
   run.rank_events.push_back(training::rank_event(kT0Ms, 5, 0, "hello", R"({"device":"cuda:0"})"));
-  run.processes.push_back({0, 5, "python", 500 << 20, {}, kT0Ms, kT0Ms});
-  run.processes.push_back({1, 5, "python", 9LL << 30, {}, kT0Ms, kT0Ms});
+  run.processes.push_back({0, 5, "python", 500 << 20, {}, kT0Ms, kT0Ms, {}});
+  run.processes.push_back({1, 5, "python", 9LL << 30, {}, kT0Ms, kT0Ms, {}});
   EXPECT_EQ(only_rank(run).gpu, 1u);
   RunData single;
   add_gpu(single, 4, 1);

@@ -121,6 +121,7 @@ int RecordingBatcher::add_processes(const ProcessSnapshot& snapshot) {
       row.max_used_memory_bytes = mem;
     }
     if (p.name) row.name = *p.name;
+    if (!p.job.empty()) row.job = p.job;
     row.last_used_memory_bytes = mem;
     row.last_seen_ms = ms;
     if (int rc = store_->put_process(row, it->second.row_id); rc != SQLITE_OK) return rc;

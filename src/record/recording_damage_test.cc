@@ -81,8 +81,8 @@ TEST(RecordingDamage, NamesWhatIsWrongWithFilesThatAreNotRecordings) {
 TEST(RecordingDamage, RefusesANewerSchemaVersion) {
   TempDir dir;
   const std::string path = good_recording(dir);
-  sql(path, "PRAGMA user_version = 5");
-  EXPECT_NE(open_error(path).find("schema version 5 is newer than this gpumon reads (4)"),
+  sql(path, "PRAGMA user_version = 6");
+  EXPECT_NE(open_error(path).find("schema version 6 is newer than this gpumon reads (5)"),
             std::string::npos)
       << open_error(path);
 }

@@ -9,6 +9,7 @@
 
 #include "record/schema.h"
 #include "record/wal_scan.h"
+#include "training/job_json.h"
 #include "training/protocol.h"
 
 namespace gpumon::record {
@@ -157,15 +158,32 @@ ReadResult<std::vector<RecordedEvent>> RecordingReader::events() const {
 
 ReadResult<std::vector<RecordedProcess>> RecordingReader::processes() const {
   std::vector<RecordedProcess> out;
+  // The job column is there from schema version 5 on.
   auto s = db_.prepare(
-      "SELECT gpu, pid, name, max_used_memory_bytes, last_used_memory_bytes, first_seen_ms, "
-      "last_seen_ms FROM processes ORDER BY first_seen_ms, id");
+      std::string("SELECT gpu, pid, name, max_used_memory_bytes, last_used_memory_bytes, "
+                  "first_seen_ms, last_seen_ms, ") +
+      (has_column("processes", "job") ? "job" : "NULL") +
+      " FROM processes ORDER BY first_seen_ms, id");
   int rc = s.ok() ? SQLITE_ROW : sqlite3_errcode(db_.get());
-  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW)
-    out.push_back({static_cast<unsigned>(s.int64(0)), static_cast<unsigned>(s.int64(1)),
-                   opt_text(s, 2), opt_int(s, 3), opt_int(s, 4), s.int64(5), s.int64(6)});
+  while (rc == SQLITE_ROW && (rc = s.step()) == SQLITE_ROW) {
+    RecordedProcess p;
+    p.gpu = static_cast<unsigned>(s.int64(0));
+    p.pid = static_cast<unsigned>(s.int64(1));
+    p.name = opt_text(s, 2);
+    p.max_used_memory_bytes = opt_int(s, 3), p.last_used_memory_bytes = opt_int(s, 4);
+    p.first_seen_ms = s.int64(5), p.last_seen_ms = s.int64(6);
+    if (const auto job = opt_text(s, 7))
+      p.job = training::job_from_json(nlohmann::json::parse(*job, nullptr, false));
+    out.push_back(std::move(p));
+  }
   if (rc != SQLITE_DONE) return detail::describe_error(db_, rc);
   return out;
+}
+
+bool RecordingReader::has_column(const char* table, const char* column) const {
+  auto s = db_.prepare("SELECT count(*) FROM pragma_table_info(?) WHERE name = ?");
+  s.bind(1, std::string_view(table)).bind(2, std::string_view(column));
+  return s.ok() && s.step() == SQLITE_ROW && s.int64(0) > 0;
 }
 
 bool RecordingReader::has_table(const char* name) const {

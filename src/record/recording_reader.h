@@ -82,6 +82,7 @@ class RecordingReader {
   RecordingReader() = default;
   std::string load();
   bool has_table(const char* name) const;
+  bool has_column(const char* table, const char* column) const;
 
   std::string path_;
   std::string warning_;

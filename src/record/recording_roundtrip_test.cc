@@ -132,6 +132,7 @@ TEST(Recording, StoresRunMetadataDevicesAndProcessLifetimes) {
       p.pid = pid;
       p.used_memory_bytes = mem;
       p.name = std::string("python3");
+      if (pid == 200) p.job.id = "4711.0", p.job.id_source = "slurm", p.job.slurm_job_id = "4711";
       s.processes.push_back(p);
     }
     return s;
@@ -146,7 +147,7 @@ TEST(Recording, StoresRunMetadataDevicesAndProcessLifetimes) {
   auto reader = RecordingReader::open(path, error);
   ASSERT_NE(reader, nullptr) << error;
   EXPECT_EQ(reader->meta("format"), "gpumon-recording");
-  EXPECT_EQ(reader->meta("schema_version"), "4");
+  EXPECT_EQ(reader->meta("schema_version"), "5");
   EXPECT_EQ(reader->meta("hostname"), "testhost");
   EXPECT_EQ(reader->meta("command"), "python3 train.py");
   EXPECT_EQ(reader->meta("driver_version"), "580.159.04");
@@ -170,6 +171,24 @@ TEST(Recording, StoresRunMetadataDevicesAndProcessLifetimes) {
   EXPECT_EQ(procs[2].pid, 200U);
   EXPECT_EQ(procs[2].first_seen_ms, kStartMs + 2000);
   EXPECT_EQ(procs[2].name, "python3");
+  // Each process's job as the node read it (schema 5); none known for pid 100.
+  EXPECT_TRUE(procs[0].job.empty());
+  EXPECT_EQ(procs[1].job.id, "4711.0");
+  EXPECT_EQ(procs[2].job.slurm_job_id, "4711");
+  // A recording of schema 4 has no job column: its processes read without one.
+  reader.reset();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE processes DROP COLUMN job", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  reader = RecordingReader::open(path, error);
+  ASSERT_NE(reader, nullptr) << error;
+  const auto old = std::get<std::vector<RecordedProcess>>(reader->processes());
+  ASSERT_EQ(old.size(), 3U);
+  EXPECT_TRUE(old[1].job.empty());
 }
 
 TEST(Recording, RefusesToOverwriteUnlessAskedAndReportsUnwritablePaths) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "record/schema.h"
+#include "training/job_json.h"
 
 namespace gpumon::record::detail {
 namespace {
@@ -87,10 +88,10 @@ std::unique_ptr<RecordingStore> RecordingStore::create(const std::string& path, 
   s.insert_event_ = s.db_.prepare("INSERT INTO events(gpu, time_ms, kind, value) VALUES (?,?,?,?)");
   s.insert_process_ = s.db_.prepare(
       "INSERT INTO processes(gpu, pid, name, max_used_memory_bytes, last_used_memory_bytes, "
-      "first_seen_ms, last_seen_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
+      "first_seen_ms, last_seen_ms, job) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   s.update_process_ = s.db_.prepare(
       "UPDATE processes SET name = ?, max_used_memory_bytes = ?, last_used_memory_bytes = ?, "
-      "last_seen_ms = ? WHERE id = ?");
+      "last_seen_ms = ?, job = ? WHERE id = ?");
   s.insert_step_ = s.db_.prepare(
       "INSERT INTO steps(received_ms, pid, rank, local_rank, world_size, device, step, t_start_s, "
       "t_end_s, cpu_step_s, gpu_step_s, data_wait_s, allocated_bytes, reserved_bytes, "
@@ -160,15 +161,19 @@ int RecordingStore::put_event(const RecordedEvent& e) {
 int RecordingStore::put_process(const RecordedProcess& p, std::int64_t& row_id) {
   const std::optional<std::string_view> name =
       p.name ? std::optional<std::string_view>(*p.name) : std::nullopt;
+  const std::string job_text = p.job.empty() ? std::string() : training::job_json(p.job).dump();
+  const std::optional<std::string_view> job =
+      job_text.empty() ? std::nullopt : std::optional<std::string_view>(job_text);
   if (row_id != 0) {
     update_process_.bind(1, name).bind(2, p.max_used_memory_bytes);
-    update_process_.bind(3, p.last_used_memory_bytes).bind(4, p.last_seen_ms).bind(5, row_id);
+    update_process_.bind(3, p.last_used_memory_bytes).bind(4, p.last_seen_ms).bind(5, job);
+    update_process_.bind(6, row_id);
     return step_done(update_process_);
   }
   insert_process_.bind(1, static_cast<std::int64_t>(p.gpu)).bind(2, std::int64_t{p.pid});
   insert_process_.bind(3, name).bind(4, p.max_used_memory_bytes);
   insert_process_.bind(5, p.last_used_memory_bytes).bind(6, p.first_seen_ms);
-  insert_process_.bind(7, p.last_seen_ms);
+  insert_process_.bind(7, p.last_seen_ms).bind(8, job);
   const int rc = step_done(insert_process_);
   if (rc == SQLITE_OK) row_id = db_.last_insert_rowid();
   return rc;

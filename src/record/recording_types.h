@@ -55,6 +55,7 @@ struct RecordedProcess {
   std::optional<std::int64_t> last_used_memory_bytes;
   std::int64_t first_seen_ms = 0;
   std::int64_t last_seen_ms = 0;
+  job::JobIdentity job;  ///< the job the node read for it; empty when unknown (or schema < 5)
 };
 
 /// The GPU where NVML saw `pid` hold the most memory (a stretch without a memory figure counts

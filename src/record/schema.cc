@@ -21,7 +21,8 @@ CREATE TABLE events(id INTEGER PRIMARY KEY, gpu INTEGER NOT NULL, time_ms INTEGE
                     kind TEXT NOT NULL, value INTEGER NOT NULL);
 CREATE TABLE processes(id INTEGER PRIMARY KEY, gpu INTEGER NOT NULL, pid INTEGER NOT NULL,
                        name TEXT, max_used_memory_bytes INTEGER, last_used_memory_bytes INTEGER,
-                       first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL);
+                       first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL,
+                       job TEXT);
 CREATE TABLE steps(id INTEGER PRIMARY KEY, received_ms INTEGER NOT NULL, pid INTEGER NOT NULL,
                    rank INTEGER, local_rank INTEGER, world_size INTEGER, device TEXT,
                    step INTEGER NOT NULL, t_start_s REAL NOT NULL, t_end_s REAL NOT NULL,

@@ -10,7 +10,7 @@ namespace gpumon::record {
 
 /// 2 added the `steps` and `rank_events` tables, 3 `process_samples`, 4 let `steps.data_wait_s`
 /// be NULL (not measured); files of versions 1 to 3 are still read.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 /// meta('format') of every recording: tells a gpumon recording from any other SQLite file.
 inline constexpr const char* kFormatName = "gpumon-recording";
 

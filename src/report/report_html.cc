@@ -228,13 +228,14 @@ void write_processes(std::string& out, const RunReport& run) {
     return;
   }
   out +=
-      "<table class=\"processes\"><thead><tr><th>GPU</th><th>PID</th><th>name</th>"
+      "<table class=\"processes\"><thead><tr><th>GPU</th><th>PID</th><th>name</th><th>job</th>"
       "<th>peak GPU memory</th><th>first seen (UTC)</th><th>last seen (UTC)</th></tr></thead>"
       "<tbody>\n";
   for (std::size_t i = 0; i < run.processes.size() && i < kMaxTableRows; ++i) {
     const auto& p = run.processes[i];
     out += "<tr><td>" + std::to_string(p.gpu) + "</td><td>" + std::to_string(p.pid) + "</td><td>" +
            esc(p.name.value_or("")) + "</td><td>" +
+           (p.job.empty() ? std::string("-") : esc(job::job_tag(p.job))) + "</td><td>" +
            (p.max_used_memory_bytes
                 ? esc(format_bytes_gib(static_cast<double>(*p.max_used_memory_bytes)))
                 : "n/a") +

@@ -368,6 +368,7 @@ void check_foreign(const RunView& v, const Thresholds& t, std::vector<Finding>& 
     widen_range(f, p.first_seen_ms, p.last_seen_ms);
     f.add("pid" + std::to_string(p.pid) + "_bytes", mem);
     if (p.name) f.add("pid" + std::to_string(p.pid) + "_name", *p.name);
+    if (!p.job.empty()) f.add("pid" + std::to_string(p.pid) + "_job", job::job_tag(p.job));
     worst = std::max(worst, mem);
   }
   if (f.gpus.empty()) return;

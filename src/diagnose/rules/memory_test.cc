@@ -179,9 +179,9 @@ TEST(ForeignMemory, OtherProcessOnTrainingGpu) {
   add_gpu(run, 0, 600);
   add_rank(run, 10, 0, 1, 100, 0.2);
   run.processes.push_back(
-      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000, {}});
   run.processes.push_back(
-      {0, 77, "jupyter", static_cast<std::int64_t>(8 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+      {0, 77, "jupyter", static_cast<std::int64_t>(8 * kGiB), {}, kT0Ms, kT0Ms + 60000, {}});
   const auto d = run_diagnose(run);
   const auto* f = find(d, "foreign_memory");
   ASSERT_NE(f, nullptr) << warnings(d);
@@ -193,9 +193,9 @@ TEST(ForeignMemory, NearMissSmallOrUnmatchedPids) {
   add_gpu(run, 0, 600);
   add_rank(run, 10, 0, 1, 100, 0.2);
   run.processes.push_back(
-      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000});
+      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000, {}});
   run.processes.push_back(
-      {0, 77, "nvtop", static_cast<std::int64_t>(300 * kMiB), {}, kT0Ms, kT0Ms + 60000});
+      {0, 77, "nvtop", static_cast<std::int64_t>(300 * kMiB), {}, kT0Ms, kT0Ms + 60000, {}});
   EXPECT_EQ(find(run_diagnose(run), "foreign_memory"), nullptr);
   // NVML pids from another namespace: nothing matches a rank, so nothing is called foreign.
   run.processes[0].pid = 5555;
