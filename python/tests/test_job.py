@@ -27,7 +27,9 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
         home = tmp_path / ("node%d" % node)
         home.mkdir()
         env = base_env(home)  # its own XDG_RUNTIME_DIR: its own agent socket
-        env.update(GPUMON_HOSTNAME="node-%d" % node, GPUMON_JOB_ID="e2e-job")
+        # node-1's host name is hostile: every page and text must show it as text.
+        env.update(GPUMON_HOSTNAME="node-%d%s" % (node, "<b>" if node else ""),
+                   GPUMON_JOB_ID="e2e-job")
         launcher = home / "launch.sh"
         launcher.write_text(
             "export WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=%d "
@@ -49,7 +51,7 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
     assert r.returncode == 0, r.stderr
     j = json.loads(r.stdout)
     assert j["job"] == "e2e-job" and j["world_size"] == 4, j
-    assert [n["name"] for n in j["nodes"]] == ["node-0", "node-1"], j["nodes"]
+    assert [n["name"] for n in j["nodes"]] == ["node-0", "node-1<b>"], j["nodes"]
     assert [n["ranks"] for n in j["nodes"]] == [[0, 1], [2, 3]]
     assert j["clock_reference"] == "node-0"
     clock = j["nodes"][1]["clock"]
@@ -57,6 +59,7 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
     assert clock["applied"] and abs(clock["offset_s"]) < 0.05, clock
     assert clock["common_steps"] >= STEPS - 5, clock
     assert j["not_judged"] == [], j["not_judged"]
+    assert [f for f in j["findings"] if f["severity"] != "info"] == [], j["findings"]
     assert j["simulated"] == "demo"
     for n in j["nodes"]:
         assert n["diagnosis"]["recording"] == n["recording"]
@@ -68,7 +71,7 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
     t = subprocess.run([BINARY, "doctor", str(folder)], capture_output=True, text=True)
     assert t.returncode == 0, t.stderr
     assert "gpumon doctor: job e2e-job, 2 nodes, 4 ranks of 4" in t.stdout, t.stdout
-    assert "== node node-1 (ranks 2-3) ==" in t.stdout, t.stdout
+    assert "== node node-1<b> (ranks 2-3) ==" in t.stdout, t.stdout
 
     # The job's report: one page across the nodes, private to its owner.
     page = tmp_path / "job.html"
@@ -78,7 +81,9 @@ def test_two_nodes_of_one_gloo_job_are_joined_by_doctor(tmp_path):
     assert "job e2e-job on 2 nodes" in rep.stdout, rep.stdout
     html = page.read_text()
     assert "<h2>Findings across nodes</h2>" in html and "<h2>Ranks</h2>" in html
-    assert "Node node-1: its own findings" in html
+    assert "Node node-1&lt;b&gt;: its own findings" in html and "node-1<b>" not in html
+    for rank in range(4):  # a row per rank, with its node
+        assert "<tr><td>%d</td><td>node-%d" % (rank, rank // 2) in html, rank
     assert (page.stat().st_mode & 0o777) == 0o600
     assert "<script" not in html
     # Without -o: job-ID.html beside the first recording.

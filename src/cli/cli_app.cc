@@ -160,6 +160,8 @@ Usage:
                       one self-contained HTML page of a recording (docs/report.md)
   gpumon doctor FILE [--json] [--min-severity info|warning|critical]
                       a recording's findings and health score (docs/DIAGNOSES.md)
+  gpumon doctor|report NODE1 NODE2 ... | FOLDER
+                      one job's recordings from its nodes, joined on one clock
   gpumon serve [--listen ADDR] [--interval MS] [--compat dcgm] [--uuid] [--pcie]
                [--web.config.file FILE] [--record FILE] [--agent-socket PATH | --no-agent]
                       Prometheus /metrics, JSON API and live web dashboard over HTTP; hosts

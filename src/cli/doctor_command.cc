@@ -17,7 +17,7 @@ constexpr const char* kUsage =
     "       gpumon doctor NODE1.gpumon NODE2.gpumon ... | FOLDER  [same options]\n"
     "  the findings and health score of a recording (docs/DIAGNOSES.md); several recordings\n"
     "  (one per node, or a folder of them) are one job's nodes, joined on one clock and\n"
-    "  compared across nodes (docs/DIAGNOSES.md \"Jobs\")\n";
+    "  compared across nodes (docs/DIAGNOSES.md, \"A job across nodes\")\n";
 
 struct DoctorArgs {
   std::vector<std::string> paths;
@@ -58,7 +58,9 @@ int doctor_job(const std::vector<std::string>& paths, const DoctorArgs& a, std::
   auto& job = std::get<diagnose::JobRun>(joined);
   const auto d = diagnose::diagnose_job(job);
   if (a.json)
-    out << diagnose::job_to_json(job, d, a.min_severity).dump() << "\n";
+    out << diagnose::job_to_json(job, d, a.min_severity)
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
   else
     out << diagnose::render_job_text(job, d, a.min_severity);
   return kDoctorOk;

@@ -17,10 +17,6 @@ namespace {
 constexpr std::size_t kMaxRankRows = 2048;
 constexpr int kSparkW = 240, kSparkH = 28, kSparkPoints = 240;
 
-std::string esc(std::string_view s) {
-  return html_text(s);
-}
-
 std::string iso(std::optional<std::int64_t> ms) {
   return ms ? record::format_iso_ms(*ms) : std::string("unknown");
 }
@@ -31,19 +27,6 @@ std::string opt_fixed(std::optional<double> v, int decimals, const char* unit = 
 
 std::string ms(std::optional<double> s) {
   return s ? fixed(*s * 1000, 1) + " ms" : std::string("-");
-}
-
-// "0-7", "0,2,5-6".
-std::string ranges(const std::vector<std::int64_t>& r) {
-  std::string s;
-  for (std::size_t i = 0; i < r.size();) {
-    std::size_t j = i;
-    while (j + 1 < r.size() && r[j + 1] == r[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + std::to_string(r[i]);
-    if (j > i) s += "-" + std::to_string(r[j]);
-    i = j + 1;
-  }
-  return s.empty() ? "none" : s;
 }
 
 // A node's GPUs' mean utilization over the job's span, as an inline SVG line.
@@ -99,17 +82,6 @@ std::string warnings_of(const diagnose::Diagnosis& d) {
   return s.empty() ? "none" : s;
 }
 
-// The findings section of `d` under its own heading and id.
-void write_section_findings(std::string& out, const diagnose::Diagnosis& d, const std::string& id,
-                            const std::string& heading) {
-  std::string part;
-  write_findings(part, report_diagnosis(d));
-  const std::string from = "<section id=\"findings\"><h2>Findings</h2>";
-  if (part.starts_with(from))
-    part = "<section id=\"" + id + "\"><h2>" + esc(heading) + "</h2>" + part.substr(from.size());
-  out += part;
-}
-
 struct RankRow {
   const diagnose::RankInfo* info = nullptr;
   std::vector<double> step_s, gpu_s;
@@ -137,8 +109,9 @@ void write_ranks(std::string& out, const diagnose::JobRun& job) {
   std::sort(sorted.begin(), sorted.end(),
             [](const RankRow* a, const RankRow* b) { return *a->info->rank < *b->info->rank; });
   out += "<section id=\"ranks\"><h2>Ranks</h2>\n<p class=\"note\">Times on node " +
-         esc(job.nodes[job.reference].name) +
-         "'s clock. Steps as the node's report kept them (a long run keeps a uniform sample of "
+         html_text(job.nodes[job.reference].name) +
+         "'s clock (a node whose clock could not be set: as recorded). Steps as the node's read "
+         "kept them (a long run keeps a uniform sample of "
          "step numbers and each rank's latest).</p>\n<table><thead><tr><th>rank</th><th>node</th>"
          "<th>GPU</th><th>steps</th><th>median step</th><th>median GPU step</th><th>data "
          "wait</th><th>last step</th><th>its end</th></tr></thead><tbody>\n";
@@ -148,7 +121,7 @@ void write_ranks(std::string& out, const diagnose::JobRun& job) {
     const auto* r = row->info;
     const std::size_t node = diagnose::node_of_pid(r->pid);
     out += "<tr><td>" + std::to_string(*r->rank) + "</td><td>" +
-           esc(node < job.nodes.size() ? job.nodes[node].name : "?") + "</td><td>" +
+           html_text(node < job.nodes.size() ? job.nodes[node].name : "?") + "</td><td>" +
            (r->gpu ? std::to_string(diagnose::node_gpu(*r->gpu).gpu) : std::string("-")) +
            "</td><td>" + std::to_string(row->steps) + "</td><td>" +
            ms(diagnose::median_of(row->step_s)) + "</td><td>" +
@@ -157,7 +130,7 @@ void write_ranks(std::string& out, const diagnose::JobRun& job) {
                                  : std::string("-")) +
            "</td><td>" + (row->steps ? std::to_string(row->last_step) : std::string("-")) +
            "</td><td>" +
-           (row->steps ? esc(iso(std::llround(row->last_end_s * 1000))) : std::string("-")) +
+           (row->steps ? html_text(iso(std::llround(row->last_end_s * 1000))) : std::string("-")) +
            "</td></tr>\n";
   }
   out += "</tbody></table>\n";
@@ -186,14 +159,15 @@ std::string render_job_report(const diagnose::JobRun& job, const diagnose::JobDi
       "; img-src data:; base-uri 'none'; form-action 'none'\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<meta name=\"referrer\" content=\"no-referrer\">\n<title>" +
-      esc(title) + "</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>" +
-      std::string(a.report_css) + "</style>\n</head>\n<body>\n<header>\n<h1>" + esc(title) +
-      "</h1>\n<p class=\"run\">" + esc(iso(run.start_ms)) + " to " + esc(iso(run.end_ms)) +
-      " on node " + esc(job.nodes[job.reference].name) + "'s clock" +
+      html_text(title) + "</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>" +
+      std::string(a.report_css) + "</style>\n</head>\n<body>\n<header>\n<h1>" + html_text(title) +
+      "</h1>\n<p class=\"run\">" + html_text(iso(run.start_ms)) + " to " +
+      html_text(iso(run.end_ms)) + " on node " + html_text(job.nodes[job.reference].name) +
+      "'s clock" +
       (job.world_size ? " &middot; world size " + std::to_string(*job.world_size) : "") + "</p>\n";
   if (!run.simulated_scenario.empty())
     out += "<p class=\"simulated\">SIMULATED GPUs (fake NVML scenario " +
-           esc(run.simulated_scenario) + ")</p>\n";
+           html_text(run.simulated_scenario) + ")</p>\n";
   out += "</header>\n<main>\n<section id=\"summary\"><h2>Summary</h2>\n<p>Health score: " +
          (d.scored ? std::to_string(d.health_score) + " / 100" : std::string("n/a (no data)")) +
          " (the lowest of the nodes' and of the findings across nodes: " +
@@ -210,20 +184,20 @@ std::string render_job_report(const diagnose::JobRun& job, const diagnose::JobDi
                         " ms (spread " + fixed(n.clock.spread_s.value_or(0) * 1000, 1) + " ms, " +
                         std::to_string(n.clock.common_steps) + " steps)"
                   : "as recorded: " + n.clock.why_not;
-    out += "<tr><td>" + esc(n.name) + "</td><td><code>" + esc(n.source) + "</code></td><td>" +
-           ranges(n.ranks) + "</td><td>" +
+    out += "<tr><td>" + html_text(n.name) + "</td><td><code>" + html_text(n.source) +
+           "</code></td><td>" + diagnose::rank_ranges(n.ranks) + "</td><td>" +
            (n.diagnosis.scored ? std::to_string(n.diagnosis.health_score) : std::string("n/a")) +
-           "</td><td>" + esc(warnings_of(n.diagnosis)) + "</td><td>" + esc(clock) + "</td><td>" +
-           opt_fixed(mean_util(run, k), 0, " %") + "</td><td>" +
+           "</td><td>" + html_text(warnings_of(n.diagnosis)) + "</td><td>" + html_text(clock) +
+           "</td><td>" + opt_fixed(mean_util(run, k), 0, " %") + "</td><td>" +
            node_sparkline(run, k, run.start_ms.value_or(0), run.end_ms.value_or(0)) +
            "</td></tr>\n";
   }
   out += "</tbody></table>\n</section>\n";
-  write_section_findings(out, d.across, "findings", "Findings across nodes");
+  write_findings(out, report_diagnosis(d.across), "findings", "Findings across nodes");
   write_ranks(out, job);
   for (std::size_t k = 0; k < job.nodes.size(); ++k)
-    write_section_findings(out, job.nodes[k].diagnosis, "node-" + std::to_string(k),
-                           "Node " + job.nodes[k].name + ": its own findings");
+    write_findings(out, report_diagnosis(job.nodes[k].diagnosis), "node-" + std::to_string(k),
+                   "Node " + job.nodes[k].name + ": its own findings");
   out += "</main>\n<footer>Written by <code>gpumon report</code> from " +
          std::to_string(job.nodes.size()) +
          " recordings. Each node's charts: <code>gpumon report NODE.gpumon</code>.</footer>\n"

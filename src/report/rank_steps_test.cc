@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // rank_steps: per-rank series on the grid, the GPU each rank maps to and the step axis.
 #include "report/rank_steps.h"
-#include "training/protocol.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+
+#include "training/protocol.h"
 
 namespace gpumon::report {
 namespace {
@@ -13,7 +14,7 @@ namespace {
 constexpr std::int64_t kStartMs = 1764446400000;
 
 training::Step step(std::int64_t pid, std::optional<std::int64_t> rank, std::int64_t n,
-                          double start_s, double len_s, std::string device = "cuda:0") {
+                    double start_s, double len_s, std::string device = "cuda:0") {
   training::Step s;
   s.pid = pid;
   s.rank = rank;
@@ -52,9 +53,9 @@ TEST(RankSteps, OneSeriesPerRankAndItsGpuFromTheHello) {
   }
   const std::vector<record::RecordedDevice> devices{gpu(0, "00000000:18:00.0"),
                                                     gpu(1, "00000000:2A:00.0")};
-  const auto ranks = rank_steps(
-      steps, {hello(200, R"({"device":"cuda:0","pci_bus_id":"0000:2a:00.0"})")}, devices, {},
-      grid());
+  const auto ranks =
+      rank_steps(steps, {hello(200, R"({"device":"cuda:0","pci_bus_id":"0000:2a:00.0"})")}, devices,
+                 {}, grid());
   ASSERT_EQ(ranks.size(), 2u);
   EXPECT_EQ(ranks[0].rank, 0);  // ordered by rank
   EXPECT_FALSE(ranks[0].gpu.gpu) << "no hello, two GPUs: unmapped, not guessed";
@@ -83,8 +84,8 @@ TEST(RankSteps, StepAxisIsTheStepInProgressAtEachBucketsMiddle) {
 
 TEST(RankSteps, StepAxisOnlyIncreasesAndSkipsPauses) {
   std::vector<training::Step> steps{step(1, 0, 5, 0, 1), step(1, 0, 6, 1, 1),
-                                          step(1, 0, 0, 4, 1),  // the counter restarted
-                                          step(1, 0, 7, 6, 1)};
+                                    step(1, 0, 0, 4, 1),  // the counter restarted
+                                    step(1, 0, 7, 6, 1)};
   const auto r = rank_steps(steps, {}, {}, {}, grid()).at(0);
   EXPECT_DOUBLE_EQ(r.step_at[0], 5.5);
   EXPECT_DOUBLE_EQ(r.step_at[1], 6.5);
@@ -95,7 +96,7 @@ TEST(RankSteps, StepAxisOnlyIncreasesAndSkipsPauses) {
 
 TEST(RankSteps, NonFiniteStepsAreDroppedAndDevicesSplitAProcess) {
   std::vector<training::Step> steps{step(1, std::nullopt, 0, 0, 1),
-                                          step(1, std::nullopt, 1, 1, 1, "cpu")};
+                                    step(1, std::nullopt, 1, 1, 1, "cpu")};
   steps.push_back(step(1, std::nullopt, 2, 2, 1));
   steps.back().cpu_step_s = std::nan("");
   const auto ranks = rank_steps(steps, {}, {gpu(0, "0000:01:00.0")}, {}, grid());

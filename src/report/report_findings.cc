@@ -37,11 +37,11 @@ std::string health_text(const ReportDiagnosis& d) {
 namespace {
 
 // The checks that could not run: the score does not cover them.
-void write_not_judged(std::string& out, const ReportDiagnosis& d) {
+void write_not_judged(std::string& out, const ReportDiagnosis& d, const std::string& id) {
   if (d.not_judged.empty()) return;
-  out +=
-      "<div id=\"not-judged\"><h3>Not judged</h3><p class=\"note\">The health score does not "
-      "cover these checks: they could not run.</p><ul>";
+  out += "<div id=\"" + html_text(id) +
+         "\"><h3>Not judged</h3><p class=\"note\">The health score does not "
+         "cover these checks: they could not run.</p><ul>";
   for (const auto& [check, reason] : d.not_judged)
     out += "<li><code>" + html_text(check) + "</code>: " + html_text(reason) + "</li>";
   out += "</ul></div>\n";
@@ -49,11 +49,14 @@ void write_not_judged(std::string& out, const ReportDiagnosis& d) {
 
 }  // namespace
 
-void write_findings(std::string& out, const ReportDiagnosis& d) {
-  out += "<section id=\"findings\"><h2>Findings</h2>\n";
+void write_findings(std::string& out, const ReportDiagnosis& d, std::string_view id,
+                    std::string_view heading) {
+  const std::string not_judged_id =
+      id == "findings" ? std::string("not-judged") : std::string(id) + "-not-judged";
+  out += "<section id=\"" + html_text(id) + "\"><h2>" + html_text(heading) + "</h2>\n";
   if (d.findings.empty()) {
     out += "<p class=\"none\">The diagnosis found nothing wrong.</p>\n";
-    write_not_judged(out, d);
+    write_not_judged(out, d, not_judged_id);
     out += "</section>\n";
     return;
   }
@@ -88,7 +91,7 @@ void write_findings(std::string& out, const ReportDiagnosis& d) {
     if (!f.advice.empty()) out += "<p class=\"advice\">" + html_text(f.advice) + "</p>\n";
     out += "</article>\n";
   }
-  write_not_judged(out, d);
+  write_not_judged(out, d, not_judged_id);
   out += "</section>\n";
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,7 +59,10 @@ std::string health_text(const ReportDiagnosis& d);
 /// The findings section: each finding with severity, confidence, time, GPUs, ranks, evidence
 /// in words (each item carries its key as data-key) and advice (all text escaped); says so
 /// when there are none.
-void write_findings(std::string& out, const ReportDiagnosis& d);
+/// `id` and `heading` name the section (a job's page has one per node); its "not judged" list
+/// is `not-judged` in the run's section, ID-not-judged in others.
+void write_findings(std::string& out, const ReportDiagnosis& d, std::string_view id = "findings",
+                    std::string_view heading = "Findings");
 
 /// `[{"id","severity","title","start","end","gpus","ranks","evidence"}, ...]`: every finding,
 /// start and end in seconds (null without a time range: no marker on the charts), evidence by

@@ -33,19 +33,6 @@ const Finding* node_finding(const NodeRun& n, const std::string& id,
   return nullptr;
 }
 
-// "0-7", "0,2,5-6".
-std::string rank_ranges(const std::vector<std::int64_t>& ranks) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + std::to_string(ranks[i]);
-    if (j > i) s += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return s;
-}
-
 void check_straggler_rank(JobRun& job, const RunView& v, const Thresholds& t,
                           std::vector<Finding>& out) {
   const auto s = find_straggler(v, t);
@@ -106,13 +93,21 @@ void check_straggler_rank(JobRun& job, const RunView& v, const Thresholds& t,
   f.add("likely_cause", cause);
   f.advice = advice;
   out.push_back(std::move(f));
-  // The node's own straggler finding of this rank says less: the job's replaces it.
-  auto& own = node.diagnosis.findings;
-  const auto before = own.size();
-  std::erase_if(own, [&](const Finding& x) {
-    return x.id == "straggler" && std::count(x.ranks.begin(), x.ranks.end(), r.label) > 0;
-  });
-  if (own.size() != before) score_findings(node.diagnosis, t);
+  // The node's own straggler finding of this rank says less: the job's replaces it, and the
+  // points it took go back to the node's score.
+  auto& own = node.diagnosis;
+  for (auto it = own.findings.begin(); it != own.findings.end();) {
+    if (it->id != "straggler" || !std::count(it->ranks.begin(), it->ranks.end(), r.label)) {
+      ++it;
+      continue;
+    }
+    std::erase_if(own.deductions, [&](const Deduction& x) {
+      return x.finding == it->id && x.points == it->deduction &&
+             x.reason.ends_with(": " + it->summary);
+    });
+    own.health_score = std::min(100, own.health_score + it->deduction);
+    it = own.findings.erase(it);
+  }
 }
 
 // Per rank, how slow it is: its median GPU step time when every rank measures one, else how
@@ -214,6 +209,13 @@ void check_straggler_node(const JobRun& job, const RunView& v, const Thresholds&
   out.push_back(std::move(f));
 }
 
+// A node finding's time range on the reference clock (a node's own diagnosis is on its own).
+void widen_by_node(Finding& f, const NodeRun& n, const Finding& x) {
+  if (!x.start_ms || !x.end_ms) return;
+  const std::int64_t off = n.clock.applied ? std::llround(n.clock.offset_s * 1000) : 0;
+  widen_range(f, *x.start_ms - off, *x.end_ms - off);
+}
+
 void check_node_throttled(const JobRun& job, std::vector<Finding>& out) {
   std::vector<const NodeRun*> hot;
   for (const auto& n : job.nodes)
@@ -229,7 +231,7 @@ void check_node_throttled(const JobRun& job, std::vector<Finding>& out) {
     f.nodes.push_back(n->name);
     f.confidence = std::max(f.confidence, x->confidence);
     f.add(n->name, x->summary);
-    if (x->start_ms && x->end_ms) widen_range(f, *x->start_ms, *x->end_ms);
+    widen_by_node(f, *n, *x);
   }
   f.title = "GPUs throttle on " + std::to_string(hot.size()) + " of " +
             std::to_string(job.nodes.size()) + " nodes";
@@ -251,12 +253,18 @@ struct RankEnd {
 };
 
 void check_hang(const JobRun& job, const RunView& v, std::vector<Finding>& out) {
+  // A node found the job's ranks hung (not some other job's it also ran).
   const Finding* hung = nullptr;
+  const NodeRun* hung_node = nullptr;
   for (const auto& n : job.nodes)
     for (const auto& f : n.diagnosis.findings)
-      if (f.id == "hang" && f.severity == Severity::kCritical && !hung) hung = &f;
+      if (f.id == "hang" && f.severity == Severity::kCritical && !hung &&
+          std::any_of(f.ranks.begin(), f.ranks.end(), [&](std::int64_t r) {
+            return std::count(n.ranks.begin(), n.ranks.end(), r) > 0;
+          }))
+        hung = &f, hung_node = &n;
   if (!hung || v.ranks.size() < 2) return;
-  bool clocks = true;
+  bool clocks = true;  // every node on the reference clock: times compare across nodes
   for (const auto& n : job.nodes)
     clocks = clocks && (&n == &job.nodes[job.reference] || n.clock.applied);
   std::vector<RankEnd> ends;
@@ -293,8 +301,10 @@ void check_hang(const JobRun& job, const RunView& v, std::vector<Finding>& out) 
   const RankEnd* died = nullptr;
   for (const auto& e : ends)
     if (e.died_ms && (!died || *e.died_ms < *died->died_ms)) died = &e;
+  // Without set clocks, deaths on different nodes cannot be ordered.
   if (died && (clocks || std::all_of(ends.begin(), ends.end(), [&](const RankEnd& e) {
-                 return node_of_pid(e.r->info->pid) == node_of_pid(died->r->info->pid);
+                 return !e.died_ms ||
+                        node_of_pid(e.r->info->pid) == node_of_pid(died->r->info->pid);
                }))) {
     first.push_back(died);
     why = "it ended on " + died->how + " after step " + std::to_string(died->last_step) +
@@ -305,8 +315,9 @@ void check_hang(const JobRun& job, const RunView& v, std::vector<Finding>& out) 
       if (e.last_step == lo) first.push_back(&e);
     why = "its last step was " + std::to_string(lo) + " while the others reached step " +
           std::to_string(hi);
-  } else if (v.run.end_ms) {
-    // 3. Its GPU idled while the others' spun in the collective.
+  } else if (v.run.end_ms && clocks) {
+    // 3. Its GPU idled while the others' spun in the collective (one window of time across
+    // nodes: only on set clocks).
     const std::int64_t t0 = std::llround(latest_end * 1000), t1 = *v.run.end_ms;
     std::vector<std::pair<const RankEnd*, double>> util;
     for (const auto& e : ends) {
@@ -352,7 +363,7 @@ void check_hang(const JobRun& job, const RunView& v, std::vector<Finding>& out) 
   for (const auto& n : job.nodes) f.add(n.name + "_hang", node_finding(n, "hang") ? 1.0 : 0.0);
   f.add("last_step_min", static_cast<double>(lo));
   f.add("last_step_max", static_cast<double>(hi));
-  if (hung->start_ms && hung->end_ms) widen_range(f, *hung->start_ms, *hung->end_ms);
+  widen_by_node(f, *hung_node, *hung);
   f.advice =
       "Look at the rank that stopped first: its node's recording (gpumon doctor), its Python "
       "stack (py-spy dump --pid PID), and its log; run with TORCH_NCCL_TRACE_BUFFER_SIZE set so "

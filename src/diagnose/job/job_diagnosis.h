@@ -36,7 +36,8 @@ JobDiagnosis diagnose_job(JobRun& job, const Thresholds& t = {});
 
 /// `gpumon doctor --json` for several recordings: {"schema", "job", "world_size", "simulated",
 /// "health_score", "clock_reference", "nodes": [{"name", "recording", "ranks", "clock",
-/// "diagnosis"}], "deductions", "not_judged", "findings"} (docs/DIAGNOSES.md "Jobs").
+/// "diagnosis"}], "deductions", "not_judged", "findings"} (docs/DIAGNOSES.md, "A job across
+/// nodes").
 nlohmann::json job_to_json(const JobRun& job, const JobDiagnosis& d,
                            Severity min_severity = Severity::kInfo);
 std::string render_job_text(const JobRun& job, const JobDiagnosis& d,

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <system_error>
 #include <thread>
 
 #include "diagnose/run_data_loader.h"
@@ -21,7 +23,7 @@ std::variant<std::vector<std::string>, std::string> recording_paths(
       out.push_back(p);
       continue;
     }
-    std::vector<std::string> found;
+    std::vector<std::string> found;  // a file given and in a folder given is read once
     for (const auto& e : fs::directory_iterator(p, ec))
       if (e.path().extension() == ".gpumon" && e.is_regular_file(ec))
         found.push_back(e.path().string());
@@ -30,11 +32,19 @@ std::variant<std::vector<std::string>, std::string> recording_paths(
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
-  return out;
+  std::vector<std::string> unique;
+  std::set<std::string> seen;
+  for (auto& p : out) {
+    std::error_code ec;
+    const auto canonical = fs::weakly_canonical(p, ec);
+    if (seen.insert(ec ? p : canonical.string()).second) unique.push_back(std::move(p));
+  }
+  return unique;
 }
 
 std::variant<JobRun, std::string> load_job(const std::vector<std::string>& paths,
                                            const Thresholds& t) {
+  if (paths.empty()) return std::string("no recordings to join");
   std::vector<std::optional<NodeRun>> done(paths.size());
   std::vector<std::string> errors(paths.size());
   std::atomic<std::size_t> next{0};
@@ -50,12 +60,20 @@ std::variant<JobRun, std::string> load_job(const std::vector<std::string>& paths
       }
     } catch (const std::exception& e) {  // out of memory: the file in hand says so
       if (i < paths.size()) errors[i] = paths[i] + ": " + e.what();
+    } catch (...) {
+      if (i < paths.size()) errors[i] = paths[i] + ": cannot be read";
     }
   };
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1,
                                                       std::min<std::size_t>(4, paths.size()));
   std::vector<std::thread> pool;
-  for (std::size_t k = 1; k < threads; ++k) pool.emplace_back(work);
+  for (std::size_t k = 1; k < threads; ++k) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no thread to be had: fewer do the work
+      break;
+    }
+  }
   work();
   for (auto& th : pool) th.join();
   std::vector<NodeRun> nodes;

@@ -5,10 +5,11 @@
 // nodes (job_diagnosis.h):
 // - the job: the id every rank's hello carries (job/job_identity.h: Slurm, torchrun's run id,
 //   the rendezvous); recordings of different jobs are refused, a node's ranks of another job
-//   are left out;
+//   are left out (a hello that names no job counts as the job's); a rank that restarted keeps
+//   its latest process, and two processes of one rank at once are refused;
 // - the nodes: named by the host the recording was made on (GPUMON_HOSTNAME overrides it), or
-//   by the file where two share a name; in the order of their lowest rank; the reference clock
-//   is the node of rank 0;
+//   by the file where two share a name (with #2, #3 where even those repeat); in the order of
+//   their lowest rank; the reference clock is the first node's (rank 0's when it was recorded);
 // - the clocks: each node's offset from the reference (clock_offset.h), applied when the steps
 //   line up;
 // - `combined`: GPU i of node k is GPU k * kNodeGpuStride + i, pid p of node k is k << 32 | p
@@ -35,7 +36,8 @@ struct NodeRun {
   std::string name;    ///< the host (or file) name
   std::string source;  ///< the recording's path
   /// Its own data until join_nodes() moves the samples, steps and events into the job's
-  /// `combined` (ranks, meta and span stay, on the node's own clock).
+  /// `combined` (ranks, NVML's process lists, meta and span stay, on the node's own clock, as
+  /// its diagnosis is).
   RunData run;
   Diagnosis diagnosis;              ///< its own, on its own data at full detail
   ClockOffset clock;                ///< its clock against the reference node's
@@ -69,5 +71,8 @@ inline NodeGpu node_gpu(unsigned combined_gpu) {
 inline std::size_t node_of_pid(std::int64_t combined_pid) {
   return static_cast<std::size_t>(combined_pid >> 32);
 }
+
+/// Sorted ranks as "0-7" or "0,2,5-6"; "none" for none.
+std::string rank_ranges(const std::vector<std::int64_t>& ranks);
 
 }  // namespace gpumon::diagnose

@@ -183,9 +183,39 @@ TEST(JobRun, TheSameNodeTwiceIsRefused) {
   nodes.push_back(make_node(node_data(0, 4, spec("a")), "a-copy.gpumon"));
   auto j = join_nodes(std::move(nodes));
   ASSERT_TRUE(std::holds_alternative<std::string>(j));
-  EXPECT_NE(std::get<std::string>(j).find("rank 0 is in both a.gpumon and a-copy.gpumon"),
+  EXPECT_NE(std::get<std::string>(j).find("rank 0 ran in a.gpumon and in a-copy.gpumon at the "
+                                          "same time"),
             std::string::npos)
       << std::get<std::string>(j);
+}
+
+TEST(JobRun, ARestartedRankIsComparedByItsLatestProcess) {
+  std::vector<NodeRun> nodes;
+  RunData a = node_data(0, 4, spec("a"));
+  // Rank 1 crashed and torchrun restarted it: a second process, later, on the same node.
+  RunData again = node_data(0, 4, spec("a"));
+  for (auto& s : again.steps)
+    if (s.rank == 1) {
+      s.pid = 2001, s.t_start_s += 60, s.t_end_s += 60;
+      a.steps.push_back(s);
+    }
+  for (auto& e : again.rank_events)
+    if (e.rank == 1) e.pid = 2001, e.time_ms += 60000, a.rank_events.push_back(e);
+  std::stable_sort(a.steps.begin(), a.steps.end(),
+                   [](const auto& x, const auto& y) { return x.t_end_s < y.t_end_s; });
+  finish_run_data(a);
+  nodes.push_back(make_node(std::move(a), "a.gpumon"));
+  nodes.push_back(make_node(node_data(1, 4, spec("b")), "b.gpumon"));
+  auto j = join_nodes(std::move(nodes));
+  ASSERT_TRUE(std::holds_alternative<JobRun>(j)) << std::get<std::string>(j);
+  const auto& job = std::get<JobRun>(j);
+  EXPECT_EQ(job.nodes[0].ranks, (std::vector<std::int64_t>{0, 1}));
+  std::set<std::int64_t> pids;
+  for (const auto& r : job.combined.ranks)
+    if (r.rank == 1) pids.insert(r.pid & 0xffffffff);
+  EXPECT_EQ(pids, (std::set<std::int64_t>{2001}));
+  ASSERT_FALSE(job.not_judged.empty());
+  EXPECT_EQ(job.not_judged[0].check, "rank 1 restarted");
 }
 
 TEST(JobRun, MissingRanksAndHostsThatRepeatAreSaid) {
@@ -232,8 +262,10 @@ TEST(JobDiagnosis, TheSlowestRankOfTheJobIsNamedWithItsNodeAndGpu) {
   EXPECT_NE(f->summary.find("rank 5 (node node-c GPU 1) is the slowest of the job's 8 ranks"),
             std::string::npos)
       << f->summary;
-  // node-c's own straggler finding of rank 5 gives way to the job's.
+  // node-c's own straggler finding of rank 5 gives way to the job's, with its points.
   EXPECT_EQ(testing::find(job.nodes[2].diagnosis, "straggler"), nullptr);
+  EXPECT_EQ(job.nodes[2].diagnosis.health_score, 100) << testing::warnings(job.nodes[2].diagnosis);
+  EXPECT_TRUE(job.nodes[2].diagnosis.deductions.empty());
   EXPECT_EQ(find(d, "straggler_node"), nullptr) << "one rank is not its node";
 }
 
@@ -353,6 +385,37 @@ TEST(JobDiagnosis, AHungJobNamesTheRankThatDiedFirst) {
   EXPECT_EQ(f->nodes, (std::vector<std::string>{"node-c"}));
   EXPECT_NE(f->summary.find("ended on RuntimeError after step 150"), std::string::npos)
       << f->summary;
+  // The hang's time is on the reference clock, not node-c's 4 s ahead.
+  ASSERT_TRUE(f->start_ms.has_value());
+  EXPECT_LT(*f->start_ms, kT0Ms + 16000);
+}
+
+TEST(JobDiagnosis, TheOneRankThatDiedIsNamedEvenWhereAClockCouldNotBeSet) {
+  auto specs = four_nodes();
+  for (auto& s : specs) stop_after(s, 150);
+  // node-b's steps do not line up with the others' (its own pace): its clock is not set.
+  specs[1].step = [](training::Step& st, int, int i) {
+    if (i > 150) st.t_end_s = std::nan("");
+    st.t_end_s += 0.05 * i, st.t_start_s += 0.05 * i;
+  };
+  std::vector<NodeRun> nodes;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    RunData run = node_data(static_cast<int>(k), 8, specs[k]);
+    if (k == 2) {
+      run.rank_events.push_back(training::rank_event(
+          kT0Ms + 15200, 1001, 5, "error", R"({"type":"error","exception":"ValueError"})"));
+      finish_run_data(run);
+    }
+    nodes.push_back(make_node(std::move(run), specs[k].host + ".gpumon"));
+  }
+  auto j = join_nodes(std::move(nodes));
+  ASSERT_TRUE(std::holds_alternative<JobRun>(j)) << std::get<std::string>(j);
+  auto& job = std::get<JobRun>(j);
+  EXPECT_FALSE(job.nodes[1].clock.applied);
+  const auto d = diagnose_job(job);
+  const Finding* f = find(d, "hang");
+  ASSERT_NE(f, nullptr) << testing::warnings(d.across);
+  EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{5}));
 }
 
 TEST(JobDiagnosis, AHangWhoseFirstRankCannotBeToldSaysSo) {
