@@ -68,29 +68,10 @@ void check_straggler_rank(JobRun& job, const RunView& v, const Thresholds& t,
   f.confidence =
       confidence_of(s->steps, t.full_confidence_steps, s->consistency, t.straggler_consistency);
   f.title = "Straggler rank " + std::to_string(r.label) + " on node " + node.name;
-  const std::string ranks = std::to_string(v.ranks.size());
-  if (s->measure == "sm_active" || s->measure == "gpu_util")
-    f.summary = "rank " + std::to_string(r.label) + "'s GPU (" + where(job, r) + ") works x" +
-                fmt(s->ratio, 2) + " as much as the other " + std::to_string(v.ranks.size() - 1) +
-                " ranks' (" + (s->measure == "sm_active" ? "GPM SM activity" : "NVML utilization") +
-                ", busiest in " + fmt(s->consistency * 100, 0) +
-                "% of seconds) while step times match: the whole job waits for it; likely "
-                "cause: " +
-                cause;
-  else
-    f.summary = "rank " + std::to_string(r.label) + " (" + where(job, r) +
-                ") is the slowest of the job's " + ranks + " ranks in " +
-                fmt(s->consistency * 100, 0) + "% of steps (" + s->measure + " " +
-                (s->measure == "data_wait_s" ? "+" + fmt(s->ratio * 100, 0) + "% of the step"
-                                             : "x" + fmt(s->ratio, 2)) +
-                " vs the others); likely cause: " + cause;
-  f.add("measure", s->measure);
-  f.add("ratio_vs_others", s->ratio);
-  f.add("slowest_share", s->consistency);
-  f.add("aligned_steps", s->steps);
+  describe_straggler(f, *s, " (" + where(job, r) + ")",
+                     "the job's other " + std::to_string(v.ranks.size() - 1) + " ranks", cause);
   f.add("node", node.name);
   if (gpu) f.add("gpu", static_cast<double>(*gpu));
-  f.add("likely_cause", cause);
   f.advice = advice;
   out.push_back(std::move(f));
   // The node's own straggler finding of this rank says less: the job's replaces it, and the

@@ -77,25 +77,7 @@ void check_straggler(const RunView& v, const Thresholds& t, const std::optional<
   f.confidence =
       confidence_of(s->steps, t.full_confidence_steps, s->consistency, t.straggler_consistency);
   f.title = "Straggler rank " + std::to_string(s->rank->label);
-  const bool activity = s->measure == "sm_active" || s->measure == "gpu_util";
-  if (activity)
-    f.summary =
-        "rank " + std::to_string(s->rank->label) + "'s GPU works x" + fmt(s->ratio, 2) +
-        " as much as the others' (" +
-        (s->measure == "sm_active" ? "GPM SM activity" : "NVML utilization") + ", busiest in " +
-        fmt(s->consistency * 100, 0) +
-        "% of seconds) while step times match: the others wait for it; likely cause: " + cause;
-  else
-    f.summary = "rank " + std::to_string(s->rank->label) + " is the slowest in " +
-                fmt(s->consistency * 100, 0) + "% of steps (" + s->measure + " " +
-                (s->measure == "data_wait_s" ? "+" + fmt(s->ratio * 100, 0) + "% of the step"
-                                             : "x" + fmt(s->ratio, 2)) +
-                " vs the others); likely cause: " + cause;
-  f.add("measure", s->measure);
-  f.add("ratio_vs_others", s->ratio);
-  f.add("slowest_share", s->consistency);
-  f.add("aligned_steps", s->steps);
-  f.add("likely_cause", cause);
+  describe_straggler(f, *s, "", "the others", cause);
   f.advice = advice;
   out.push_back(std::move(f));
 }

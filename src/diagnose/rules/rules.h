@@ -144,6 +144,12 @@ struct Straggler {
 };
 std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t);
 
+/// A straggler finding's summary and evidence, in one wording for a node's (multi_gpu.cc) and a
+/// job's across nodes (diagnose/job): `where` follows the rank's name (" (node b GPU 1)" or ""),
+/// `others` names what it is compared with ("the others", "the job's other 15 ranks").
+void describe_straggler(Finding& f, const Straggler& s, const std::string& where,
+                        const std::string& others, const std::string& cause);
+
 /// Steps every rank (>= 2, with GPU times) reported, aligned by step number: per step, each
 /// rank's GPU time over the slowest rank's GPU time that step, and the slowest GPU time over
 /// the step's longest CPU time (how busy the busiest GPU was).

@@ -170,6 +170,28 @@ std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t) {
   return by_gpu_activity(v, t);
 }
 
+void describe_straggler(Finding& f, const Straggler& s, const std::string& where,
+                        const std::string& others, const std::string& cause) {
+  const std::string rank = "rank " + std::to_string(s.rank->label);
+  if (s.measure == "sm_active" || s.measure == "gpu_util")
+    f.summary = rank + "'s GPU" + where + " works x" + fmt(s.ratio, 2) + " as much as " + others +
+                "' (" + (s.measure == "sm_active" ? "GPM SM activity" : "NVML utilization") +
+                ", busiest in " + fmt(s.consistency * 100, 0) +
+                "% of seconds) while step times match: " + others +
+                " wait for it; likely cause: " + cause;
+  else
+    f.summary = rank + where + " is the slowest in " + fmt(s.consistency * 100, 0) +
+                "% of steps (" + s.measure + " " +
+                (s.measure == "data_wait_s" ? "+" + fmt(s.ratio * 100, 0) + "% of the step"
+                                            : "x" + fmt(s.ratio, 2)) +
+                " vs " + others + "); likely cause: " + cause;
+  f.add("measure", s.measure);
+  f.add("ratio_vs_others", s.ratio);
+  f.add("slowest_share", s.consistency);
+  f.add("aligned_steps", s.steps);
+  f.add("likely_cause", cause);
+}
+
 AlignedGpuSteps align_gpu_steps(const RunView& v, const Thresholds& t) {
   AlignedGpuSteps a;
   if (!v.one_job) return a;
