@@ -58,7 +58,7 @@ void check_straggler_rank(JobRun& job, const RunView& v, const Thresholds& t,
     advice =
         "This rank waits for data much longer than the others: check its loader workers, "
         "its shard of the data set and the storage its node reads from.";
-  } else if (node_finding(node, "throttled", gpu)) {
+  } else if (throttled_more_than_others(v, r, t)) {
     cause = "its GPU is throttled (node " + node.name + "'s throttled finding)";
     advice = "Its GPU runs below max clocks: cooling or a power cap on node " + node.name + ".";
   } else if (node_finding(node, "foreign_memory", gpu)) {

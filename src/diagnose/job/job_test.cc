@@ -269,6 +269,24 @@ TEST(JobDiagnosis, TheSlowestRankOfTheJobIsNamedWithItsNodeAndGpu) {
   EXPECT_EQ(find(d, "straggler_node"), nullptr) << "one rank is not its node";
 }
 
+TEST(JobDiagnosis, AThrottleEveryNodeShowsAlikeIsNotTheStragglersCause) {
+  auto specs = four_nodes();
+  for (auto& sp : specs)  // GPU 1 of every node throttles the same way
+    sp.point = [](GpuPoint& p, int local, int) {
+      if (local == 1) p.clock_reasons = 0x20, p.sm_clock_mhz = 1400;
+    };
+  specs[2].step = [](training::Step& s, int local, int) {
+    if (local == 1) *s.gpu_step_s *= 1.4;
+  };
+  auto job = joined(specs);
+  const auto d = diagnose_job(job);
+  const Finding* f = find(d, "straggler");
+  ASSERT_NE(f, nullptr) << testing::warnings(d.across);
+  EXPECT_EQ(f->ranks, (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(f->summary.find("throttled"), std::string::npos) << f->summary;
+  EXPECT_EQ(find(d, "node_throttled"), nullptr) << "every node throttles: no node stands out";
+}
+
 TEST(JobDiagnosis, ANodeWhoseRanksAreAllSlowIsTheStragglerNode) {
   auto specs = four_nodes();
   specs[1].step = [](training::Step& s, int, int) { *s.gpu_step_s *= 1.3; };

@@ -26,15 +26,6 @@ std::optional<double> util_of(const GpuSeries& g, std::pair<std::int64_t, std::i
   return mean_between(g, span.first, span.second, [](const GpuPoint& p) { return p.util_pct; });
 }
 
-double throttle_share_of(const GpuSeries& g, const Thresholds& t) {
-  double busy = 0, thr = 0;
-  for (const auto& p : g.points) {
-    if (!p.util_pct || *p.util_pct < t.busy_util_pct || !p.clock_reasons) continue;
-    busy += p.samples, thr += samples_throttled(p, g.max_sm_clock_mhz);
-  }
-  return busy > 0 ? thr / busy : 0;
-}
-
 bool has_foreign_process(const RunView& v, unsigned gpu) {
   std::set<std::int64_t> pids;
   for (const auto& r : v.run.ranks) pids.insert(r.pid);
@@ -61,13 +52,12 @@ void check_straggler(const RunView& v, const Thresholds& t, const std::optional<
                    "(torch.set_num_threads, OMP_NUM_THREADS per rank = cores / ranks)."
                  : "Give every rank the same work (batch size, sequence lengths, sharding) and "
                    "compare its GPU with the others'.";
-  const GpuSeries* g = gpu ? find_gpu(v.run, *gpu) : nullptr;
   if (s->measure == "data_wait_s") {
     cause = "its data loader";
     advice =
         "This rank waits for data much longer than the others: check its loader workers, "
         "its shard of the data set and the storage it reads from.";
-  } else if (g && throttle_share_of(*g, t) >= t.throttle_share) {
+  } else if (throttled_more_than_others(v, *s->rank, t)) {
     cause = "its GPU is throttled";
     advice = "Its GPU runs below max clocks: see the throttled finding (cooling or power cap).";
   } else if (gpu && has_foreign_process(v, *gpu)) {
@@ -232,6 +222,28 @@ void check_idle_and_imbalance(const RunView& v, const Thresholds& t, bool stragg
 }
 
 }  // namespace
+
+double busy_throttle_share(const GpuSeries& g, const Thresholds& t) {
+  double busy = 0, thr = 0;
+  for (const auto& p : g.points) {
+    if (!p.util_pct || *p.util_pct < t.busy_util_pct || !p.clock_reasons) continue;
+    busy += p.samples, thr += samples_throttled(p, g.max_sm_clock_mhz);
+  }
+  return busy > 0 ? thr / busy : 0;
+}
+
+bool throttled_more_than_others(const RunView& v, const RankSteps& r, const Thresholds& t) {
+  const GpuSeries* g = r.info->gpu ? find_gpu(v.run, *r.info->gpu) : nullptr;
+  if (!g) return false;
+  const double mine = busy_throttle_share(*g, t);
+  if (mine < t.throttle_share) return false;
+  for (const auto& o : v.ranks)
+    if (&o != &r && o.info->gpu)
+      if (const GpuSeries* og = find_gpu(v.run, *o.info->gpu);
+          og && og != g && busy_throttle_share(*og, t) >= mine / 2)
+        return false;
+  return true;
+}
 
 void check_multi_gpu(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
   const auto s = find_straggler(v, t);

@@ -144,6 +144,14 @@ struct Straggler {
 };
 std::optional<Straggler> find_straggler(const RunView& v, const Thresholds& t);
 
+/// The share of a GPU's busy samples (utilization over `busy_util_pct`) below max clocks for a
+/// thermal, power or hardware reason.
+double busy_throttle_share(const GpuSeries& g, const Thresholds& t);
+/// Rank `r`'s GPU throttles (busy_throttle_share over `throttle_share`) and no other rank's GPU
+/// throttles even half as much: a throttle other ranks' GPUs show without being slow does not
+/// explain this rank's slowness.
+bool throttled_more_than_others(const RunView& v, const RankSteps& r, const Thresholds& t);
+
 /// A straggler finding's summary and evidence, in one wording for a node's (multi_gpu.cc) and a
 /// job's across nodes (diagnose/job): `where` follows the rank's name (" (node b GPU 1)" or ""),
 /// `others` names what it is compared with ("the others", "the job's other 15 ranks").
