@@ -85,4 +85,15 @@ grep -q "none.gpumon" "$d/err" || fail "the message must name the file"
 echo "not a recording" >"$d/bad.gpumon"
 "$g" doctor "$d/bad.gpumon" 2>"$d/err"
 [ $? = 1 ] || fail "a file that is not a recording must give 1"
+# A job's two nodes recorded on the real H200 (tools/device/jobs_h200.sh: two records, one
+# rank each of a gloo job on cuda:0): joined on one clock, healthy; the other node's rank on
+# the shared GPU is the job's own process, not foreign memory.
+nodes=$(dirname "$h200")/h200-job-node
+"$g" doctor "$nodes-0.gpumon" "$nodes-1.gpumon" --json >"$d/out" 2>"$d/err" || fail "doctor on a job"
+py 'import json,sys; j=json.load(open(sys.argv[1]))
+assert j["job"]=="h200-job" and [n["ranks"] for n in j["nodes"]]==[[0],[1]], j
+c=j["nodes"][1]["clock"]; assert c["applied"] and abs(c["offset_s"])<0.005 and c["common_steps"]==600, c
+assert j["health_score"]==100 and j["findings"]==[], j["findings"]
+for n in j["nodes"]: assert not [f for f in n["diagnosis"]["findings"] if f["severity"]!="info"], n' \
+  "the H200 job's two nodes"
 echo "doctor: ok"

@@ -345,13 +345,17 @@ void check_oom(const RunView& v, const Thresholds&, std::vector<Finding>& out) {
 }
 
 // Processes that are not training ranks holding memory on a training GPU. Only when NVML saw at
-// least one rank's pid (else pids may be from another namespace and all would look foreign).
+// least one rank's pid (else pids may be from another namespace and all would look foreign). A
+// process of the ranks' own job (the node read its job) is the training's, not foreign: another
+// node's rank sharing the GPU, a helper process the job started.
 void check_foreign(const RunView& v, const Thresholds& t, std::vector<Finding>& out) {
   std::set<std::int64_t> pids;
   std::set<unsigned> gpus;
+  std::set<std::string> jobs;
   for (const auto& r : v.run.ranks) {
     pids.insert(r.pid);
     if (r.gpu) gpus.insert(*r.gpu);
+    if (r.hello && !r.hello->job.id.empty()) jobs.insert(r.hello->job.id);
   }
   bool seen = false;
   for (const auto& p : v.run.processes) seen |= pids.count(p.pid) > 0;
@@ -361,7 +365,8 @@ void check_foreign(const RunView& v, const Thresholds& t, std::vector<Finding>& 
   Finding f;
   double worst = 0;
   for (const auto& p : v.run.processes) {
-    if (pids.count(p.pid) || !gpus.count(p.gpu) || !p.max_used_memory_bytes) continue;
+    if (pids.count(p.pid) || !gpus.count(p.gpu) || !p.max_used_memory_bytes || jobs.count(p.job.id))
+      continue;
     const double mem = static_cast<double>(*p.max_used_memory_bytes);
     if (mem < t.foreign_min_bytes) continue;
     if (!std::count(f.gpus.begin(), f.gpus.end(), p.gpu)) f.gpus.push_back(p.gpu);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "diagnose/test_builder.h"
 #include "training/protocol.h"
 
@@ -186,6 +188,32 @@ TEST(ForeignMemory, OtherProcessOnTrainingGpu) {
   const auto* f = find(d, "foreign_memory");
   ASSERT_NE(f, nullptr) << warnings(d);
   EXPECT_EQ(evidence(*f, "pid77_bytes"), 8 * kGiB);
+}
+
+TEST(ForeignMemory, AProcessOfTheRanksOwnJobIsNotForeign) {
+  RunData run;
+  add_gpu(run, 0, 600);
+  add_rank(run, 10, 0, 2, 100, 0.2);
+  for (auto& e : run.rank_events)  // the rank's hello names its job
+    if (e.kind == "hello")
+      e = training::rank_event(kT0Ms, 10, 0, "hello",
+                               R"({"type":"hello","pid":10,"device":"cuda:0",)"
+                               R"("pci_bus_id":"0000:00:00.0","job":{"id":"4711"}})");
+  run.processes.push_back(
+      {0, 10, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000, {}});
+  // Another node's rank of the same job on this GPU (two nodes played on one machine), as the
+  // node read its job; and a notebook of no job.
+  job::JobIdentity same;
+  same.id = "4711";
+  run.processes.push_back(
+      {0, 11, "python", static_cast<std::int64_t>(30 * kGiB), {}, kT0Ms, kT0Ms + 60000, same});
+  run.processes.push_back(
+      {0, 77, "jupyter", static_cast<std::int64_t>(8 * kGiB), {}, kT0Ms, kT0Ms + 60000, {}});
+  const auto d = run_diagnose(run);
+  const auto* f = find(d, "foreign_memory");
+  ASSERT_NE(f, nullptr) << warnings(d);
+  EXPECT_EQ(evidence(*f, "pid77_bytes"), 8 * kGiB);
+  EXPECT_TRUE(std::isnan(evidence(*f, "pid11_bytes"))) << "the job's own process is not foreign";
 }
 
 TEST(ForeignMemory, NearMissSmallOrUnmatchedPids) {
