@@ -17,10 +17,6 @@ namespace {
 constexpr std::size_t kMaxRankRows = 2048;
 constexpr int kSparkW = 240, kSparkH = 28, kSparkPoints = 240;
 
-std::string iso(std::optional<std::int64_t> ms) {
-  return ms ? record::format_iso_ms(*ms) : std::string("unknown");
-}
-
 std::string opt_fixed(std::optional<double> v, int decimals, const char* unit = "") {
   return v ? fixed(*v, decimals) + unit : std::string("-");
 }
@@ -130,7 +126,8 @@ void write_ranks(std::string& out, const diagnose::JobRun& job) {
                                  : std::string("-")) +
            "</td><td>" + (row->steps ? std::to_string(row->last_step) : std::string("-")) +
            "</td><td>" +
-           (row->steps ? html_text(iso(std::llround(row->last_end_s * 1000))) : std::string("-")) +
+           (row->steps ? html_text(format_time(std::llround(row->last_end_s * 1000)))
+                       : std::string("-")) +
            "</td></tr>\n";
   }
   out += "</tbody></table>\n";
@@ -161,8 +158,8 @@ std::string render_job_report(const diagnose::JobRun& job, const diagnose::JobDi
       "<meta name=\"referrer\" content=\"no-referrer\">\n<title>" +
       html_text(title) + "</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>" +
       std::string(a.report_css) + "</style>\n</head>\n<body>\n<header>\n<h1>" + html_text(title) +
-      "</h1>\n<p class=\"run\">" + html_text(iso(run.start_ms)) + " to " +
-      html_text(iso(run.end_ms)) + " on node " + html_text(job.nodes[job.reference].name) +
+      "</h1>\n<p class=\"run\">" + html_text(format_time(run.start_ms)) + " to " +
+      html_text(format_time(run.end_ms)) + " on node " + html_text(job.nodes[job.reference].name) +
       "'s clock" +
       (job.world_size ? " &middot; world size " + std::to_string(*job.world_size) : "") + "</p>\n";
   if (!run.simulated_scenario.empty())

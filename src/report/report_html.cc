@@ -20,10 +20,6 @@ std::string esc(std::string_view s) {
   return html_text(s);
 }
 
-std::string iso(std::optional<std::int64_t> ms) {
-  return ms ? record::format_iso_ms(*ms) : "n/a";
-}
-
 void table_rows(std::string& out, const std::vector<SummaryRow>& rows) {
   for (const auto& r : rows)
     out += "<tr><th scope=\"row\">" + esc(r.label) + "</th><td>" + esc(r.value) + "</td></tr>\n";
@@ -75,7 +71,8 @@ const char* verdict_class(Verdict v) {
 
 void write_comparison(std::string& out, const RunReport& run, const RunReport& base) {
   out += "<section id=\"baseline\"><h2>Compared with the baseline</h2>\n<p>Baseline: <code>" +
-         esc(base.path) + "</code> (" + esc(iso(base.start_ms)) + ", " + esc(base.hostname) +
+         esc(base.path) + "</code> (" + esc(format_time(base.start_ms)) + ", " +
+         esc(base.hostname) +
          ")</p>\n<table class=\"compare\"><thead><tr><th></th><th>this run</th><th>baseline</th>"
          "<th>change</th><th>verdict</th></tr></thead><tbody>\n";
   for (const auto& r : compare_runs(run_totals(run), run_totals(base))) {
@@ -325,7 +322,7 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
   std::string out;
   out.reserve(256 * 1024);
   const std::string title = "gpumon report: " + (run.hostname.empty() ? run.path : run.hostname) +
-                            ", " + iso(run.start_ms ? run.start_ms : run.first_sample_ms);
+                            ", " + format_time(run.start_ms ? run.start_ms : run.first_sample_ms);
   out +=
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"" +
@@ -336,8 +333,9 @@ std::string render_report(const RunReport& run, const RunReport* baseline, const
       esc(title) + "</title>\n<link rel=\"icon\" href=\"data:,\">\n";
   if (a.has_charts) out += "<style>" + std::string(a.uplot_css) + "</style>\n";
   out += "<style>" + std::string(a.report_css) + "</style>\n</head>\n<body>\n<header>\n<h1>" +
-         esc(title) + "</h1>\n<p class=\"run\">" + esc(iso(run.start_ms)) + " to " +
-         esc(run.end_ms ? iso(run.end_ms) : "(not closed: " + iso(run.last_sample_ms) + ")") +
+         esc(title) + "</h1>\n<p class=\"run\">" + esc(format_time(run.start_ms)) + " to " +
+         esc(run.end_ms ? format_time(run.end_ms)
+                        : "(not closed: " + format_time(run.last_sample_ms) + ")") +
          " &middot; recorded by gpumon " + esc(run.gpumon_version) + " &middot; driver " +
          esc(run.driver_version) + "</p>\n";
   if (!run.command.empty())

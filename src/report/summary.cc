@@ -108,6 +108,10 @@ std::string format_duration(double seconds) {
   return std::to_string(h) + " h " + two(m) + " min " + two(s) + " s";
 }
 
+std::string format_time(std::optional<std::int64_t> unix_ms) {
+  return unix_ms ? record::format_iso_ms(*unix_ms) : "n/a";
+}
+
 std::string format_bytes_gib(double bytes) {
   return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
 }

@@ -49,6 +49,8 @@ std::string fixed(double v, int decimals);
 /// "1 h 02 min 03 s", "42.5 s".
 std::string format_duration(double seconds);
 std::string format_bytes_gib(double bytes);
+/// "2026-11-29T20:01:53.123Z" (UTC), or "n/a" when unknown.
+std::string format_time(std::optional<std::int64_t> unix_ms);
 std::string format_energy(double joules);
 
 }  // namespace gpumon::report
